@@ -1,0 +1,32 @@
+// Host-side quantization math: turns real-valued scales into the integer parameters the int8
+// kernels consume (DESIGN.md "Integer arithmetic"; TFLite int8 conventions).
+#pragma once
+#include <cstdint>
+
+namespace mcuflow::compiler {
+
+struct QuantizedMultiplier {
+  int32_t multiplier;  // Q31, in [2^30, 2^31), or 0 when the real multiplier is 0
+  int32_t shift;       // > 0 left shift, <= 0 right shift by -shift
+};
+
+// real = multiplier * 2^(shift - 31)
+QuantizedMultiplier quantize_multiplier(double real_multiplier);
+
+// add_s8: the TFLite scheme (left_shift 20, both inputs rescaled to twice the larger input scale).
+struct AddRescale {
+  int32_t left_shift;
+  QuantizedMultiplier input1, input2, output;
+};
+AddRescale add_rescale(double in1_scale, double in2_scale, double out_scale);
+
+// mul_s8: one multiplier in1_scale*in2_scale/out_scale.
+QuantizedMultiplier mul_rescale(double in1_scale, double in2_scale, double out_scale);
+
+// softmax_s8 with beta = 1: input multiplier/left shift (5 integer bits) and diff_min.
+struct SoftmaxRescale {
+  int32_t input_multiplier, input_left_shift, diff_min;
+};
+SoftmaxRescale softmax_rescale(double input_scale, double beta = 1.0);
+
+}  // namespace mcuflow::compiler

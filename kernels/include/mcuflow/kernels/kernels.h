@@ -1,0 +1,42 @@
+// The kernel library: one function per kernel, one kernel per file (kernels/<tier>/<name>.cpp).
+// Kernels trust their arguments: every check happened in the compiler and the program
+// verifier, so the bodies are straight-line arithmetic. Buffers are NHWC, batch 1.
+#pragma once
+#include <cstdint>
+#include "mcuflow/kernels/params.h"
+
+namespace mcuflow::kernels {
+
+// --- int8 (reference tier) ---
+void conv_s8(const ConvParams& p, const int8_t* input, const int8_t* weights, const int32_t* bias,
+             const int32_t* multipliers, const int32_t* shifts, int8_t* output);
+void dwconv_s8(const DwConvParams& p, const int8_t* input, const int8_t* weights, const int32_t* bias,
+               const int32_t* multipliers, const int32_t* shifts, int8_t* output);
+void fc_s8(const FcParams& p, const int8_t* input, const int8_t* weights, const int32_t* bias,
+           const int32_t* multipliers, const int32_t* shifts, int8_t* output);
+void add_s8(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);
+void mul_s8(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);
+void maxpool_s8(const PoolParams& p, const int8_t* input, int8_t* output);
+void avgpool_s8(const PoolParams& p, const int8_t* input, int8_t* output);
+void softmax_s8(const SoftmaxParams& p, const int8_t* input, int8_t* output);
+void clamp_s8(const ClampParams& p, const int8_t* input, int8_t* output);
+void requantize_s8(const RequantizeParams& p, const int8_t* input, int8_t* output);
+void concat_slice_s8(const ConcatSliceParams& p, const int8_t* input, int8_t* output);
+void permute_b8(const PermuteParams& p, const int8_t* input, int8_t* output);
+void quantize_f32_s8(const QuantizeParams& p, const float* input, int8_t* output);
+void dequantize_s8_f32(const QuantizeParams& p, const int8_t* input, float* output);
+
+// --- float32 (reference tier; the FP32 variant and the float fallback path) ---
+void conv_f32(const ConvParams& p, const float* input, const float* weights, const float* bias, float* output);
+void dwconv_f32(const DwConvParams& p, const float* input, const float* weights, const float* bias, float* output);
+void fc_f32(const FcParams& p, const float* input, const float* weights, const float* bias, float* output);
+void add_f32(const BinaryParams& p, const float* input1, const float* input2, float* output);
+void mul_f32(const BinaryParams& p, const float* input1, const float* input2, float* output);
+void maxpool_f32(const PoolParams& p, const float* input, float* output);
+void avgpool_f32(const PoolParams& p, const float* input, float* output);
+void softmax_f32(const SoftmaxParams& p, const float* input, float* output);
+void clamp_f32(const ClampParams& p, const float* input, float* output);
+void concat_slice_f32(const ConcatSliceParams& p, const float* input, float* output);
+void permute_b32(const PermuteParams& p, const int32_t* input, int32_t* output);
+
+}  // namespace mcuflow::kernels

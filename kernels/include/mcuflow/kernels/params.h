@@ -1,0 +1,114 @@
+// Flat parameter structs, one per kernel family. The compiler fills them ahead of time and
+// stores them in the program; kernels only read them. Layout is NHWC, batch 1. All fields are
+// 32-bit so the structs have no padding and the same bytes on host and device.
+#pragma once
+#include <cstdint>
+
+namespace mcuflow::kernels {
+
+// Requantization of an int32 accumulator to int8 (DESIGN.md "Integer arithmetic"):
+// out = clamp(MultiplyByQuantizedMultiplier(acc, multiplier, shift) + output_offset).
+// shift > 0 is a left shift, shift <= 0 a right shift by -shift (TFLite convention).
+
+struct ConvParams {            // conv_s8 / conv_f32, weights OHWI [out_c][k_h][k_w][in_c]
+  int32_t in_h, in_w, in_c;
+  int32_t out_h, out_w, out_c;
+  int32_t k_h, k_w;
+  int32_t stride_h, stride_w;
+  int32_t pad_top, pad_left;   // bottom/right padding follow from the output size
+  int32_t dil_h, dil_w;
+  int32_t input_offset;        // -input_zero_point (int8 only)
+  int32_t output_offset;       // output_zero_point (int8 only)
+  int32_t act_min, act_max;    // int8: clamp bounds in the output's integer domain
+  float act_min_f, act_max_f;  // f32: clamp bounds
+};
+
+struct DwConvParams {          // dwconv_s8 / dwconv_f32, weights [k_h][k_w][in_c*ch_mult]
+  int32_t in_h, in_w, in_c;
+  int32_t out_h, out_w, out_c; // out_c == in_c * ch_mult
+  int32_t ch_mult;
+  int32_t k_h, k_w;
+  int32_t stride_h, stride_w;
+  int32_t pad_top, pad_left;
+  int32_t dil_h, dil_w;
+  int32_t input_offset, output_offset;
+  int32_t act_min, act_max;
+  float act_min_f, act_max_f;
+};
+
+struct FcParams {              // fc_s8 / fc_f32: out[rows][out_c] = in[rows][in_c] x W[out_c][in_c]^T + b
+  int32_t rows, in_c, out_c;
+  int32_t per_channel;         // 1: multiplier/shift arrays have out_c entries, 0: one entry
+  int32_t input_offset, output_offset;
+  int32_t act_min, act_max;
+  float act_min_f, act_max_f;
+};
+
+// Element-wise binary ops. The output has outer*inner elements. input1 always has that shape;
+// input2 is, by in2_mode: 0 the same shape, 1 `inner` values repeated for every outer index
+// (per-channel broadcast in NHWC), 2 a single value.
+struct BinaryParams {          // add_s8 / mul_s8 / add_f32 / mul_f32
+  int32_t outer, inner;
+  int32_t in2_mode;
+  int32_t input1_offset, input2_offset, output_offset;
+  int32_t left_shift;                          // add_s8 only (TFLite uses 20)
+  int32_t input1_multiplier, input1_shift;     // add_s8 only
+  int32_t input2_multiplier, input2_shift;     // add_s8 only
+  int32_t output_multiplier, output_shift;
+  int32_t act_min, act_max;
+  float act_min_f, act_max_f;
+};
+
+struct PoolParams {            // maxpool_* / avgpool_*: input and output share quantization
+  int32_t in_h, in_w, c;
+  int32_t out_h, out_w;
+  int32_t k_h, k_w;
+  int32_t stride_h, stride_w;
+  int32_t pad_top, pad_left;
+  int32_t act_min, act_max;
+  float act_min_f, act_max_f;
+};
+
+struct SoftmaxParams {         // softmax_s8 (TFLite int8 softmax, output scale 1/256, zp -128) / softmax_f32
+  int32_t rows, depth;
+  int32_t input_multiplier, input_left_shift;  // from beta * input_scale, 5 integer bits
+  int32_t diff_min;
+};
+
+struct ClampParams {           // clamp_s8 / clamp_f32 over n elements (may run in place)
+  int32_t n;
+  int32_t act_min, act_max;
+  float act_min_f, act_max_f;
+};
+
+struct RequantizeParams {      // requantize_s8: int8 (one quantization) -> int8 (another)
+  int32_t n;
+  int32_t input_offset, output_offset;
+  int32_t multiplier, shift;
+  int32_t act_min, act_max;
+};
+
+// Copies an input of `in_c` channels into channels [offset_c, offset_c+in_c) of an output with
+// `out_c` channels, for `outer` positions; a cat of N inputs is N of these ops. int8 inputs
+// whose quantization differs from the output's are requantized on the way.
+struct ConcatSliceParams {     // concat_slice_s8 / concat_slice_f32
+  int32_t outer, in_c, out_c, offset_c;
+  int32_t requantize;          // 0: plain copy
+  int32_t input_offset, output_offset;
+  int32_t multiplier, shift;
+};
+
+// General permutation of a rank-4 tensor: out[i0][i1][i2][i3] = in at perm. in_dims are the
+// input dims; output dim k is in_dims[perm[k]].
+struct PermuteParams {         // permute_b8 / permute_b32 (element size 1 or 4 bytes)
+  int32_t in_dims[4];
+  int32_t perm[4];
+};
+
+struct QuantizeParams {        // quantize_f32_s8 / dequantize_s8_f32
+  int32_t n;
+  float scale;
+  int32_t zero_point;
+};
+
+}  // namespace mcuflow::kernels

@@ -1,0 +1,24 @@
+"""Errors raised by mcuflow's Python layer.
+
+Every message is one line that names what is wrong and where (the model's source line when
+there is one), so it can be shown to the user as is.
+"""
+
+
+class McuflowError(Exception):
+    """Base class of every error mcuflow raises on purpose."""
+
+
+class UnsupportedModelError(McuflowError):
+    """The exported model uses an op, argument, dtype or dynamic shape mcuflow cannot compile."""
+
+
+class CalibrationError(McuflowError):
+    """The calibration data is empty, misshaped, of the wrong dtype or not finite."""
+
+
+class InputError(McuflowError):
+    """An input given to mcuflow (file, argument, array) is not what was expected."""
+
+
+__all__ = ["McuflowError", "UnsupportedModelError", "CalibrationError", "InputError"]

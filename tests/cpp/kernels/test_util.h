@@ -37,6 +37,8 @@ class Rng {
   std::mt19937 gen_;
 };
 
+inline int32_t clampi(int32_t x, int32_t lo, int32_t hi) { return std::min(hi, std::max(lo, x)); }
+
 inline double round_half_away(double x) { return x < 0 ? -std::floor(-x + 0.5) : std::floor(x + 0.5); }
 
 // The ideal int8 value of a real number: clamp(round(x / scale) + zp, lo, hi).

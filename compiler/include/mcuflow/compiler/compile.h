@@ -1,0 +1,33 @@
+// The compiler pipeline: graph passes → calibration → quantization → lowering → planning →
+// serialization.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mcuflow/compiler/ir.h"
+#include "mcuflow/compiler/lower.h"
+
+namespace mcuflow::compiler {
+
+struct CompileOptions {
+  std::string target = "cortex-m55";
+  Precision precision = Precision::kInt8;
+  bool int8_io = false;
+};
+
+// samples × model inputs × values in PyTorch's logical order
+using Calibration = std::vector<std::vector<std::vector<float>>>;
+
+struct Target {
+  std::string name, tier;  // tier: "scalar" | "dsp" | "mve"
+};
+Target find_target(const std::string& name);  // throws CompileError listing known targets
+
+std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const Calibration& calibration);
+
+// Runs the float32 lowering of `g` (passes already applied) over the calibration samples and
+// widens every activation's observed range.
+void calibrate(Graph& g, const Calibration& calibration);
+
+}  // namespace mcuflow::compiler

@@ -1,0 +1,78 @@
+// The compiler's graph IR: typed tensors and ops over PyTorch's logical shapes. Passes rewrite
+// it in place; lowering turns it into a program (lowered.h).
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace mcuflow::compiler {
+
+// A user-facing compile error: one line, naming the op and its model source line.
+class CompileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+using Shape = std::vector<int64_t>;
+using AttrValue = std::variant<int64_t, double, std::vector<int64_t>>;
+
+struct Quant {
+  bool valid = false;
+  float scale = 0.0f;
+  int32_t zero_point = 0;
+};
+
+struct Tensor {
+  std::string name;
+  Shape shape;                    // logical (PyTorch) order
+  bool constant = false;
+  std::vector<float> data;        // constant values in logical order
+  // Physical layout: rank-4 activations are stored NHWC on device. A "flat NHWC" tensor is a
+  // rank-2 view whose bytes are an NHWC tensor's bytes (flatten folded into a linear layer).
+  bool nhwc = false;
+  float observed_min = std::numeric_limits<float>::infinity();
+  float observed_max = -std::numeric_limits<float>::infinity();
+  Quant quant;
+
+  int64_t numel() const;
+};
+
+struct Op {
+  std::string kind;               // the front-end vocabulary (docs/frontend_contract.md)
+  std::vector<int> inputs, outputs;
+  std::map<std::string, AttrValue> attrs;
+  std::string source;             // model source line, for messages
+  float act_min = -std::numeric_limits<float>::infinity();  // fused activation bounds
+  float act_max = std::numeric_limits<float>::infinity();
+
+  int64_t int_attr(const std::string& name) const;
+  double float_attr(const std::string& name) const;
+  const std::vector<int64_t>& ints_attr(const std::string& name) const;
+  bool has_attr(const std::string& name) const { return attrs.count(name) != 0; }
+  std::string where() const;      // "<kind> at <source>"
+};
+
+struct Graph {
+  std::vector<Tensor> tensors;
+  std::vector<Op> ops;            // in a valid execution order
+  std::vector<int> inputs, outputs;
+
+  int add_tensor(Tensor t);
+  int add_constant(const std::string& name, Shape shape, std::vector<float> data);
+  std::vector<int> consumers(int tensor) const;        // indices of ops reading `tensor`
+  int producer(int tensor) const;                      // op index writing `tensor`, or -1
+  bool is_graph_output(int tensor) const;
+  void replace_uses(int old_tensor, int new_tensor);   // in ops and graph outputs
+};
+
+// Output shapes of an op from its inputs and attrs; throws CompileError for unsupported
+// attributes or inconsistent shapes.
+std::vector<Shape> infer_shapes(const Graph& g, const Op& op);
+
+std::string shape_str(const Shape& s);
+
+}  // namespace mcuflow::compiler

@@ -1,0 +1,51 @@
+// A program before serialization: kernel ops over physical tensors, with the memory plan.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mcuflow/runtime/format.h"
+#include "mcuflow/runtime/kernel_id.h"
+
+namespace mcuflow::compiler {
+
+struct ProgramTensor {
+  std::string name;
+  format::DType dtype = format::DType::kInt8;
+  std::vector<int32_t> dims;            // physical order
+  std::vector<int64_t> logical_shape;   // PyTorch order, for tools and I/O
+  format::Layout layout = format::Layout::kPlain;
+  bool constant = false;
+  std::vector<uint8_t> bytes;           // constant contents
+  float scale = 0.0f;
+  int32_t zero_point = 0;
+  int ir_tensor = -1;                   // IR tensor this holds (calibration, traces), or -1
+  int alias_of = -1;                    // a view: shares the bytes of another arena tensor
+  uint32_t offset = 0;                  // arena or constants offset (planner / serializer)
+
+  uint32_t byte_size() const;
+};
+
+struct ProgramOp {
+  KernelId kernel;
+  std::vector<int> inputs, outputs;
+  std::vector<uint8_t> params;
+  std::string ir_kind;   // the model op this came from
+  std::string source;    // its model source line
+  std::string reason;    // why this kernel was chosen
+  int64_t macs = 0;
+};
+
+struct LoweredProgram {
+  std::vector<ProgramTensor> tensors;
+  std::vector<ProgramOp> ops;
+  std::vector<int> inputs, outputs;
+  uint32_t flags = 0;
+  uint32_t arena_bytes = 0;
+  uint32_t arena_lower_bound = 0;
+  std::string target, tier, precision;
+
+  int add_tensor(ProgramTensor t);
+};
+
+}  // namespace mcuflow::compiler

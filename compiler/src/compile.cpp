@@ -1,0 +1,94 @@
+#include "mcuflow/compiler/compile.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "mcuflow/compiler/layout.h"
+#include "mcuflow/compiler/passes.h"
+#include "mcuflow/compiler/planner.h"
+#include "mcuflow/compiler/quantizer.h"
+#include "mcuflow/compiler/serializer.h"
+#include "mcuflow/runtime/runtime.h"
+
+namespace mcuflow::compiler {
+
+Target find_target(const std::string& name) {
+  static const Target kTargets[] = {
+      {"cortex-m0", "scalar"},  {"cortex-m0plus", "scalar"}, {"cortex-m3", "scalar"}, {"cortex-m23", "scalar"},
+      {"cortex-m4", "dsp"},     {"cortex-m7", "dsp"},        {"cortex-m33", "dsp"},   {"cortex-m35p", "dsp"},
+      {"cortex-m55", "mve"},    {"cortex-m85", "mve"},
+  };
+  std::string known;
+  for (const Target& t : kTargets) {
+    if (t.name == name) return t;
+    known += (known.empty() ? "" : ", ") + t.name;
+  }
+  throw CompileError("unknown target '" + name + "'; known targets: " + known);
+}
+
+void calibrate(Graph& g, const Calibration& calibration) {
+  if (calibration.empty()) throw CompileError("calibration data is empty");
+  LoweredProgram lp = lower(g, LowerOptions{Precision::kFloat32, false});
+  plan_memory(lp, /*reuse=*/false);
+  const std::vector<uint8_t> bytes = serialize(lp);
+  auto program = Program::load(Span<const uint8_t>{bytes.data(), uint32_t(bytes.size())}, all_kernels());
+  if (!program.ok()) throw CompileError(std::string("internal: calibration program rejected: ") + error_name(program.error()));
+  std::vector<uint8_t> arena_storage(program.value().arena_bytes() + format::kArenaAlign);
+  uint8_t* arena = arena_storage.data();
+  while (reinterpret_cast<uintptr_t>(arena) % format::kArenaAlign) ++arena;
+  auto session = Session::bind(program.value(), Span<uint8_t>{arena, program.value().arena_bytes()});
+
+  for (size_t s = 0; s < calibration.size(); ++s) {
+    const auto& sample = calibration[s];
+    if (sample.size() != g.inputs.size())
+      throw CompileError("calibration sample " + std::to_string(s) + " has " + std::to_string(sample.size()) +
+                         " inputs; the model has " + std::to_string(g.inputs.size()));
+    for (size_t i = 0; i < sample.size(); ++i) {
+      const ProgramTensor& t = lp.tensors[lp.inputs[i]];
+      if (sample[i].size() * 4 != t.byte_size())
+        throw CompileError("calibration sample " + std::to_string(s) + " input " + std::to_string(i) + " has " +
+                           std::to_string(sample[i].size()) + " values; expected shape " + shape_str(t.logical_shape));
+      for (float v : sample[i]) {
+        if (!std::isfinite(v))
+          throw CompileError("calibration sample " + std::to_string(s) + " input " + std::to_string(i) + " contains NaN or Inf");
+      }
+      const auto phys = logical_to_physical(reinterpret_cast<const uint8_t*>(sample[i].data()), t.logical_shape, t.layout, 4);
+      auto buf = session.value().input_buffer(uint32_t(i));
+      std::memcpy(buf.value().data, phys.data(), phys.size());
+      observe_range(g.tensors[g.inputs[i]], sample[i].data(), sample[i].size());
+    }
+    const Error e = session.value().run();
+    if (e != Error::kOk) throw CompileError(std::string("internal: calibration run failed: ") + error_name(e));
+    for (size_t t = 0; t < lp.tensors.size(); ++t) {
+      const ProgramTensor& pt = lp.tensors[t];
+      if (pt.ir_tensor < 0 || pt.constant) continue;
+      auto buf = session.value().tensor_buffer(uint32_t(t));
+      observe_range(g.tensors[pt.ir_tensor], reinterpret_cast<const float*>(buf.value().data), buf.value().size / 4);
+    }
+  }
+  for (const Tensor& t : g.tensors) {
+    if (!t.constant && !(std::isfinite(t.observed_min) && std::isfinite(t.observed_max)) && t.observed_min <= t.observed_max)
+      throw CompileError("tensor " + t.name + " reached NaN or Inf during calibration");
+  }
+}
+
+std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const Calibration& calibration) {
+  const Target target = find_target(options.target);
+  if (g.inputs.empty()) throw CompileError("the model has no tensor inputs");
+  if (g.outputs.empty()) throw CompileError("the model has no outputs");
+  run_graph_passes(g);
+  LoweredProgram lp;
+  if (options.precision == Precision::kInt8) {
+    calibrate(g, calibration);
+    assign_quantization(g);
+    lp = lower(g, LowerOptions{Precision::kInt8, options.int8_io});
+  } else {
+    lp = lower(g, LowerOptions{Precision::kFloat32, false});
+  }
+  lp.target = target.name;
+  lp.tier = target.tier;
+  plan_memory(lp);
+  return serialize(lp);
+}
+
+}  // namespace mcuflow::compiler

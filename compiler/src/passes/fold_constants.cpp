@@ -1,0 +1,127 @@
+#include <algorithm>
+
+#include "mcuflow/compiler/passes.h"
+
+namespace mcuflow::compiler {
+namespace {
+
+std::vector<int64_t> strides_of(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (int i = int(s.size()) - 2; i >= 0; --i) st[i] = st[i + 1] * s[i + 1];
+  return st;
+}
+
+// Index into `in` (right-aligned broadcast against `out`) of the element at flat `index` of `out`.
+int64_t broadcast_index(const Shape& out, const Shape& in, int64_t index) {
+  const auto out_strides = strides_of(out), in_strides = strides_of(in);
+  const size_t offset = out.size() - in.size();
+  int64_t result = 0;
+  for (size_t d = 0; d < out.size(); ++d) {
+    const int64_t coord = (index / out_strides[d]) % out[d];
+    if (d >= offset && in[d - offset] != 1) result += coord * in_strides[d - offset];
+  }
+  return result;
+}
+
+std::vector<float> evaluate(const Graph& g, const Op& op, const Shape& out_shape) {
+  const Tensor& x = g.tensors[op.inputs[0]];
+  int64_t n = 1;
+  for (int64_t d : out_shape) n *= d;
+  std::vector<float> out(n);
+  if (op.kind == "reshape" || op.kind == "identity") return x.data;
+  if (op.kind == "permute") {
+    const auto& perm = op.ints_attr("perm");
+    const auto in_strides = strides_of(x.shape), out_strides = strides_of(out_shape);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t src = 0;
+      for (size_t d = 0; d < out_shape.size(); ++d) {
+        const int64_t p = perm[d] < 0 ? perm[d] + int64_t(perm.size()) : perm[d];
+        src += ((i / out_strides[d]) % out_shape[d]) * in_strides[p];
+      }
+      out[i] = x.data[src];
+    }
+    return out;
+  }
+  const Tensor& y = g.tensors[op.inputs[1]];
+  for (int64_t i = 0; i < n; ++i) {
+    const float a = x.data[broadcast_index(out_shape, x.shape, i)];
+    const float b = y.data[broadcast_index(out_shape, y.shape, i)];
+    out[i] = op.kind == "add" ? a + b : a * b;
+  }
+  return out;
+}
+
+bool foldable(const Graph& g, const Op& op) {
+  static const char* kKinds[] = {"reshape", "permute", "identity", "add", "mul"};
+  if (std::find(std::begin(kKinds), std::end(kKinds), op.kind) == std::end(kKinds)) return false;
+  if (op.act_min > -1e38f || op.act_max < 1e38f) return false;  // a fused activation: keep the op
+  return std::all_of(op.inputs.begin(), op.inputs.end(), [&](int t) { return g.tensors[t].constant; });
+}
+
+}  // namespace
+
+void fold_constants(Graph& g) {
+  std::vector<bool> removed(g.ops.size(), false);
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    if (!foldable(g, op)) continue;
+    Tensor& out = g.tensors[op.outputs[0]];
+    out.data = evaluate(g, op, out.shape);
+    out.constant = true;
+    removed[i] = true;
+  }
+  erase_ops(g, removed);
+}
+
+void remove_dead_ops(Graph& g) {
+  // Walk backwards so a chain of dead ops disappears in one pass.
+  std::vector<bool> removed(g.ops.size(), false);
+  std::vector<bool> needed(g.tensors.size(), false);
+  for (int t : g.outputs) needed[t] = true;
+  for (int i = int(g.ops.size()) - 1; i >= 0; --i) {
+    const Op& op = g.ops[i];
+    const bool live = std::any_of(op.outputs.begin(), op.outputs.end(), [&](int t) { return needed[t]; });
+    if (!live) {
+      removed[i] = true;
+      continue;
+    }
+    for (int t : op.inputs) needed[t] = true;
+  }
+  erase_ops(g, removed);
+}
+
+void assign_layouts(Graph& g) {
+  for (Tensor& t : g.tensors) t.nhwc = !t.constant && t.shape.size() == 4;
+}
+
+void fold_flatten_into_linear(Graph& g) {
+  for (Op& op : g.ops) {
+    if (op.kind != "reshape") continue;
+    const Tensor& x = g.tensors[op.inputs[0]];
+    Tensor& y = g.tensors[op.outputs[0]];
+    if (!x.nhwc || y.shape.size() != 2 || y.shape[0] != x.shape[0] || g.is_graph_output(op.outputs[0])) continue;
+    const int64_t c = x.shape[1], h = x.shape[2], w = x.shape[3];
+    if (c == 1 || h * w == 1) continue;  // NHWC bytes already equal NCHW bytes
+    const auto users = g.consumers(op.outputs[0]);
+    const bool all_linear = !users.empty() && std::all_of(users.begin(), users.end(), [&](int u) {
+      return g.ops[u].kind == "linear" && g.ops[u].inputs[0] == op.outputs[0];
+    });
+    if (!all_linear) continue;
+    for (int u : users) {
+      Op& linear = g.ops[u];
+      const Tensor& wt = g.tensors[linear.inputs[1]];
+      const int64_t out_features = wt.shape[0];
+      std::vector<float> permuted(wt.data.size());
+      // Column (c, y, x) of the PyTorch weight moves to the NHWC position (y, x, c).
+      for (int64_t o = 0; o < out_features; ++o)
+        for (int64_t ci = 0; ci < c; ++ci)
+          for (int64_t yi = 0; yi < h; ++yi)
+            for (int64_t xi = 0; xi < w; ++xi)
+              permuted[o * c * h * w + (yi * w + xi) * c + ci] = wt.data[o * c * h * w + (ci * h + yi) * w + xi];
+      linear.inputs[1] = g.add_constant(wt.name + ".nhwc_columns", wt.shape, std::move(permuted));
+    }
+    g.tensors[op.outputs[0]].nhwc = true;  // rank 2 + nhwc: the bytes of an NHWC tensor
+  }
+}
+
+}  // namespace mcuflow::compiler

@@ -1,0 +1,42 @@
+#include <algorithm>
+#include <limits>
+
+#include "mcuflow/compiler/passes.h"
+
+namespace mcuflow::compiler {
+
+void fuse_activations(Graph& g) {
+  std::vector<bool> removed(g.ops.size(), false);
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    Op& op = g.ops[i];
+    if (op.kind != "conv2d" && op.kind != "linear" && op.kind != "add" && op.kind != "mul") continue;
+    // Chains such as conv → relu → clamp fuse one after the other.
+    for (;;) {
+      const int y = op.outputs[0];
+      const auto users = g.consumers(y);
+      if (users.size() != 1 || g.is_graph_output(y)) break;
+      Op& act = g.ops[users[0]];
+      float lo, hi;
+      if (act.kind == "relu") {
+        lo = 0.0f;
+        hi = std::numeric_limits<float>::infinity();
+      } else if (act.kind == "clamp") {
+        lo = float(act.float_attr("min"));
+        hi = float(act.float_attr("max"));
+      } else {
+        break;
+      }
+      op.act_min = std::max(op.act_min, lo);
+      op.act_max = std::min(op.act_max, hi);
+      if (op.act_min > op.act_max) op.act_min = op.act_max;  // disjoint bounds: constant output
+      op.outputs[0] = act.outputs[0];
+      g.tensors[y].name += ".unused";
+      act.inputs.clear();
+      act.outputs.clear();
+      removed[users[0]] = true;
+    }
+  }
+  erase_ops(g, removed);
+}
+
+}  // namespace mcuflow::compiler

@@ -1,0 +1,169 @@
+#include "mcuflow/compiler/serializer.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "mcuflow/compiler/ir.h"
+#include "mcuflow/compiler/planner.h"
+#include "mcuflow/runtime/runtime.h"
+
+namespace mcuflow::compiler {
+namespace {
+
+const char* kernel_name(KernelId id) {
+  switch (id) {
+#define MCUFLOW_KERNEL_NAME(name, value) \
+  case KernelId::name:                   \
+    return #name;
+    MCUFLOW_KERNELS(MCUFLOW_KERNEL_NAME)
+#undef MCUFLOW_KERNEL_NAME
+    default:
+      return "unknown";
+  }
+}
+
+std::string json_string(const std::string& s) {
+  std::ostringstream os;
+  os << '"';
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') os << '\\' << c;
+    else if (c < 0x20) os << "\\u00" << "0123456789abcdef"[c >> 4] << "0123456789abcdef"[c & 15];
+    else os << c;
+  }
+  os << '"';
+  return os.str();
+}
+
+template <typename T>
+std::string json_list(const std::vector<T>& v) {
+  std::ostringstream os;
+  os << '[';
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
+  os << ']';
+  return os.str();
+}
+
+void align_to(std::vector<uint8_t>& out, uint32_t align) {
+  while (out.size() % align) out.push_back(0);
+}
+
+template <typename T>
+void append(std::vector<uint8_t>& out, const T& value) {
+  const auto* b = reinterpret_cast<const uint8_t*>(&value);
+  out.insert(out.end(), b, b + sizeof(T));
+}
+
+}  // namespace
+
+std::string metadata_json(const LoweredProgram& p) {
+  std::ostringstream os;
+  const std::vector<Lifetime> life = root_lifetimes(p);
+  os << "{\"target\":" << json_string(p.target) << ",\"tier\":" << json_string(p.tier)
+     << ",\"precision\":" << json_string(p.precision) << ",\"tensors\":[";
+  for (size_t i = 0; i < p.tensors.size(); ++i) {
+    const ProgramTensor& t = p.tensors[i];
+    os << (i ? "," : "") << "{\"name\":" << json_string(t.name) << ",\"shape\":" << json_list(t.logical_shape)
+       << ",\"alias_of\":" << t.alias_of << ",\"ir\":" << t.ir_tensor;
+    const Lifetime& l = life[t.alias_of >= 0 ? size_t(t.alias_of) : i];
+    if (!t.constant) os << ",\"first_op\":" << l.first << ",\"last_op\":" << l.last;
+    os << "}";
+  }
+  os << "],\"ops\":[";
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    const ProgramOp& op = p.ops[i];
+    os << (i ? "," : "") << "{\"kernel\":" << json_string(kernel_name(op.kernel))
+       << ",\"kind\":" << json_string(op.ir_kind) << ",\"source\":" << json_string(op.source)
+       << ",\"reason\":" << json_string(op.reason) << ",\"macs\":" << op.macs << "}";
+  }
+  os << "]}";
+  return os.str();
+}
+
+std::vector<uint8_t> serialize(const LoweredProgram& p) {
+  using namespace format;
+  if (p.tensors.size() > 0xFFFF || p.ops.size() > 0xFFFF) throw CompileError("program has too many tensors or ops");
+  std::vector<uint8_t> out(sizeof(Header), 0);
+  Header h{};
+  std::memcpy(h.magic, kMagic, sizeof(kMagic));
+  h.version = kVersion;
+  h.header_bytes = sizeof(Header);
+  h.flags = p.flags;
+  h.tensor_count = uint16_t(p.tensors.size());
+  h.op_count = uint16_t(p.ops.size());
+  h.input_count = uint16_t(p.inputs.size());
+  h.output_count = uint16_t(p.outputs.size());
+  h.arena_bytes = p.arena_bytes;
+  h.arena_lower_bound = p.arena_lower_bound;
+
+  // Constants first (their offsets go into the tensor records), laid out in their own buffer.
+  std::vector<uint8_t> constants;
+  std::vector<uint32_t> const_offset(p.tensors.size(), 0);
+  for (size_t i = 0; i < p.tensors.size(); ++i) {
+    if (!p.tensors[i].constant) continue;
+    align_to(constants, kConstantAlign);
+    const_offset[i] = uint32_t(constants.size());
+    constants.insert(constants.end(), p.tensors[i].bytes.begin(), p.tensors[i].bytes.end());
+  }
+
+  h.tensors_offset = uint32_t(out.size());
+  for (size_t i = 0; i < p.tensors.size(); ++i) {
+    const ProgramTensor& t = p.tensors[i];
+    TensorRecord r{};
+    r.dtype = t.dtype;
+    r.rank = uint8_t(t.dims.size());
+    r.storage = t.constant ? Storage::kConstant : Storage::kArena;
+    r.layout = t.layout;
+    for (uint32_t d = 0; d < kMaxRank; ++d) r.dims[d] = d < t.dims.size() ? t.dims[d] : 1;
+    r.offset = t.constant ? const_offset[i] : t.offset;
+    r.bytes = t.byte_size();
+    r.scale = t.scale;
+    r.zero_point = t.zero_point;
+    append(out, r);
+  }
+
+  h.ops_offset = uint32_t(out.size());
+  std::vector<uint8_t> params;
+  for (const ProgramOp& op : p.ops) {
+    if (op.inputs.size() + op.outputs.size() > kMaxOpTensors) throw CompileError("op has too many tensors");
+    OpRecord r{};
+    r.kernel = uint16_t(op.kernel);
+    r.input_count = uint8_t(op.inputs.size());
+    r.output_count = uint8_t(op.outputs.size());
+    size_t slot = 0;
+    for (int t : op.inputs) r.tensors[slot++] = uint16_t(t);
+    for (int t : op.outputs) r.tensors[slot++] = uint16_t(t);
+    align_to(params, 4);
+    r.params_offset = uint32_t(params.size());
+    r.params_bytes = uint32_t(op.params.size());
+    params.insert(params.end(), op.params.begin(), op.params.end());
+    append(out, r);
+  }
+
+  h.io_offset = uint32_t(out.size());
+  for (int t : p.inputs) append(out, uint16_t(t));
+  for (int t : p.outputs) append(out, uint16_t(t));
+
+  align_to(out, 4);
+  h.params_offset = uint32_t(out.size());
+  h.params_bytes = uint32_t(params.size());
+  out.insert(out.end(), params.begin(), params.end());
+
+  align_to(out, kConstantAlign);
+  h.constants_offset = uint32_t(out.size());
+  h.constants_bytes = uint32_t(constants.size());
+  out.insert(out.end(), constants.begin(), constants.end());
+
+  const std::string meta = metadata_json(p);
+  h.metadata_offset = uint32_t(out.size());
+  h.metadata_bytes = uint32_t(meta.size());
+  out.insert(out.end(), meta.begin(), meta.end());
+  align_to(out, 4);
+
+  h.file_bytes = uint32_t(out.size());
+  std::memcpy(out.data(), &h, sizeof(h));
+  h.crc32 = crc32(out.data() + kChecksumStart, h.file_bytes - kChecksumStart);
+  std::memcpy(out.data(), &h, sizeof(h));
+  return out;
+}
+
+}  // namespace mcuflow::compiler

@@ -1,0 +1,250 @@
+// Shape inference for the front-end vocabulary. Every attribute the kernels cannot honour is
+// rejected here with a message naming the op and its source line.
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "mcuflow/compiler/ir.h"
+
+namespace mcuflow::compiler {
+namespace {
+
+[[noreturn]] void fail(const Op& op, const std::string& why) { throw CompileError(op.where() + ": " + why); }
+
+const Shape& in_shape(const Graph& g, const Op& op, size_t i) {
+  if (i >= op.inputs.size()) fail(op, "expects at least " + std::to_string(i + 1) + " inputs");
+  return g.tensors.at(op.inputs[i]).shape;
+}
+
+int64_t normalize_dim(const Op& op, int64_t dim, size_t rank) {
+  const int64_t r = static_cast<int64_t>(rank);
+  if (dim < -r || dim >= r) fail(op, "dim " + std::to_string(dim) + " out of range for rank " + std::to_string(rank));
+  return dim < 0 ? dim + r : dim;
+}
+
+std::vector<int64_t> pair_attr(const Op& op, const std::string& name) {
+  std::vector<int64_t> v = op.ints_attr(name);
+  if (v.size() == 1) v.push_back(v[0]);
+  if (v.size() != 2) fail(op, "'" + name + "' must have 2 values");
+  return v;
+}
+
+int64_t window_out(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil, bool ceil_mode) {
+  const int64_t span = in + 2 * pad - dil * (k - 1) - 1;
+  int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  // PyTorch: with ceil_mode the last window must start inside the input or left padding.
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+Shape infer_conv2d(const Graph& g, const Op& op) {
+  const Shape& x = in_shape(g, op, 0);
+  const Shape& w = in_shape(g, op, 1);
+  if (x.size() != 4 || w.size() != 4) fail(op, "expects a 4-D input and 4-D weight, got " + shape_str(x));
+  if (!g.tensors[op.inputs[1]].constant) fail(op, "weights must be constant");
+  if (op.inputs.size() > 2 && !g.tensors[op.inputs[2]].constant) fail(op, "bias must be constant");
+  auto stride = pair_attr(op, "stride"), pad = pair_attr(op, "padding"), dil = pair_attr(op, "dilation");
+  const int64_t groups = op.int_attr("groups");
+  if (groups < 1 || x[1] % groups != 0 || w[1] * groups != x[1] || w[0] % groups != 0)
+    fail(op, "weight " + shape_str(w) + " and groups=" + std::to_string(groups) + " do not match input " + shape_str(x));
+  if (groups != 1 && groups != x[1])
+    fail(op, "grouped convolution with groups=" + std::to_string(groups) + " is not supported (groups must be 1 or the channel count)");
+  for (int i = 0; i < 2; ++i) {
+    if (stride[i] < 1 || dil[i] < 1 || pad[i] < 0) fail(op, "stride/dilation must be >= 1 and padding >= 0");
+  }
+  const int64_t oh = window_out(x[2], w[2], stride[0], pad[0], dil[0], false);
+  const int64_t ow = window_out(x[3], w[3], stride[1], pad[1], dil[1], false);
+  if (oh < 1 || ow < 1) fail(op, "kernel larger than the padded input");
+  return {x[0], w[0], oh, ow};
+}
+
+Shape infer_linear(const Graph& g, const Op& op) {
+  const Shape& x = in_shape(g, op, 0);
+  const Shape& w = in_shape(g, op, 1);
+  if (!g.tensors[op.inputs[1]].constant) fail(op, "weights must be constant (two activation inputs need matmul)");
+  if (w.size() != 2 || x.empty() || x.back() != w[1])
+    fail(op, "input " + shape_str(x) + " does not match weight " + shape_str(w));
+  Shape out = x;
+  out.back() = w[0];
+  return out;
+}
+
+Shape broadcast(const Op& op, Shape a, Shape b) {
+  const size_t r = std::max(a.size(), b.size());
+  a.insert(a.begin(), r - a.size(), 1);
+  b.insert(b.begin(), r - b.size(), 1);
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    if (a[i] != b[i] && a[i] != 1 && b[i] != 1) fail(op, "shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+    out[i] = std::max(a[i], b[i]);
+  }
+  return out;
+}
+
+Shape infer_pool(const Graph& g, const Op& op, bool is_avg) {
+  const Shape& x = in_shape(g, op, 0);
+  if (x.size() != 4) fail(op, "expects a 4-D input, got " + shape_str(x));
+  auto k = pair_attr(op, "kernel");
+  std::vector<int64_t> stride = op.ints_attr("stride");
+  if (stride.empty()) stride = k;  // PyTorch: stride defaults to the kernel size
+  if (stride.size() == 1) stride.push_back(stride[0]);
+  auto pad = pair_attr(op, "padding");
+  std::vector<int64_t> dil = {1, 1};
+  if (op.has_attr("dilation")) dil = pair_attr(op, "dilation");
+  if (dil[0] != 1 || dil[1] != 1) fail(op, "dilated pooling is not supported");
+  const bool ceil_mode = op.has_attr("ceil_mode") && op.int_attr("ceil_mode") != 0;
+  for (int i = 0; i < 2; ++i) {
+    if (k[i] < 1 || stride[i] < 1 || pad[i] < 0 || 2 * pad[i] > k[i]) fail(op, "invalid kernel/stride/padding");
+  }
+  if (is_avg && op.has_attr("count_include_pad") && op.int_attr("count_include_pad") != 0 && (pad[0] || pad[1]))
+    fail(op, "count_include_pad=True with padding is not supported (pass count_include_pad=False)");
+  if (is_avg && op.has_attr("divisor_override")) fail(op, "divisor_override is not supported");
+  const int64_t oh = window_out(x[2], k[0], stride[0], pad[0], 1, ceil_mode);
+  const int64_t ow = window_out(x[3], k[1], stride[1], pad[1], 1, ceil_mode);
+  if (is_avg && ceil_mode && (oh != window_out(x[2], k[0], stride[0], pad[0], 1, false) ||
+                              ow != window_out(x[3], k[1], stride[1], pad[1], 1, false)))
+    fail(op, "avg_pool2d with ceil_mode=True that adds partial windows is not supported");
+  if (oh < 1 || ow < 1) fail(op, "kernel larger than the padded input");
+  return {x[0], x[1], oh, ow};
+}
+
+Shape infer_reshape(const Graph& g, const Op& op) {
+  const Shape& x = in_shape(g, op, 0);
+  Shape out = op.ints_attr("shape");
+  int64_t known = 1, infer_at = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      if (infer_at >= 0) fail(op, "more than one -1 in shape");
+      infer_at = static_cast<int64_t>(i);
+    } else {
+      if (out[i] < 0) fail(op, "negative size in shape");
+      known *= out[i];
+    }
+  }
+  int64_t n = 1;
+  for (int64_t d : x) n *= d;
+  if (infer_at >= 0 && known > 0) out[infer_at] = n / known;
+  int64_t m = 1;
+  for (int64_t d : out) m *= d;
+  if (m != n) fail(op, "cannot reshape " + shape_str(x) + " into " + shape_str(out));
+  return out;
+}
+
+Shape infer_permute(const Graph& g, const Op& op) {
+  const Shape& x = in_shape(g, op, 0);
+  const auto& perm = op.ints_attr("perm");
+  if (perm.size() != x.size()) fail(op, "perm length does not match rank");
+  Shape out(x.size());
+  std::vector<bool> seen(x.size(), false);
+  for (size_t i = 0; i < perm.size(); ++i) {
+    const int64_t p = normalize_dim(op, perm[i], x.size());
+    if (seen[p]) fail(op, "perm is not a permutation");
+    seen[p] = true;
+    out[i] = x[p];
+  }
+  return out;
+}
+
+Shape infer_mean(const Graph& g, const Op& op) {
+  const Shape& x = in_shape(g, op, 0);
+  std::vector<int64_t> dims;
+  for (int64_t d : op.ints_attr("dims")) dims.push_back(normalize_dim(op, d, x.size()));
+  std::sort(dims.begin(), dims.end());
+  if (x.size() != 4 || dims != std::vector<int64_t>{2, 3})
+    fail(op, "mean is supported over the spatial dims (H, W) of a 4-D tensor only");
+  const bool keep = op.int_attr("keepdim") != 0;
+  return keep ? Shape{x[0], x[1], 1, 1} : Shape{x[0], x[1]};
+}
+
+Shape infer_adaptive_avg_pool(const Graph& g, const Op& op) {
+  const Shape& x = in_shape(g, op, 0);
+  auto size = pair_attr(op, "output_size");
+  if (x.size() != 4) fail(op, "expects a 4-D input");
+  if (size[0] < 1 || size[1] < 1 || x[2] % size[0] != 0 || x[3] % size[1] != 0)
+    fail(op, "output size " + shape_str(size) + " must divide the input size " + shape_str(x));
+  return {x[0], x[1], size[0], size[1]};
+}
+
+Shape infer_softmax(const Graph& g, const Op& op) {
+  const Shape& x = in_shape(g, op, 0);
+  if (normalize_dim(op, op.int_attr("dim"), x.size()) != static_cast<int64_t>(x.size()) - 1)
+    fail(op, "softmax is supported over the last dim only");
+  return x;
+}
+
+Shape infer_cat(const Graph& g, const Op& op) {
+  if (op.inputs.empty()) fail(op, "needs at least one input");
+  Shape out = in_shape(g, op, 0);
+  const int64_t dim = normalize_dim(op, op.int_attr("dim"), out.size());
+  for (size_t i = 1; i < op.inputs.size(); ++i) {
+    const Shape& s = in_shape(g, op, i);
+    if (s.size() != out.size()) fail(op, "inputs have different ranks");
+    for (size_t d = 0; d < s.size(); ++d) {
+      if (static_cast<int64_t>(d) != dim && s[d] != out[d]) fail(op, "input shapes differ outside the cat dim");
+    }
+    out[dim] += s[dim];
+  }
+  return out;
+}
+
+Shape infer_batch_norm(const Graph& g, const Op& op) {
+  const Shape& x = in_shape(g, op, 0);
+  if (op.inputs.size() != 5 || x.size() < 2) fail(op, "expects input, weight, bias, mean, var");
+  for (size_t i = 1; i < 5; ++i) {
+    const Tensor& t = g.tensors[op.inputs[i]];
+    if (!t.constant || t.numel() != x[1]) fail(op, "statistics must be constants with one value per channel");
+  }
+  return x;
+}
+
+Shape same_as_input(const Graph& g, const Op& op) { return in_shape(g, op, 0); }
+
+Shape infer_binary(const Graph& g, const Op& op) {
+  if (op.inputs.size() != 2) fail(op, "expects two inputs");
+  if (op.has_attr("alpha") && op.float_attr("alpha") != 1.0) fail(op, "alpha != 1 is not supported");
+  return broadcast(op, in_shape(g, op, 0), in_shape(g, op, 1));
+}
+
+Shape infer_clamp(const Graph& g, const Op& op) {
+  if (!(op.float_attr("min") <= op.float_attr("max"))) fail(op, "min must not exceed max");
+  return in_shape(g, op, 0);
+}
+
+const std::map<std::string, std::function<Shape(const Graph&, const Op&)>>& rules() {
+  static const std::map<std::string, std::function<Shape(const Graph&, const Op&)>> kRules = {
+      {"conv2d", infer_conv2d},
+      {"linear", infer_linear},
+      {"batch_norm", infer_batch_norm},
+      {"relu", same_as_input},
+      {"clamp", infer_clamp},
+      {"add", infer_binary},
+      {"mul", infer_binary},
+      {"max_pool2d", [](const Graph& g, const Op& op) { return infer_pool(g, op, false); }},
+      {"avg_pool2d", [](const Graph& g, const Op& op) { return infer_pool(g, op, true); }},
+      {"mean", infer_mean},
+      {"adaptive_avg_pool2d", infer_adaptive_avg_pool},
+      {"reshape", infer_reshape},
+      {"permute", infer_permute},
+      {"softmax", infer_softmax},
+      {"cat", infer_cat},
+      {"identity", same_as_input},
+  };
+  return kRules;
+}
+
+}  // namespace
+
+std::vector<Shape> infer_shapes(const Graph& g, const Op& op) {
+  auto it = rules().find(op.kind);
+  if (it == rules().end()) {
+    std::string supported;
+    for (const auto& [name, rule] : rules()) supported += (supported.empty() ? "" : ", ") + name;
+    fail(op, "unsupported op; supported: " + supported);
+  }
+  for (int input : op.inputs) {
+    if (input < 0 || input >= static_cast<int>(g.tensors.size())) fail(op, "input tensor id out of range");
+  }
+  return {it->second(g, op)};
+}
+
+}  // namespace mcuflow::compiler

@@ -1,0 +1,14 @@
+"""mcuflow: PyTorch models on Arm Cortex-M microcontrollers.
+
+    program = mcuflow.compile(torch.export.export(model, example), target="cortex-m55",
+                              calibration=samples)
+    program.save("model.mfp"); program.run(x); print(program.summary())
+"""
+
+from .api import Program, compile
+from .errors import CalibrationError, InputError, McuflowError, UnsupportedModelError
+
+__version__ = "0.1.0"
+
+__all__ = ["compile", "Program", "McuflowError", "UnsupportedModelError", "CalibrationError", "InputError",
+           "__version__"]

@@ -1,0 +1,214 @@
+"""The Python API: ``mcuflow.compile`` and ``Program``.
+
+Python only moves data: the graph goes to the C++ compiler through ``_core.GraphBuilder``, the
+program bytes come back, and ``Program.run`` executes them with the C++ host runtime.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from . import _core
+from .errors import InputError, McuflowError, UnsupportedModelError
+
+MAGIC = b"MFP1"
+
+
+class Program:
+    """A compiled mcuflow program (the bytes of a ``.mfp`` file) and its host runtime."""
+
+    def __init__(self, data: bytes):
+        if not isinstance(data, (bytes, bytearray)):
+            raise InputError(f"a program is bytes, got {type(data).__name__}")
+        if data[:4] != MAGIC:
+            raise InputError("not an mcuflow program (bad magic; expected an .mfp file)")
+        try:
+            self._host = _core.HostProgram(bytes(data))
+        except ValueError as e:
+            raise InputError(str(e)) from None
+        self.data = bytes(data)
+        self.metadata = json.loads(self._host.metadata or "{}")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Program":
+        try:
+            data = Path(path).read_bytes()
+        except OSError as e:
+            raise InputError(f"cannot read program {path}: {e.strerror}") from None
+        try:
+            return cls(data)
+        except InputError as e:
+            raise InputError(f"{path}: {e}") from None
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Writes the program atomically: a failed write never leaves a partial file."""
+        path = Path(path)
+        fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=path.name, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(self.data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    # --- facts ---
+
+    @property
+    def inputs(self) -> list[dict]:
+        return self._host.inputs
+
+    @property
+    def outputs(self) -> list[dict]:
+        return self._host.outputs
+
+    @property
+    def arena_bytes(self) -> int:
+        return self._host.arena_bytes
+
+    @property
+    def arena_lower_bound(self) -> int:
+        return self._host.arena_lower_bound
+
+    @property
+    def header(self) -> dict:
+        return dict(self._host.header)
+
+    @property
+    def precision(self) -> str:
+        return self.metadata.get("precision", "?")
+
+    # --- execution ---
+
+    def _batched_inputs(self, inputs) -> tuple[list[np.ndarray], int, bool]:
+        if isinstance(inputs, (np.ndarray,)) or hasattr(inputs, "detach"):
+            inputs = [inputs]
+        arrays = []
+        for x in inputs:
+            if hasattr(x, "detach"):
+                x = x.detach().cpu().numpy()
+            arrays.append(np.asarray(x))
+        if len(arrays) != len(self.inputs):
+            raise InputError(f"the program takes {len(self.inputs)} input(s), got {len(arrays)}")
+        batch, batched = None, False
+        for i, (a, spec) in enumerate(zip(arrays, self.inputs)):
+            shape = tuple(spec["shape"])
+            if a.dtype != spec["dtype"]:
+                if spec["dtype"] == np.float32 and a.dtype in (np.float64, np.float16):
+                    arrays[i] = a = a.astype(np.float32)
+                else:
+                    raise InputError(f"input {i} has dtype {a.dtype}; the program expects {spec['dtype']}")
+            if a.shape == shape:
+                n, is_batched = 1, False
+            elif len(shape) >= 1 and shape[0] == 1 and a.shape[1:] == shape[1:] and a.ndim == len(shape):
+                n, is_batched = a.shape[0], True
+            else:
+                raise InputError(f"input {i} has shape {list(a.shape)}; the program expects {list(shape)}"
+                                 f" (or a batch of them along dim 0)")
+            if batch is not None and n != batch:
+                raise InputError(f"inputs have different batch sizes ({batch} and {n})")
+            batch, batched = n, batched or is_batched
+        return arrays, batch or 1, batched
+
+    def run(self, inputs) -> list[np.ndarray]:
+        """Runs the host runtime. ``inputs``: one array per model input (or a single array),
+        in PyTorch layout; a leading batch dimension is iterated. Returns one array per output."""
+        arrays, batch, batched = self._batched_inputs(inputs)
+        results: list[list[np.ndarray]] = [[] for _ in self.outputs]
+        for b in range(batch):
+            sample = [a[b:b + 1] if batched else a for a in arrays]
+            if arrays and np.issubdtype(arrays[0].dtype, np.floating):
+                for i, s in enumerate(sample):
+                    if not np.all(np.isfinite(s)):
+                        raise InputError(f"input {i} of sample {b} contains NaN or Inf")
+            outs = self._host.run([np.ascontiguousarray(s) for s in sample])
+            for r, o in zip(results, outs):
+                r.append(o)
+        return [np.concatenate(r, axis=0) if batched else r[0] for r in results]
+
+    # --- description ---
+
+    def describe(self) -> dict:
+        """Everything ``mcuflow inspect --json`` prints."""
+        tensors = self._host.tensors
+        meta_tensors = self.metadata.get("tensors", [])
+        for t, m in zip(tensors, meta_tensors):
+            t.update(name=m["name"], shape=m["shape"])
+            if "first_op" in m:
+                t.update(first_op=m["first_op"], last_op=m["last_op"], alias_of=m["alias_of"])
+        ops = []
+        for i, (op, m) in enumerate(zip(self._host.ops, self.metadata.get("ops", []))):
+            ops.append(dict(index=i, **m, inputs=op["inputs"], outputs=op["outputs"]))
+        header = self.header
+        return {
+            "target": self.metadata.get("target"),
+            "tier": self.metadata.get("tier"),
+            "precision": self.precision,
+            "program_bytes": header["file_bytes"],
+            "constant_bytes": header["constants_bytes"],
+            "arena_bytes": header["arena_bytes"],
+            "arena_lower_bound": header["arena_lower_bound"],
+            "inputs": [_io_json(x) for x in self.inputs],
+            "outputs": [_io_json(x) for x in self.outputs],
+            "ops": ops,
+            "tensors": tensors,
+        }
+
+    def summary(self) -> str:
+        d = self.describe()
+        tensors = d["tensors"]
+        lines = [f"mcuflow program: {d['precision']} for {d['target']} ({d['tier']} tier), "
+                 f"{d['program_bytes']} bytes ({d['constant_bytes']} of constants)",
+                 f"arena {d['arena_bytes']} bytes (liveness lower bound {d['arena_lower_bound']})",
+                 f"{'#':>3}  {'op':<20} {'kernel':<18} {'output':<18} {'MACs':>9}  source"]
+        total_macs = 0
+        for op in d["ops"]:
+            out = tensors[op["outputs"][0]]
+            shape = "x".join(str(v) for v in out["shape"])
+            total_macs += op["macs"]
+            lines.append(f"{op['index']:>3}  {op['kind']:<20} {op['kernel']:<18} {shape:<18} {op['macs']:>9}  "
+                         f"{op['source']}")
+        lines.append(f"total MACs: {total_macs}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<mcuflow.Program {self.precision} {len(self.data)} bytes, arena {self.arena_bytes}>"
+
+
+def _io_json(spec: dict) -> dict:
+    return {k: (str(np.dtype(v)) if k == "dtype" else v) for k, v in spec.items()}
+
+
+def compile(exported_program, target: str = "cortex-m55", calibration: Any = None, *,
+            precision: str = "int8", io: str = "float32") -> Program:
+    """Compiles a ``torch.export.ExportedProgram`` into an mcuflow ``Program``.
+
+    ``calibration``: representative inputs (an iterable of input tuples, or one array per
+    input with a leading batch dimension); required for ``precision="int8"``.
+    ``io="int8"`` keeps the program's inputs and outputs int8.
+    """
+    from .calibration import normalize_calibration
+    from .frontend import describe, user_inputs
+
+    if precision not in ("int8", "fp32"):
+        raise InputError(f"unknown precision '{precision}' (int8 or fp32)")
+    if io not in ("float32", "int8"):
+        raise InputError(f"unknown io '{io}' (float32 or int8)")
+    builder = _core.GraphBuilder()
+    try:
+        describe(exported_program, builder)
+        samples: list = []
+        if precision == "int8":
+            if calibration is None:
+                raise InputError("int8 compilation needs calibration data (calibration=...)")
+            samples = normalize_calibration(calibration, user_inputs(exported_program))
+        data = _core.compile(builder, target, [list(s) for s in samples], precision, io)
+    except _core.CompileError as e:
+        raise UnsupportedModelError(str(e)) from None
+    return Program(data)

@@ -1,0 +1,294 @@
+// mcuflow._core: the bridge between the Python front end and the C++ compiler and runtime.
+// Only argument conversion lives here.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+
+#include "mcuflow/compiler/compile.h"
+#include "mcuflow/compiler/layout.h"
+#include "mcuflow/runtime/runtime.h"
+
+namespace py = pybind11;
+using namespace mcuflow;
+using namespace mcuflow::compiler;
+
+namespace {
+
+using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
+
+std::vector<float> to_vector(const FloatArray& a) { return std::vector<float>(a.data(), a.data() + a.size()); }
+
+Shape to_shape(const py::sequence& s) {
+  Shape out;
+  for (auto v : s) out.push_back(v.cast<int64_t>());
+  return out;
+}
+
+AttrValue to_attr(const std::string& op, const std::string& name, const py::handle& v) {
+  if (py::isinstance<py::bool_>(v)) return int64_t(v.cast<bool>());
+  if (py::isinstance<py::int_>(v)) return v.cast<int64_t>();
+  if (py::isinstance<py::float_>(v)) return v.cast<double>();
+  if (py::isinstance<py::sequence>(v)) {
+    std::vector<int64_t> out;
+    for (auto e : v.cast<py::sequence>()) out.push_back(e.cast<int64_t>());
+    return out;
+  }
+  throw CompileError(op + ": attribute '" + name + "' has an unsupported type");
+}
+
+class GraphBuilder {
+ public:
+  int add_input(const std::string& name, const py::sequence& shape) {
+    Tensor t;
+    t.name = name;
+    t.shape = to_shape(shape);
+    const int id = graph_.add_tensor(std::move(t));
+    graph_.inputs.push_back(id);
+    return id;
+  }
+
+  int add_constant(const std::string& name, const FloatArray& array) {
+    Shape shape(array.shape(), array.shape() + array.ndim());
+    return graph_.add_constant(name, shape, to_vector(array));
+  }
+
+  std::vector<int> add_op(const std::string& kind, const std::vector<int>& inputs, const py::dict& attrs,
+                          const std::string& source, const std::vector<std::vector<int64_t>>& output_shapes) {
+    Op op;
+    op.kind = kind;
+    op.inputs = inputs;
+    op.source = source;
+    for (auto item : attrs) {
+      const std::string name = item.first.cast<std::string>();
+      op.attrs[name] = to_attr(kind, name, item.second);
+    }
+    const std::vector<Shape> shapes = infer_shapes(graph_, op);
+    if (!output_shapes.empty() && output_shapes.size() != shapes.size())
+      throw CompileError(op.where() + ": expected " + std::to_string(output_shapes.size()) + " outputs");
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      if (!output_shapes.empty() && output_shapes[i] != shapes[i])
+        throw CompileError(op.where() + ": computed output shape " + shape_str(shapes[i]) +
+                           " differs from PyTorch's " + shape_str(output_shapes[i]));
+      Tensor t;
+      t.name = kind + "_" + std::to_string(graph_.ops.size()) + (i ? "_" + std::to_string(i) : "");
+      t.shape = shapes[i];
+      op.outputs.push_back(graph_.add_tensor(std::move(t)));
+    }
+    graph_.ops.push_back(op);
+    return op.outputs;
+  }
+
+  void set_outputs(const std::vector<int>& ids) {
+    for (int id : ids) {
+      if (id < 0 || id >= int(graph_.tensors.size())) throw CompileError("output tensor id out of range");
+    }
+    graph_.outputs = ids;
+  }
+
+  const Graph& graph() const { return graph_; }
+
+ private:
+  Graph graph_;
+};
+
+py::bytes compile_program(const GraphBuilder& builder, const std::string& target, const py::list& calibration,
+                          const std::string& precision, const std::string& io) {
+  CompileOptions options;
+  options.target = target;
+  if (precision == "int8") options.precision = Precision::kInt8;
+  else if (precision == "fp32") options.precision = Precision::kFloat32;
+  else throw CompileError("unknown precision '" + precision + "' (int8 or fp32)");
+  if (io != "float32" && io != "int8") throw CompileError("unknown io '" + io + "' (float32 or int8)");
+  options.int8_io = io == "int8";
+  Calibration samples;
+  for (auto sample : calibration) {
+    std::vector<std::vector<float>> inputs;
+    for (auto x : sample.cast<py::sequence>()) inputs.push_back(to_vector(x.cast<FloatArray>()));
+    samples.push_back(std::move(inputs));
+  }
+  std::vector<uint8_t> bytes;
+  {
+    py::gil_scoped_release release;
+    bytes = compile_graph(builder.graph(), options, samples);
+  }
+  return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+py::object numpy_dtype(format::DType t) {
+  switch (t) {
+    case format::DType::kInt8: return py::dtype::of<int8_t>();
+    case format::DType::kInt32: return py::dtype::of<int32_t>();
+    default: return py::dtype::of<float>();
+  }
+}
+
+std::vector<int64_t> logical_shape(const TensorInfo& t) {
+  std::vector<int64_t> dims(t.dims, t.dims + t.rank);
+  if (t.layout == format::Layout::kNhwc) return {dims[0], dims[3], dims[1], dims[2]};
+  return dims;
+}
+
+// A verified program in host memory with its own arena: the host runtime.
+class HostProgram {
+ public:
+  explicit HostProgram(const py::bytes& data) {
+    const std::string s = data;
+    storage_.resize(s.size() + format::kConstantAlign);
+    bytes_ = storage_.data();
+    while (reinterpret_cast<uintptr_t>(bytes_) % format::kConstantAlign) ++bytes_;
+    std::memcpy(bytes_, s.data(), s.size());
+    auto program = Program::load(Span<const uint8_t>{bytes_, uint32_t(s.size())}, all_kernels());
+    if (!program.ok()) throw std::invalid_argument(std::string("invalid program: ") + error_name(program.error()));
+    program_ = program.value();
+    arena_storage_.resize(program_.arena_bytes() + format::kArenaAlign);
+    uint8_t* arena = arena_storage_.data();
+    while (reinterpret_cast<uintptr_t>(arena) % format::kArenaAlign) ++arena;
+    session_ = Session::bind(program_, Span<uint8_t>{arena, program_.arena_bytes()}).value();
+  }
+
+  py::list io_info(bool inputs) const {
+    py::list out;
+    const uint32_t n = inputs ? program_.input_count() : program_.output_count();
+    for (uint32_t i = 0; i < n; ++i) {
+      const TensorInfo t = inputs ? program_.input(i) : program_.output(i);
+      py::dict d;
+      d["dtype"] = numpy_dtype(t.dtype);
+      d["shape"] = logical_shape(t);
+      d["physical_shape"] = std::vector<int64_t>(t.dims, t.dims + t.rank);
+      d["layout"] = t.layout == format::Layout::kNhwc ? "nhwc" : "plain";
+      d["scale"] = t.scale;
+      d["zero_point"] = t.zero_point;
+      d["bytes"] = t.bytes;
+      out.append(d);
+    }
+    return out;
+  }
+
+  // One sample: inputs and outputs in logical (PyTorch) order.
+  py::list run(const py::list& inputs) {
+    if (inputs.size() != program_.input_count())
+      throw std::invalid_argument("expected " + std::to_string(program_.input_count()) + " inputs, got " +
+                                  std::to_string(inputs.size()));
+    for (uint32_t i = 0; i < program_.input_count(); ++i) {
+      const TensorInfo t = program_.input(i);
+      py::array a = py::array::ensure(inputs[i], py::array::c_style);
+      if (!a || !a.dtype().is(numpy_dtype(t.dtype)))
+        throw std::invalid_argument("input " + std::to_string(i) + " must be " +
+                                    py::str(numpy_dtype(t.dtype)).cast<std::string>());
+      if (uint32_t(a.nbytes()) != t.bytes)
+        throw std::invalid_argument("input " + std::to_string(i) + " has " + std::to_string(a.size()) +
+                                    " elements; expected shape " + shape_str(logical_shape(t)));
+      const auto phys = logical_to_physical(static_cast<const uint8_t*>(a.data()), logical_shape(t), t.layout,
+                                            format::dtype_bytes(t.dtype));
+      std::memcpy(session_.input_buffer(i).value().data, phys.data(), phys.size());
+    }
+    const Error e = session_.run();
+    if (e != Error::kOk) throw std::runtime_error(std::string("runtime error: ") + error_name(e));
+    py::list outputs;
+    for (uint32_t i = 0; i < program_.output_count(); ++i) {
+      const TensorInfo t = program_.output(i);
+      const auto shape = logical_shape(t);
+      const auto logical = physical_to_logical(session_.output_buffer(i).value().data, shape, t.layout,
+                                               format::dtype_bytes(t.dtype));
+      py::array out(numpy_dtype(t.dtype), shape);
+      std::memcpy(out.mutable_data(), logical.data(), logical.size());
+      outputs.append(out);
+    }
+    return outputs;
+  }
+
+  uint32_t arena_bytes() const { return program_.arena_bytes(); }
+  uint32_t arena_lower_bound() const { return program_.arena_lower_bound(); }
+  uint32_t flags() const { return program_.flags(); }
+  std::string metadata() const {
+    const auto m = program_.metadata();
+    return std::string(reinterpret_cast<const char*>(m.data), m.size);
+  }
+
+  // Every tensor record, for inspect: dtype, physical dims, storage, offset, bytes, quant.
+  py::list tensors() const {
+    py::list out;
+    const auto* h = reinterpret_cast<const format::Header*>(bytes_);
+    const auto* records = reinterpret_cast<const format::TensorRecord*>(bytes_ + h->tensors_offset);
+    for (uint32_t i = 0; i < h->tensor_count; ++i) {
+      const auto& r = records[i];
+      py::dict d;
+      d["dtype"] = numpy_dtype(r.dtype).attr("name");
+      d["dims"] = std::vector<int32_t>(r.dims, r.dims + r.rank);
+      d["storage"] = r.storage == format::Storage::kArena ? "arena" : "constant";
+      d["offset"] = r.offset;
+      d["bytes"] = r.bytes;
+      d["scale"] = r.scale;
+      d["zero_point"] = r.zero_point;
+      out.append(d);
+    }
+    return out;
+  }
+
+  py::list ops() const {
+    py::list out;
+    const auto* h = reinterpret_cast<const format::Header*>(bytes_);
+    const auto* records = reinterpret_cast<const format::OpRecord*>(bytes_ + h->ops_offset);
+    for (uint32_t i = 0; i < h->op_count; ++i) {
+      const auto& r = records[i];
+      py::dict d;
+      d["inputs"] = std::vector<int>(r.tensors, r.tensors + r.input_count);
+      d["outputs"] = std::vector<int>(r.tensors + r.input_count, r.tensors + r.input_count + r.output_count);
+      d["params_bytes"] = r.params_bytes;
+      out.append(d);
+    }
+    return out;
+  }
+
+  std::map<std::string, uint32_t> header() const {
+    const auto* h = reinterpret_cast<const format::Header*>(bytes_);
+    return {{"file_bytes", h->file_bytes},         {"constants_bytes", h->constants_bytes},
+            {"params_bytes", h->params_bytes},     {"metadata_bytes", h->metadata_bytes},
+            {"arena_bytes", h->arena_bytes},       {"arena_lower_bound", h->arena_lower_bound},
+            {"version", h->version},               {"crc32", h->crc32}};
+  }
+
+ private:
+  std::vector<uint8_t> storage_;
+  uint8_t* bytes_ = nullptr;
+  std::vector<uint8_t> arena_storage_;
+  Program program_;
+  Session session_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "mcuflow C++ compiler and host runtime";
+  py::register_exception<CompileError>(m, "CompileError", PyExc_ValueError);
+
+  py::class_<GraphBuilder>(m, "GraphBuilder")
+      .def(py::init<>())
+      .def("add_input", &GraphBuilder::add_input)
+      .def("add_constant", &GraphBuilder::add_constant)
+      .def("add_op", &GraphBuilder::add_op, py::arg("kind"), py::arg("inputs"), py::arg("attrs"),
+           py::arg("source") = "", py::arg("output_shapes") = std::vector<std::vector<int64_t>>{})
+      .def("set_outputs", &GraphBuilder::set_outputs);
+
+  m.def("compile", &compile_program, py::arg("builder"), py::arg("target"), py::arg("calibration"),
+        py::arg("precision") = "int8", py::arg("io") = "float32");
+  m.def("crc32", [](const py::bytes& b) {
+    const std::string s = b;
+    return crc32(reinterpret_cast<const uint8_t*>(s.data()), uint32_t(s.size()));
+  });
+
+  py::class_<HostProgram>(m, "HostProgram")
+      .def(py::init<const py::bytes&>())
+      .def_property_readonly("inputs", [](const HostProgram& p) { return p.io_info(true); })
+      .def_property_readonly("outputs", [](const HostProgram& p) { return p.io_info(false); })
+      .def_property_readonly("arena_bytes", &HostProgram::arena_bytes)
+      .def_property_readonly("arena_lower_bound", &HostProgram::arena_lower_bound)
+      .def_property_readonly("flags", &HostProgram::flags)
+      .def_property_readonly("metadata", &HostProgram::metadata)
+      .def_property_readonly("tensors", &HostProgram::tensors)
+      .def_property_readonly("ops", &HostProgram::ops)
+      .def_property_readonly("header", &HostProgram::header)
+      .def("run", &HostProgram::run);
+}

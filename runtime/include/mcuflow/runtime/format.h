@@ -1,0 +1,80 @@
+// The .mfp program file: byte layout shared by the compiler's serializer and the runtime's
+// verifier. Little-endian, read in place. docs/program_format.md describes it in prose.
+#pragma once
+#include <cstdint>
+
+namespace mcuflow::format {
+
+constexpr uint8_t kMagic[4] = {'M', 'F', 'P', '1'};
+constexpr uint16_t kVersion = 1;
+constexpr uint32_t kConstantAlign = 16;
+constexpr uint32_t kArenaAlign = 16;
+constexpr uint32_t kMaxOpTensors = 8;
+constexpr uint32_t kMaxRank = 4;
+constexpr uint32_t kChecksumStart = 16;  // CRC32 covers bytes [16, file_bytes)
+
+struct Header {
+  uint8_t magic[4];
+  uint16_t version;
+  uint16_t header_bytes;
+  uint32_t file_bytes;
+  uint32_t crc32;
+  uint32_t flags;            // Flags below
+  uint16_t tensor_count;
+  uint16_t op_count;
+  uint16_t input_count;
+  uint16_t output_count;
+  uint32_t tensors_offset;   // TensorRecord[tensor_count]
+  uint32_t ops_offset;       // OpRecord[op_count]
+  uint32_t io_offset;        // uint16_t inputs[input_count], uint16_t outputs[output_count]
+  uint32_t params_offset;    // op parameter structs, 4-byte aligned each
+  uint32_t params_bytes;
+  uint32_t constants_offset; // weights and tables, 16-byte aligned
+  uint32_t constants_bytes;
+  uint32_t metadata_offset;  // UTF-8 JSON for tools (names, shapes, reasons); never read on device
+  uint32_t metadata_bytes;
+  uint32_t arena_bytes;      // planned arena size
+  uint32_t arena_lower_bound;// largest total of tensors live at one step
+};
+static_assert(sizeof(Header) == 72, "header layout");
+
+enum Flags : uint32_t {
+  kFlagFloatPrecision = 1u << 0,  // compiled with --precision fp32
+  kFlagInt8Io = 1u << 1,          // inputs/outputs are int8 (no quantize/dequantize inside)
+};
+
+enum class DType : uint8_t { kInt8 = 1, kInt32 = 2, kFloat32 = 3 };
+enum class Storage : uint8_t { kArena = 0, kConstant = 1 };
+// How the physical dims relate to PyTorch's logical shape (tools convert I/O with it).
+enum class Layout : uint8_t {
+  kPlain = 0,     // physical order == logical order
+  kNhwc = 1,      // logical [N, C, H, W] stored as [N, H, W, C]
+  kFlatNhwc = 2,  // logical [N, C*H*W] holding the bytes of an NHWC tensor (internal only)
+};
+
+struct TensorRecord {
+  DType dtype;
+  uint8_t rank;
+  Storage storage;
+  Layout layout;
+  int32_t dims[kMaxRank];    // physical (memory) order, unused dims are 1
+  uint32_t offset;           // into the arena or the constants section
+  uint32_t bytes;
+  float scale;               // per-tensor quantization of int8 activations (0 if none)
+  int32_t zero_point;
+};
+static_assert(sizeof(TensorRecord) == 36, "tensor record layout");
+
+struct OpRecord {
+  uint16_t kernel;           // KernelId
+  uint8_t input_count;
+  uint8_t output_count;
+  uint16_t tensors[kMaxOpTensors];  // inputs, then outputs
+  uint32_t params_offset;    // relative to the params section
+  uint32_t params_bytes;
+};
+static_assert(sizeof(OpRecord) == 28, "op record layout");
+
+inline uint32_t dtype_bytes(DType t) { return t == DType::kInt8 ? 1u : 4u; }
+
+}  // namespace mcuflow::format

@@ -1,0 +1,109 @@
+// The mcuflow runtime: load a program in place, verify it once, bind caller-owned arena
+// memory, set inputs, execute, read outputs. No heap, no exceptions, no global constructors.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include "mcuflow/runtime/error.h"
+#include "mcuflow/runtime/format.h"
+#include "mcuflow/runtime/kernel_id.h"
+
+namespace mcuflow {
+
+// What a kernel adapter sees at verification time: the op's tensor records and raw params.
+struct OpCheck {
+  const format::OpRecord* op;
+  const format::TensorRecord* tensors;  // whole tensor table
+  const uint8_t* constants;             // constants section (for checking tables such as shifts)
+  const uint8_t* params;
+  const format::TensorRecord& tensor(uint32_t slot) const { return tensors[op->tensors[slot]]; }
+  template <typename P> const P& get_params() const { return *reinterpret_cast<const P*>(params); }
+};
+
+// What a kernel adapter sees at run time: resolved data pointers and params.
+struct OpCall {
+  const uint8_t* params;
+  uint8_t* data[format::kMaxOpTensors];  // inputs then outputs, in op order
+  template <typename P> const P& get_params() const { return *reinterpret_cast<const P*>(params); }
+  template <typename T> const T* in(uint32_t slot) const { return reinterpret_cast<const T*>(data[slot]); }
+  template <typename T> T* out(uint32_t slot) const { return reinterpret_cast<T*>(data[slot]); }
+};
+
+struct KernelEntry {
+  uint32_t params_bytes;
+  uint8_t input_count;
+  uint8_t output_count;
+  Error (*check)(const OpCheck&);
+  void (*eval)(const OpCall&);
+};
+
+// Kernels available to this build, indexed by KernelId; null entries are not linked.
+struct KernelTable {
+  const KernelEntry* const* entries;
+  uint16_t count;
+};
+
+// Every kernel (host builds, tests). Firmware uses a generated table of the kernels it needs.
+KernelTable all_kernels();
+
+struct TensorInfo {
+  format::DType dtype;
+  format::Layout layout;
+  uint8_t rank;
+  const int32_t* dims;
+  uint32_t bytes;
+  float scale;
+  int32_t zero_point;
+};
+
+class Program {
+ public:
+  Program() = default;
+  // Verifies everything (header, CRC, sections, every tensor and op) before returning.
+  static Result<Program> load(Span<const uint8_t> bytes, KernelTable kernels);
+
+  uint32_t arena_bytes() const { return header_->arena_bytes; }
+  uint32_t arena_lower_bound() const { return header_->arena_lower_bound; }
+  uint32_t op_count() const { return header_->op_count; }
+  uint32_t tensor_count() const { return header_->tensor_count; }
+  uint32_t input_count() const { return header_->input_count; }
+  uint32_t output_count() const { return header_->output_count; }
+  uint32_t flags() const { return header_->flags; }
+  TensorInfo input(uint32_t i) const { return info(io_[i]); }
+  TensorInfo output(uint32_t i) const { return info(io_[header_->input_count + i]); }
+  TensorInfo tensor(uint32_t i) const { return info(i); }
+  KernelId op_kernel(uint32_t i) const { return static_cast<KernelId>(ops_[i].kernel); }
+  Span<const uint8_t> metadata() const;
+
+ private:
+  friend class Session;
+  TensorInfo info(uint32_t tensor) const;
+
+  const uint8_t* base_ = nullptr;
+  const format::Header* header_ = nullptr;
+  const format::TensorRecord* tensors_ = nullptr;
+  const format::OpRecord* ops_ = nullptr;
+  const uint16_t* io_ = nullptr;
+  KernelTable kernels_{};
+};
+
+// One execution context: a verified program plus the caller's arena.
+class Session {
+ public:
+  Session() = default;
+  static Result<Session> bind(const Program& program, Span<uint8_t> arena);
+
+  Result<Span<uint8_t>> input_buffer(uint32_t i) const;
+  Result<Span<uint8_t>> output_buffer(uint32_t i) const;
+  Result<Span<uint8_t>> tensor_buffer(uint32_t i) const;  // any tensor (debugging, traces)
+  Error run() const;
+  Error run_op(uint32_t i) const;  // one op, for per-op profiling
+
+ private:
+  uint8_t* data_of(uint32_t tensor) const;
+  const Program* program_ = nullptr;
+  uint8_t* arena_ = nullptr;
+};
+
+uint32_t crc32(const uint8_t* data, uint32_t size);
+
+}  // namespace mcuflow

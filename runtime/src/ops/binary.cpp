@@ -1,0 +1,48 @@
+// Adapters for add_s8 / mul_s8 / add_f32 / mul_f32.
+#include "check.h"
+#include "mcuflow/kernels/kernels.h"
+
+namespace mcuflow::ops {
+namespace {
+
+using format::DType;
+using kernels::BinaryParams;
+
+Error check_binary(const OpCheck& c, DType dtype) {
+  const auto& p = c.get_params<BinaryParams>();
+  if (p.outer < 1 || p.inner < 1 || !in_range(p.in2_mode, 0, 2)) return Error::kBadParams;
+  const uint64_t n = uint64_t(p.outer) * p.inner;
+  const uint64_t n2 = p.in2_mode == 0 ? n : p.in2_mode == 1 ? uint64_t(p.inner) : 1;
+  if (!tensor_is(c, 0, dtype, n) || !tensor_is(c, 1, dtype, n2) || !tensor_is(c, 2, dtype, n)) return Error::kBadParams;
+  if (dtype == DType::kFloat32) return Error::kOk;
+  return ok_if(zero_point_offsets(p.input1_offset, p.output_offset) &&
+               zero_point_offsets(p.input2_offset, p.output_offset) && in_range(p.left_shift, 0, 20) &&
+               p.input1_multiplier >= 0 && p.input2_multiplier >= 0 && p.output_multiplier >= 0 &&
+               in_range(p.input1_shift, -31, 30) && in_range(p.input2_shift, -31, 30) &&
+               in_range(p.output_shift, -31, 30) && int8_activation_range(p.act_min, p.act_max));
+}
+
+Error check_s8(const OpCheck& c) { return check_binary(c, DType::kInt8); }
+Error check_f32(const OpCheck& c) { return check_binary(c, DType::kFloat32); }
+
+void eval_add_s8(const OpCall& c) {
+  kernels::add_s8(c.get_params<BinaryParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.out<int8_t>(2));
+}
+void eval_mul_s8(const OpCall& c) {
+  kernels::mul_s8(c.get_params<BinaryParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.out<int8_t>(2));
+}
+void eval_add_f32(const OpCall& c) {
+  kernels::add_f32(c.get_params<BinaryParams>(), c.in<float>(0), c.in<float>(1), c.out<float>(2));
+}
+void eval_mul_f32(const OpCall& c) {
+  kernels::mul_f32(c.get_params<BinaryParams>(), c.in<float>(0), c.in<float>(1), c.out<float>(2));
+}
+
+}  // namespace
+
+extern const KernelEntry kernel_entry_add_s8 = {sizeof(BinaryParams), 2, 1, check_s8, eval_add_s8};
+extern const KernelEntry kernel_entry_mul_s8 = {sizeof(BinaryParams), 2, 1, check_s8, eval_mul_s8};
+extern const KernelEntry kernel_entry_add_f32 = {sizeof(BinaryParams), 2, 1, check_f32, eval_add_f32};
+extern const KernelEntry kernel_entry_mul_f32 = {sizeof(BinaryParams), 2, 1, check_f32, eval_mul_f32};
+
+}  // namespace mcuflow::ops

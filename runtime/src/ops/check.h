@@ -1,0 +1,38 @@
+// Shared verification helpers for kernel adapters: each op's params must agree with the
+// tensors it touches, so a program that passes verification cannot make a kernel read or
+// write outside its buffers.
+#pragma once
+#include "mcuflow/runtime/runtime.h"
+
+namespace mcuflow::ops {
+
+constexpr int32_t kMaxExtent = 1 << 16;
+
+inline bool in_range(int32_t v, int32_t lo, int32_t hi) { return v >= lo && v <= hi; }
+
+inline bool positive(int32_t v) { return in_range(v, 1, kMaxExtent); }
+
+inline uint64_t elements(const format::TensorRecord& t) {
+  return t.bytes / format::dtype_bytes(t.dtype);
+}
+
+// The tensor in `slot` has `dtype` and exactly `count` elements.
+inline bool tensor_is(const OpCheck& c, uint32_t slot, format::DType dtype, uint64_t count) {
+  const format::TensorRecord& t = c.tensor(slot);
+  return t.dtype == dtype && elements(t) == count;
+}
+
+inline bool int8_activation_range(int32_t act_min, int32_t act_max) {
+  return in_range(act_min, -128, 127) && in_range(act_max, -128, 127) && act_min <= act_max;
+}
+
+inline bool zero_point_offsets(int32_t input_offset, int32_t output_offset) {
+  return in_range(input_offset, -127, 128) && in_range(output_offset, -128, 127);
+}
+
+// Per-channel requantization tables: multipliers in [0, 2^31), shifts in [-31, 30].
+bool requant_tables_valid(const OpCheck& c, uint32_t mult_slot, uint32_t shift_slot, uint64_t count);
+
+inline Error ok_if(bool condition) { return condition ? Error::kOk : Error::kBadParams; }
+
+}  // namespace mcuflow::ops

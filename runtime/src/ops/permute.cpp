@@ -1,0 +1,40 @@
+// Adapters for permute_b8 / permute_b32.
+#include "check.h"
+#include "mcuflow/kernels/kernels.h"
+
+namespace mcuflow::ops {
+namespace {
+
+using format::DType;
+using kernels::PermuteParams;
+
+Error check_permute(const OpCheck& c, uint32_t element_bytes) {
+  const auto& p = c.get_params<PermuteParams>();
+  uint64_t n = 1;
+  uint32_t seen = 0;
+  for (int d = 0; d < 4; ++d) {
+    if (!positive(p.in_dims[d]) || !in_range(p.perm[d], 0, 3)) return Error::kBadParams;
+    n *= uint32_t(p.in_dims[d]);
+    seen |= 1u << p.perm[d];
+  }
+  if (seen != 0xF) return Error::kBadParams;
+  const format::TensorRecord& in = c.tensor(0);
+  const format::TensorRecord& out = c.tensor(1);
+  return ok_if(format::dtype_bytes(in.dtype) == element_bytes && in.dtype == out.dtype &&
+               elements(in) == n && elements(out) == n);
+}
+
+Error check_b8(const OpCheck& c) { return check_permute(c, 1); }
+Error check_b32(const OpCheck& c) { return check_permute(c, 4); }
+
+void eval_b8(const OpCall& c) { kernels::permute_b8(c.get_params<PermuteParams>(), c.in<int8_t>(0), c.out<int8_t>(1)); }
+void eval_b32(const OpCall& c) {
+  kernels::permute_b32(c.get_params<PermuteParams>(), c.in<int32_t>(0), c.out<int32_t>(1));
+}
+
+}  // namespace
+
+extern const KernelEntry kernel_entry_permute_b8 = {sizeof(PermuteParams), 1, 1, check_b8, eval_b8};
+extern const KernelEntry kernel_entry_permute_b32 = {sizeof(PermuteParams), 1, 1, check_b32, eval_b32};
+
+}  // namespace mcuflow::ops

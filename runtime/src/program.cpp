@@ -1,0 +1,186 @@
+// Program loading: one verification pass that bounds-checks every offset, size and index
+// before anything runs. The program is used in place; nothing is copied or allocated.
+#include <cstring>
+#include "mcuflow/runtime/runtime.h"
+
+namespace mcuflow {
+namespace {
+
+using format::DType;
+using format::Header;
+using format::OpRecord;
+using format::Storage;
+using format::TensorRecord;
+
+constexpr int32_t kMaxDim = 1 << 16;
+
+bool section_fits(uint32_t offset, uint64_t bytes, uint32_t file_bytes, uint32_t align) {
+  return offset % align == 0 && offset >= sizeof(Header) && uint64_t(offset) + bytes <= file_bytes;
+}
+
+bool valid_dtype(DType t) { return t == DType::kInt8 || t == DType::kInt32 || t == DType::kFloat32; }
+
+Error verify_header(const Header& h, uint32_t span_bytes) {
+  if (h.header_bytes != sizeof(Header)) return Error::kBadHeader;
+  if (h.file_bytes < sizeof(Header)) return Error::kBadHeader;
+  if (h.file_bytes > span_bytes) return Error::kTruncated;
+  if (h.input_count == 0 || h.output_count == 0 || h.op_count == 0) return Error::kBadHeader;
+  const uint32_t n = h.file_bytes;
+  if (!section_fits(h.tensors_offset, uint64_t(h.tensor_count) * sizeof(TensorRecord), n, 4) ||
+      !section_fits(h.ops_offset, uint64_t(h.op_count) * sizeof(OpRecord), n, 4) ||
+      !section_fits(h.io_offset, uint64_t(h.input_count + h.output_count) * 2, n, 2) ||
+      !section_fits(h.params_offset, h.params_bytes, n, 4) ||
+      !section_fits(h.constants_offset, h.constants_bytes, n, format::kConstantAlign) ||
+      !section_fits(h.metadata_offset, h.metadata_bytes, n, 1))
+    return Error::kBadSection;
+  if (h.arena_bytes % format::kArenaAlign != 0 || h.arena_lower_bound > h.arena_bytes) return Error::kBadHeader;
+  return Error::kOk;
+}
+
+Error verify_tensor(const TensorRecord& t, const Header& h) {
+  if (!valid_dtype(t.dtype) || t.rank > format::kMaxRank || uint8_t(t.layout) > uint8_t(format::Layout::kFlatNhwc))
+    return Error::kBadTensor;
+  uint64_t elements = 1;
+  for (uint32_t d = 0; d < format::kMaxRank; ++d) {
+    if (t.dims[d] < 1 || t.dims[d] > kMaxDim || (d >= t.rank && t.dims[d] != 1)) return Error::kBadTensor;
+    elements *= uint32_t(t.dims[d]);
+  }
+  if (elements * format::dtype_bytes(t.dtype) != t.bytes) return Error::kBadTensor;
+  if (t.offset % format::dtype_bytes(t.dtype) != 0) return Error::kBadTensor;
+  uint32_t limit;
+  if (t.storage == Storage::kArena) {
+    limit = h.arena_bytes;
+  } else if (t.storage == Storage::kConstant) {
+    limit = h.constants_bytes;
+  } else {
+    return Error::kBadTensor;
+  }
+  if (uint64_t(t.offset) + t.bytes > limit) return Error::kBadTensor;
+  if (!(t.scale >= 0.0f) || t.zero_point < -128 || t.zero_point > 127) return Error::kBadTensor;
+  return Error::kOk;
+}
+
+Error verify_op(const OpRecord& op, const Header& h, const TensorRecord* tensors, const uint8_t* base,
+                KernelTable kernels) {
+  if (op.kernel == 0 || op.kernel >= uint16_t(KernelId::kCount)) return Error::kUnknownKernel;
+  if (op.kernel >= kernels.count || kernels.entries[op.kernel] == nullptr) return Error::kKernelNotLinked;
+  const KernelEntry& k = *kernels.entries[op.kernel];
+  if (op.input_count != k.input_count || op.output_count != k.output_count) return Error::kBadOp;
+  const uint32_t used = uint32_t(op.input_count) + op.output_count;
+  if (used > format::kMaxOpTensors) return Error::kBadOp;
+  for (uint32_t i = 0; i < used; ++i) {
+    if (op.tensors[i] >= h.tensor_count) return Error::kBadOp;
+  }
+  for (uint32_t i = op.input_count; i < used; ++i) {  // outputs are written: never into flash
+    if (tensors[op.tensors[i]].storage != Storage::kArena) return Error::kBadOp;
+  }
+  if (op.params_bytes != k.params_bytes || op.params_offset % 4 != 0 ||
+      uint64_t(op.params_offset) + op.params_bytes > h.params_bytes)
+    return Error::kBadParams;
+  OpCheck check{&op, tensors, base + h.constants_offset, base + h.params_offset + op.params_offset};
+  return k.check(check);
+}
+
+Error verify_io(const uint16_t* io, const Header& h, const TensorRecord* tensors) {
+  for (uint32_t i = 0; i < uint32_t(h.input_count) + h.output_count; ++i) {
+    if (io[i] >= h.tensor_count || tensors[io[i]].storage != Storage::kArena) return Error::kBadIo;
+  }
+  return Error::kOk;
+}
+
+}  // namespace
+
+Result<Program> Program::load(Span<const uint8_t> bytes, KernelTable kernels) {
+  if (bytes.data == nullptr || bytes.size < sizeof(Header)) return Error::kTruncated;
+  if (reinterpret_cast<uintptr_t>(bytes.data) % format::kConstantAlign != 0) return Error::kBadArgument;
+  const Header& h = *reinterpret_cast<const Header*>(bytes.data);
+  if (std::memcmp(h.magic, format::kMagic, sizeof(format::kMagic)) != 0) return Error::kBadMagic;
+  if (h.version != format::kVersion) return Error::kBadVersion;
+  Error e = verify_header(h, bytes.size);
+  if (e != Error::kOk) return e;
+  if (crc32(bytes.data + format::kChecksumStart, h.file_bytes - format::kChecksumStart) != h.crc32)
+    return Error::kBadChecksum;
+
+  Program p;
+  p.base_ = bytes.data;
+  p.header_ = &h;
+  p.tensors_ = reinterpret_cast<const TensorRecord*>(bytes.data + h.tensors_offset);
+  p.ops_ = reinterpret_cast<const OpRecord*>(bytes.data + h.ops_offset);
+  p.io_ = reinterpret_cast<const uint16_t*>(bytes.data + h.io_offset);
+  p.kernels_ = kernels;
+  for (uint32_t i = 0; i < h.tensor_count; ++i) {
+    if ((e = verify_tensor(p.tensors_[i], h)) != Error::kOk) return e;
+  }
+  if ((e = verify_io(p.io_, h, p.tensors_)) != Error::kOk) return e;
+  for (uint32_t i = 0; i < h.op_count; ++i) {
+    if ((e = verify_op(p.ops_[i], h, p.tensors_, bytes.data, kernels)) != Error::kOk) return e;
+  }
+  return p;
+}
+
+TensorInfo Program::info(uint32_t tensor) const {
+  const TensorRecord& t = tensors_[tensor];
+  return TensorInfo{t.dtype, t.layout, t.rank, t.dims, t.bytes, t.scale, t.zero_point};
+}
+
+Span<const uint8_t> Program::metadata() const {
+  return Span<const uint8_t>{base_ + header_->metadata_offset, header_->metadata_bytes};
+}
+
+Result<Session> Session::bind(const Program& program, Span<uint8_t> arena) {
+  if (program.header_ == nullptr) return Error::kNotBound;
+  if (arena.size < program.arena_bytes()) return Error::kArenaTooSmall;
+  if (reinterpret_cast<uintptr_t>(arena.data) % format::kArenaAlign != 0) return Error::kArenaMisaligned;
+  Session s;
+  s.program_ = &program;
+  s.arena_ = arena.data;
+  return s;
+}
+
+uint8_t* Session::data_of(uint32_t tensor) const {
+  const TensorRecord& t = program_->tensors_[tensor];
+  if (t.storage == Storage::kArena) return arena_ + t.offset;
+  // Constants are only ever read; OpCall's pointer type is shared with outputs for brevity.
+  return const_cast<uint8_t*>(program_->base_ + program_->header_->constants_offset + t.offset);
+}
+
+Result<Span<uint8_t>> Session::tensor_buffer(uint32_t i) const {
+  if (program_ == nullptr) return Error::kNotBound;
+  if (i >= program_->tensor_count()) return Error::kBadArgument;
+  return Span<uint8_t>{data_of(i), program_->tensors_[i].bytes};
+}
+
+Result<Span<uint8_t>> Session::input_buffer(uint32_t i) const {
+  if (program_ == nullptr) return Error::kNotBound;
+  if (i >= program_->input_count()) return Error::kBadArgument;
+  return tensor_buffer(program_->io_[i]);
+}
+
+Result<Span<uint8_t>> Session::output_buffer(uint32_t i) const {
+  if (program_ == nullptr) return Error::kNotBound;
+  if (i >= program_->output_count()) return Error::kBadArgument;
+  return tensor_buffer(program_->io_[program_->input_count() + i]);
+}
+
+Error Session::run_op(uint32_t i) const {
+  if (program_ == nullptr) return Error::kNotBound;
+  if (i >= program_->op_count()) return Error::kBadArgument;
+  const OpRecord& op = program_->ops_[i];
+  OpCall call{};
+  call.params = program_->base_ + program_->header_->params_offset + op.params_offset;
+  const uint32_t used = uint32_t(op.input_count) + op.output_count;
+  for (uint32_t s = 0; s < used; ++s) call.data[s] = data_of(op.tensors[s]);
+  program_->kernels_.entries[op.kernel]->eval(call);
+  return Error::kOk;
+}
+
+Error Session::run() const {
+  if (program_ == nullptr) return Error::kNotBound;
+  for (uint32_t i = 0; i < program_->op_count(); ++i) {
+    Error e = run_op(i);
+    if (e != Error::kOk) return e;
+  }
+  return Error::kOk;
+}
+
+}  // namespace mcuflow

@@ -54,12 +54,19 @@ static inline uint32_t mcuflow_ticks_to_instructions(uint32_t ticks)
         ++mcuflow_tick_wraps;
     }
     mcuflow_tick_last = ticks;
-    uint64_t t = ((uint64_t)mcuflow_tick_wraps << 32) | ticks;
-    uint64_t x = t * (uint64_t)MCUFLOW_TICK_NUM;
+    /* (wraps * 2^32 + ticks) * NUM / 2^SHIFT modulo 2^32, in 32-bit
+     * arithmetic (no 64-bit multiply on Armv6-M): 2^32 and the high part
+     * of ticks are multiples of 2^SHIFT, so only the low SHIFT bits of
+     * ticks need rounding. */
+    const uint32_t mask = (1u << MCUFLOW_TICK_SHIFT) - 1u;
+    uint32_t r = (mcuflow_tick_wraps * (uint32_t)MCUFLOW_TICK_NUM) << (32 - MCUFLOW_TICK_SHIFT);
+    r += (ticks >> MCUFLOW_TICK_SHIFT) * (uint32_t)MCUFLOW_TICK_NUM;
 #if MCUFLOW_TICK_ROUND_UP
-    x += ((uint64_t)1 << MCUFLOW_TICK_SHIFT) - 1u;
+    r += ((ticks & mask) * (uint32_t)MCUFLOW_TICK_NUM + mask) >> MCUFLOW_TICK_SHIFT;
+#else
+    r += ((ticks & mask) * (uint32_t)MCUFLOW_TICK_NUM) >> MCUFLOW_TICK_SHIFT;
 #endif
-    return (uint32_t)(x >> MCUFLOW_TICK_SHIFT);
+    return r;
 }
 #endif
 

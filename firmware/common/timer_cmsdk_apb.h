@@ -24,7 +24,15 @@ void board_init(void)
     mcuflow_timer_started = 1u;
     MCUFLOW_CMSDK_REG(0x0) = 0u;          /* stop */
     MCUFLOW_CMSDK_REG(0x8) = 0xFFFFFFFFu; /* RELOAD: full 32-bit period */
-    MCUFLOW_CMSDK_REG(0x4) = 0xFFFFFFFFu; /* VALUE */
+    /* VALUE. MCUFLOW_COUNTER_PRESET (tests only) starts the count that many
+     * ticks before its 32-bit wrap, to exercise wrap tracking. It must be a
+     * multiple of 2^MCUFLOW_TICK_SHIFT (128 suits every board) so that
+     * ticks stay in phase with instructions. */
+#ifdef MCUFLOW_COUNTER_PRESET
+    MCUFLOW_CMSDK_REG(0x4) = (uint32_t)(MCUFLOW_COUNTER_PRESET)-1u;
+#else
+    MCUFLOW_CMSDK_REG(0x4) = 0xFFFFFFFFu;
+#endif
     MCUFLOW_CMSDK_REG(0x0) = 1u;          /* enable, no interrupt */
 }
 

@@ -33,7 +33,15 @@ void board_init(void)
     }
     mcuflow_timer_started = 1u;
     CNTCR = 0u;
-    *(volatile uint32_t *)(SYSCNT_CONTROL + 0x8u) = 0u; /* CNTCV_LO */
+    /* CNTCV_LO. MCUFLOW_COUNTER_PRESET (tests only) starts the count that
+     * many ticks before its 32-bit wrap, to exercise wrap tracking. It must be a
+     * multiple of 2^MCUFLOW_TICK_SHIFT (128 suits every board) so that
+     * ticks stay in phase with instructions. */
+#ifdef MCUFLOW_COUNTER_PRESET
+    *(volatile uint32_t *)(SYSCNT_CONTROL + 0x8u) = 0u - (uint32_t)(MCUFLOW_COUNTER_PRESET);
+#else
+    *(volatile uint32_t *)(SYSCNT_CONTROL + 0x8u) = 0u;
+#endif
     *(volatile uint32_t *)(SYSCNT_CONTROL + 0xCu) = 0u; /* CNTCV_HI */
     CNTCR = 1u; /* EN, no scaling */
 }

@@ -1,0 +1,39 @@
+/*
+ * Fault-path test firmware. FAULT_KIND selects what goes wrong:
+ *   1  undefined instruction (UDF)  -> HardFault -> exit MCUFLOW_EXIT_HARDFAULT
+ *   2  unbounded recursion: on Armv8-M Mainline MSPLIM turns the stack
+ *      overflow into a fault -> exit MCUFLOW_EXIT_HARDFAULT
+ *   3  hang forever (host-side timeout test)
+ */
+#include <stdint.h>
+
+#include "mcuflow/board.h"
+
+#ifndef FAULT_KIND
+#define FAULT_KIND 1
+#endif
+
+__attribute__((noinline, noipa)) static uint32_t recurse(uint32_t n)
+{
+    volatile uint32_t local[16];
+    local[n & 15u] = n;
+    uint32_t r = recurse(n + 1u);
+    __asm__ volatile("" : : "r"(local) : "memory");
+    return r + local[n & 15u];
+}
+
+int main(void)
+{
+    board_puts("fault test start\n");
+#if FAULT_KIND == 1
+    __asm__ volatile("udf #0");
+#elif FAULT_KIND == 2
+    (void)recurse(0);
+#elif FAULT_KIND == 3
+    for (;;) {
+        __asm__ volatile("nop");
+    }
+#endif
+    board_puts("fault test: no fault happened\n");
+    return 0;
+}

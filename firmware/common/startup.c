@@ -43,6 +43,9 @@ void mcuflow_fault_report(const uint32_t *frame, uint32_t exc_return,
                           int code) __attribute__((noreturn, used));
 
 #define MCUFLOW_NUM_IRQS 32
+#define DEFAULT_X4 Default_Handler, Default_Handler, Default_Handler, Default_Handler
+#define DEFAULT_X32 DEFAULT_X4, DEFAULT_X4, DEFAULT_X4, DEFAULT_X4, \
+                    DEFAULT_X4, DEFAULT_X4, DEFAULT_X4, DEFAULT_X4
 
 /* The vector table: placed first in code memory by the linker script. */
 __attribute__((section(".vectors"), used))
@@ -61,7 +64,7 @@ void (*const mcuflow_vectors[16 + MCUFLOW_NUM_IRQS])(void) = {
     0,                                       /* 13: reserved */
     Default_Handler,                         /* 14: PendSV */
     Default_Handler,                         /* 15: SysTick */
-    [16 ... 16 + MCUFLOW_NUM_IRQS - 1] = Default_Handler,
+    DEFAULT_X32,                             /* 16-47: external IRQs 0-31 */
 };
 
 /* Loops written with volatile accesses so the compiler cannot turn them

@@ -13,6 +13,7 @@
 #define FAULT_KIND 1
 #endif
 
+#if FAULT_KIND == 2
 __attribute__((noinline, noipa)) static uint32_t recurse(uint32_t n)
 {
     volatile uint32_t local[16];
@@ -21,6 +22,7 @@ __attribute__((noinline, noipa)) static uint32_t recurse(uint32_t n)
     __asm__ volatile("" : : "r"(local) : "memory");
     return r + local[n & 15u];
 }
+#endif
 
 int main(void)
 {

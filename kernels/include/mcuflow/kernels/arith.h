@@ -114,8 +114,8 @@ inline int32_t exp_on_negative_values_q5(int32_t a) {
   int32_t result = exp_on_interval_neg_quarter_to_0(saturating_left_shift(r, 5));
   const int32_t k = r - a;  // the non-negative multiple of 1/4 that was split off (Q5)
   // round(exp(-2^j) * 2^31) for j = -2 ... 4.
-  const int32_t kExpNegPow2[7] = {1672461947, 1302514674, 790015084, 290630308,
-                                  39332535,   720401,     242};
+  static constexpr int32_t kExpNegPow2[7] = {1672461947, 1302514674, 790015084, 290630308,
+                                             39332535,   720401,     242};
   for (int j = 0; j < 7; ++j) {
     if (k & (int32_t{1} << (kFracBits - 2 + j))) result = fx_mul(result, kExpNegPow2[j]);
   }

@@ -184,7 +184,7 @@ class Lowering {
     pop.inputs = std::move(in);
     pop.outputs = std::move(out);
     pop.params = std::move(params);
-    pop.ir_kind = op ? op->kind : "io";
+    pop.ir_kind = op ? op->kind : kernel == KernelId::quantize_f32_s8 ? "quantize_input" : "dequantize_output";
     pop.source = op ? op->source : "";
     pop.reason = "reference kernel: the only tier implemented so far";
     pop.macs = macs;
@@ -205,6 +205,7 @@ class Lowering {
     const int float_in = p_.add_tensor(std::move(f));
     p_.inputs.push_back(float_in);
     const int q = activation(ir);
+    p_.tensors[q].name = t.name + ".int8";
     k::QuantizeParams qp{int32_t(t.numel()), t.quant.scale, t.quant.zero_point};
     emit(KernelId::quantize_f32_s8, {float_in}, {q}, params_bytes(qp), nullptr);
   }

@@ -24,7 +24,7 @@ Error verify_header(const Header& h, uint32_t span_bytes) {
   if (h.header_bytes != sizeof(Header)) return Error::kBadHeader;
   if (h.file_bytes < sizeof(Header)) return Error::kBadHeader;
   if (h.file_bytes > span_bytes) return Error::kTruncated;
-  if (h.input_count == 0 || h.output_count == 0 || h.op_count == 0) return Error::kBadHeader;
+  if (h.input_count == 0 || h.output_count == 0) return Error::kBadHeader;  // zero ops: an identity model
   const uint32_t n = h.file_bytes;
   if (!section_fits(h.tensors_offset, uint64_t(h.tensor_count) * sizeof(TensorRecord), n, 4) ||
       !section_fits(h.ops_offset, uint64_t(h.op_count) * sizeof(OpRecord), n, 4) ||

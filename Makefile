@@ -1,0 +1,60 @@
+# mcuflow: `make` builds everything into .venv, `make test` runs every suite, `make demo` runs
+# the demo. On a fresh Debian machine both install what is missing (apt-get, pip).
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+BUILD := build/host
+JOBS ?= $(shell nproc)
+APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm \
+                libgtest-dev cmake ninja-build
+PY_PACKAGES := torch==2.13.0 numpy pytest pytest-xdist pybind11 scikit-build-core scikit-learn
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all deps python host test test-cpp test-python test-sanitize demo clean
+
+all: python host
+
+# --- dependencies -----------------------------------------------------------------------
+$(BUILD)/.apt-done:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "apt-get install:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	    --no-install-recommends $$missing >/dev/null; fi
+	@mkdir -p $(BUILD) && touch $@
+
+$(VENV)/.deps-done: Makefile
+	@[ -x $(PY) ] || python3 -m venv $(VENV)
+	$(PIP) install -q --disable-pip-version-check $(PY_PACKAGES)
+	@touch $@
+
+deps: $(BUILD)/.apt-done $(VENV)/.deps-done
+
+# --- builds -----------------------------------------------------------------------------
+python: deps
+	$(PIP) install -q --disable-pip-version-check --no-build-isolation -e .
+
+host: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+# --- tests ------------------------------------------------------------------------------
+test: all test-cpp test-sanitize test-python
+
+test-cpp: host
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# The verifier and runtime suites again under AddressSanitizer + UndefinedBehaviorSanitizer.
+test-sanitize: deps
+	cmake -S . -B build/sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMCUFLOW_SANITIZE=ON >/dev/null
+	cmake --build build/sanitize -j $(JOBS) --target mcuflow_runtime_tests
+	ctest --test-dir build/sanitize --output-on-failure -R runtime
+
+test-python: python
+	$(PY) -m pytest -q -n $(JOBS) tests/python tests/firmware
+
+demo: all
+	$(PY) examples/digits/demo.py
+
+clean:
+	rm -rf build

@@ -1,0 +1,188 @@
+"""The `mcuflow` command line.
+
+Every failure the user can cause ends with one line on stderr and exit code 1; nothing the user
+had is overwritten unless the command succeeded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from .errors import InputError, McuflowError
+
+EXIT_USER_ERROR = 1
+EXIT_INTERNAL_ERROR = 2
+
+
+def load_arrays(path: str, what: str) -> list[np.ndarray]:
+    """Arrays of an .npy (one) or .npz (one per input, in file order) file."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{what} file {path} does not exist")
+    try:
+        if p.suffix == ".npz":
+            with np.load(p, allow_pickle=False) as z:
+                arrays = [z[k] for k in z.files]
+        else:
+            arrays = [np.load(p, allow_pickle=False)]
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as e:
+        raise InputError(f"cannot read {what} file {path}: {e}") from None
+    if not arrays:
+        raise InputError(f"{what} file {path} holds no arrays")
+    return arrays
+
+
+def save_arrays(path: str, arrays: list[np.ndarray]) -> None:
+    """Writes an .npz with output_0, output_1, … atomically."""
+    p = Path(path)
+    tmp = p.with_name(p.name + ".tmp.npz")
+    np.savez(tmp, **{f"output_{i}": a for i, a in enumerate(arrays)})
+    os.replace(tmp, p)
+
+
+def load_exported(path: str):
+    import logging
+
+    import torch
+
+    if not Path(path).is_file():
+        raise InputError(f"model file {path} does not exist")
+    # torch logs a traceback as a warning before raising; the one-line error below says it all.
+    logging.getLogger("torch.export").setLevel(logging.CRITICAL)
+    try:
+        return torch.export.load(path)
+    except Exception as e:  # torch raises many types for a file that is not a .pt2 archive
+        raise InputError(f"cannot load {path} as a torch.export program (.pt2 written by torch.export.save): "
+                         f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+
+
+def cmd_compile(args) -> int:
+    from .api import compile as compile_model
+
+    ep = load_exported(args.model)
+    calibration = None
+    if args.precision == "int8":
+        if not args.calibration:
+            raise InputError("--calibration CALIB.npz is required for int8 (or pass --precision fp32)")
+        calibration = load_arrays(args.calibration, "calibration")
+    program = compile_model(ep, target=args.target, calibration=calibration, precision=args.precision, io=args.io)
+    program.save(args.output)
+    print(f"wrote {args.output}: {len(program.data)} bytes, arena {program.arena_bytes} bytes "
+          f"(lower bound {program.arena_lower_bound})")
+    return 0
+
+
+def cmd_inspect(args) -> int:
+    from .api import Program
+
+    program = Program.load(args.program)
+    if args.json:
+        print(json.dumps(program.describe(), indent=1, default=str))
+        return 0
+    print(program.summary())
+    d = program.describe()
+    print("\nmemory plan (arena tensors):")
+    print(f"{'tensor':<36} {'dtype':<8} {'offset':>8} {'bytes':>8}  live ops")
+    for t in d["tensors"]:
+        if t["storage"] == "arena" and t.get("alias_of", -1) < 0:
+            print(f"{t['name'][:36]:<36} {t['dtype']:<8} {t['offset']:>8} {t['bytes']:>8}  "
+                  f"{t.get('first_op')}..{t.get('last_op')}")
+    print("\nops (kernel choice):")
+    for op in d["ops"]:
+        ins = ", ".join(_tensor_str(d["tensors"][i]) for i in op["inputs"])
+        outs = ", ".join(_tensor_str(d["tensors"][i]) for i in op["outputs"])
+        print(f"{op['index']:>3} {op['kernel']}: {ins} -> {outs}\n      why: {op['reason']}")
+    return 0
+
+
+def _tensor_str(t: dict) -> str:
+    q = f" q(s={t['scale']:.4g},zp={t['zero_point']})" if t["dtype"] == "int8" and t["scale"] else ""
+    return f"{t['name']}{list(t['dims'])}:{t['dtype']}{q}"
+
+
+def cmd_run(args) -> int:
+    from .api import Program
+
+    program = Program.load(args.program)
+    inputs = load_arrays(args.input, "input")
+    if args.board == "host":
+        outputs = program.run(inputs)
+    else:
+        from .device import run_on_board
+
+        outputs = run_on_board(program, inputs, args.board, timeout=args.timeout)
+    save_arrays(args.output, outputs)
+    print(f"wrote {args.output}: " + ", ".join(f"{list(o.shape)} {o.dtype}" for o in outputs))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mcuflow", description="PyTorch models on Arm Cortex-M microcontrollers")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("compile", help="compile a torch.export .pt2 model into an .mfp program")
+    c.add_argument("model", help="MODEL.pt2 written by torch.export.save")
+    c.add_argument("--target", default="cortex-m55", help="cortex-m0 … cortex-m85 (default cortex-m55)")
+    c.add_argument("--calibration", help="CALIB.npz: one array per model input, leading batch dimension")
+    c.add_argument("--precision", choices=["int8", "fp32"], default="int8")
+    c.add_argument("--io", choices=["float32", "int8"], default="float32", help="program input/output dtype")
+    c.add_argument("-o", "--output", required=True, help="output .mfp file")
+    c.set_defaults(func=cmd_compile)
+
+    i = sub.add_parser("inspect", help="show ops, kernels, quantization and the memory plan of a program")
+    i.add_argument("program")
+    i.add_argument("--json", action="store_true")
+    i.set_defaults(func=cmd_inspect)
+
+    r = sub.add_parser("run", help="run a program on the host runtime or an emulated board")
+    r.add_argument("program")
+    r.add_argument("--input", required=True, help="X.npy or X.npz (one array per input, batch dimension first)")
+    r.add_argument("-o", "--output", required=True, help="Y.npz")
+    r.add_argument("--board", default="host", help="host (default) or an emulated board such as qemu-m55")
+    r.add_argument("--timeout", type=float, default=120.0, help="seconds before a hung board run is killed")
+    r.set_defaults(func=cmd_run)
+
+    for extra in _extra_commands():
+        extra(sub)
+    return parser
+
+
+def _extra_commands():
+    """Commands that live in their own modules (firmware, size, bench, …)."""
+    commands = []
+    try:
+        from .device import add_commands
+        commands.append(add_commands)
+    except ImportError:
+        pass
+    return commands
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except McuflowError as e:
+        print(f"mcuflow: error: {e}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("mcuflow: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # a bug in mcuflow: still one line, with a way to see more
+        if os.environ.get("MCUFLOW_DEBUG"):
+            raise
+        print(f"mcuflow: internal error: {type(e).__name__}: {e} (set MCUFLOW_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

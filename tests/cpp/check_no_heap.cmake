@@ -1,0 +1,17 @@
+# Fails if any runtime/kernel object references an allocator or the exception machinery.
+string(REPLACE "," ";" LIBS "${LIBS}")
+set(FORBIDDEN malloc calloc realloc free _Znwm _Znam _ZdlPv _ZdaPv _ZdlPvm __cxa_throw __cxa_allocate_exception
+    __cxa_begin_catch __gxx_personality_v0 __cxa_guard_acquire __cxa_atexit)
+foreach(lib ${LIBS})
+  execute_process(COMMAND ${NM} -u ${lib} OUTPUT_VARIABLE undefined RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "nm failed on ${lib}")
+  endif()
+  foreach(sym ${FORBIDDEN})
+    string(REGEX MATCH "[ \t]U ${sym}\n" hit "${undefined}")
+    if(hit)
+      message(FATAL_ERROR "${lib} references ${sym}: the runtime must not allocate or throw")
+    endif()
+  endforeach()
+endforeach()
+message(STATUS "no heap or exception references in ${LIBS}")

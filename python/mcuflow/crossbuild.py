@@ -268,6 +268,9 @@ def build_firmware(
             board=b.name)
     gcc, gxx, objcopy = tool_path("gcc"), tool_path("g++"), tool_path("objcopy")
     fw = firmware_dir()
+    if not (fw / "common" / "startup.c").is_file():
+        raise FirmwareError(f"mcuflow firmware tree not found at {fw}; set MCUFLOW_FIRMWARE_DIR",
+                            board=b.name)
     out = Path(out_dir).resolve()
     obj_dir = out / "obj"
     obj_dir.mkdir(parents=True, exist_ok=True)

@@ -309,19 +309,21 @@ def user_inputs(exported_program) -> list[tuple[str, tuple[int, ...]]]:
 
     Raises UnsupportedModelError for dynamic shapes, non-tensor or non-float32 inputs.
     """
-    out = []
-    for node in _user_input_nodes(exported_program):
-        val = node.meta.get("val")
-        where = _first_user_source(node)
-        if not isinstance(val, torch.Tensor):
-            raise UnsupportedModelError(
-                f"unsupported input {node.name} ({type(val).__name__}) at {where}: "
-                f"mcuflow models take float32 tensors only")
-        if not _is_static(val.shape):
-            raise _dynamic_error(where, f"input {node.name}", val.shape)
-        _val_dtype_check(val, f"input {node.name}", where)
-        out.append((node.name, tuple(int(d) for d in val.shape)))
-    return out
+    return [(node.name, tuple(_input_shape(node))) for node in _user_input_nodes(exported_program)]
+
+
+def _input_shape(node: torch.fx.Node) -> list[int]:
+    """Static shape of a user-input placeholder; errors for non-tensor, dynamic or non-float32."""
+    val = node.meta.get("val")
+    where = _first_user_source(node)
+    if not isinstance(val, torch.Tensor):
+        raise UnsupportedModelError(
+            f"unsupported input {node.name} ({type(val).__name__}) at {where}: "
+            f"mcuflow models take float32 tensors only")
+    if not _is_static(val.shape):
+        raise _dynamic_error(where, f"input {node.name}", val.shape)
+    _val_dtype_check(val, f"input {node.name}", where)
+    return [int(d) for d in val.shape]
 
 
 # --------------------------------------------------------------------------------------------
@@ -382,6 +384,8 @@ class _Describer:
                 raise UnsupportedModelError(
                     f"unsupported dtype {t.dtype} for {c.name} at {node_source(node)}")
             arr = np.ascontiguousarray(t.detach().cpu().numpy().astype(np.float32, copy=False))
+            if arr.ndim == 0:  # 0-d constants are sent like python scalars: shape [1]
+                arr = arr.reshape(1)
             c.id = int(self.builder.add_constant(self.unique_name(c.name), arr))
             self.desc.num_constants += 1
         return c.id
@@ -397,6 +401,8 @@ class _Describer:
         raise self.unsupported(node, f"operand {a!r} is not a tensor")
 
     def input_id(self, node, v) -> int:
+        if isinstance(v, (bool, int, float)) and not isinstance(v, (torch.SymInt, torch.SymFloat)):
+            v = _Scalar(float(v))  # e.g. a folded scalar result
         if isinstance(v, _Scalar):
             c = _Const(torch.tensor([v.value], dtype=torch.float32), f"{node.name}.scalar")
             return self.register_const(c, node)
@@ -512,16 +518,7 @@ class _Describer:
         return self.desc
 
     def describe_input(self, node) -> None:
-        val = node.meta.get("val")
-        where = _first_user_source(node)
-        if not isinstance(val, torch.Tensor):
-            raise UnsupportedModelError(
-                f"unsupported input {node.name} ({type(val).__name__}) at {where}: "
-                f"mcuflow models take float32 tensors only")
-        if not _is_static(val.shape):
-            raise _dynamic_error(where, f"input {node.name}", val.shape)
-        _val_dtype_check(val, f"input {node.name}", where)
-        shape = [int(d) for d in val.shape]
+        shape = _input_shape(node)
         self.used_names.add(node.name)
         tid = int(self.builder.add_input(node.name, shape))
         self.env[node] = _TensorId(tid)

@@ -149,20 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--timeout", type=float, default=120.0, help="seconds before a hung board run is killed")
     r.set_defaults(func=cmd_run)
 
-    for extra in _extra_commands():
-        extra(sub)
+    from . import device
+
+    device.add_commands(sub)
     return parser
-
-
-def _extra_commands():
-    """Commands that live in their own modules (firmware, size, bench, …)."""
-    commands = []
-    try:
-        from .device import add_commands
-        commands.append(add_commands)
-    except ImportError:
-        pass
-    return commands
 
 
 def main(argv: list[str] | None = None) -> int:

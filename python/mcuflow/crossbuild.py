@@ -328,7 +328,8 @@ def build_firmware(
     if stack_size is not None:
         ldflags.append(f"-Wl,--defsym=__stack_size__={int(stack_size)}")
     ldflags += list(extra_ldflags)
-    link_cmd = [gcc] + ldflags + [str(o) for _, _, o in compile_jobs] + ["-o", str(elf)]
+    # libm after the objects so float kernels (roundf, expf) resolve; unused code is collected.
+    link_cmd = [gcc] + ldflags + [str(o) for _, _, o in compile_jobs] + ["-lm", "-o", str(elf)]
     try:
         _run(link_cmd, "linking firmware.elf", b.name)
     except FirmwareError as e:

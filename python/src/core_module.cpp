@@ -130,6 +130,21 @@ std::vector<int64_t> logical_shape(const TensorInfo& t) {
   return dims;
 }
 
+// Reorders `a`'s elements between logical and physical order. The result keeps the logical
+// shape: physical data is handled as a flat buffer by callers that write or read raw files.
+py::array convert_layout(const py::array& in, const std::string& layout_name, bool to_physical) {
+  py::array a = py::array::ensure(in, py::array::c_style);
+  if (layout_name != "plain" && layout_name != "nhwc") throw std::invalid_argument("layout must be plain or nhwc");
+  const auto layout = layout_name == "nhwc" ? format::Layout::kNhwc : format::Layout::kPlain;
+  const std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
+  const auto* data = static_cast<const uint8_t*>(a.data());
+  const auto out = to_physical ? logical_to_physical(data, shape, layout, uint32_t(a.itemsize()))
+                               : physical_to_logical(data, shape, layout, uint32_t(a.itemsize()));
+  py::array result(a.dtype(), shape);
+  std::memcpy(result.mutable_data(), out.data(), out.size());
+  return result;
+}
+
 // A verified program in host memory with its own arena: the host runtime.
 class HostProgram {
  public:
@@ -274,6 +289,16 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("compile", &compile_program, py::arg("builder"), py::arg("target"), py::arg("calibration"),
         py::arg("precision") = "int8", py::arg("io") = "float32");
+  m.def("kernel_ids", [] {
+    std::map<std::string, int> ids;
+#define MCUFLOW_KERNEL_ID(name, id) ids[#name] = id;
+    MCUFLOW_KERNELS(MCUFLOW_KERNEL_ID)
+#undef MCUFLOW_KERNEL_ID
+    return ids;
+  });
+  // I/O layout conversion (PyTorch order <-> a program tensor's physical order).
+  m.def("to_physical", [](const py::array& a, const std::string& layout) { return convert_layout(a, layout, true); });
+  m.def("to_logical", [](const py::array& a, const std::string& layout) { return convert_layout(a, layout, false); });
   m.def("crc32", [](const py::bytes& b) {
     const std::string s = b;
     return crc32(reinterpret_cast<const uint8_t*>(s.data()), uint32_t(s.size()));

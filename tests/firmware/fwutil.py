@@ -1,58 +1,21 @@
-"""Shared helpers for the firmware tests.
-
-Imports mcuflow.boards / crossbuild / qemu. Those three modules need only the
-standard library; if the package's ``__init__`` cannot be imported here (it
-pulls in the compiled extension), they are loaded on their own so the firmware
-tests still run.
-"""
+"""Shared helpers for the firmware tests (mcuflow is installed by `make`)."""
 
 from __future__ import annotations
 
-import importlib
 import re
 import shutil
-import sys
-import types
 from pathlib import Path
 
 import pytest
+
+from mcuflow import boards, crossbuild, qemu
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON_DIR = REPO / "python"
 FIRMWARE = REPO / "firmware"
 FW_TESTS = FIRMWARE / "tests"
 
-if str(PYTHON_DIR) not in sys.path:
-    sys.path.insert(0, str(PYTHON_DIR))
 
-
-def _load():
-    try:
-        from mcuflow import boards, crossbuild, qemu  # noqa: F401
-
-        return boards, crossbuild, qemu
-    except ImportError:
-        pass
-    # Load the submodules without running mcuflow/__init__.py.
-    saved = sys.modules.get("mcuflow")
-    for name in [n for n in sys.modules if n == "mcuflow" or n.startswith("mcuflow.")]:
-        if name in ("mcuflow.boards", "mcuflow.crossbuild", "mcuflow.qemu"):
-            continue
-        del sys.modules[name]
-    stub = types.ModuleType("mcuflow")
-    stub.__path__ = [str(PYTHON_DIR / "mcuflow")]
-    sys.modules["mcuflow"] = stub
-    try:
-        mods = tuple(importlib.import_module(f"mcuflow.{m}") for m in ("boards", "crossbuild", "qemu"))
-    finally:
-        if saved is not None:
-            sys.modules["mcuflow"] = saved
-        else:
-            del sys.modules["mcuflow"]
-    return mods
-
-
-boards, crossbuild, qemu = _load()
 
 BOARD_NAMES = boards.board_names()
 

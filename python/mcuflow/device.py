@@ -106,8 +106,8 @@ def check_fits(program: Program, board_name: str) -> None:
     region = board.arena
     need = program.arena_bytes + board.default_stack_size
     if need > region.size:
-        raise DeviceError(f"model needs {-(-need // KiB)} KiB of RAM (arena {program.arena_bytes} bytes + stack "
-                          f"{board.default_stack_size} bytes), board {board.name} has {region.size // KiB} KiB")
+        raise DeviceError(f"{board.name}: needs {-(-need // KiB)} KiB of RAM, board has {region.size // KiB} KiB "
+                          f"(arena {program.arena_bytes} bytes + stack {board.default_stack_size} bytes)")
 
 
 def _source_digest(root: Path, kernels: list[str]) -> str:

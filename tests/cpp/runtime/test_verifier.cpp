@@ -1,0 +1,735 @@
+// The program verifier (runtime/src/program.cpp and the per-op checks in runtime/src/ops): a
+// valid program loads and runs; truncated, bit-flipped and structurally corrupted programs are
+// rejected with the exact error code; nothing that loads can touch memory outside its buffers.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <cstring>
+#include <set>
+#include <vector>
+
+#include "../test_programs.h"
+#include "mcuflow/kernels/params.h"
+
+namespace mcuflow {
+namespace {
+
+using format::DType;
+using format::Header;
+using format::OpRecord;
+using format::Storage;
+using format::TensorRecord;
+using namespace tp;
+
+// Compiled once per process: the programs every test below starts from.
+const std::vector<uint8_t>& tiny_int8() {
+  static const std::vector<uint8_t> p = compile_int8(tiny_graph());
+  return p;
+}
+const std::vector<uint8_t>& conv_int8() {
+  static const std::vector<uint8_t> p = compile_int8(conv_relu_pool_linear_graph());
+  return p;
+}
+const std::vector<uint8_t>& mixed_int8() {
+  static const std::vector<uint8_t> p = compile_int8(mixed_graph());
+  return p;
+}
+const std::vector<uint8_t>& mixed_fp32() {
+  static const std::vector<uint8_t> p = compile_fp32(mixed_graph());
+  return p;
+}
+
+// A corruption applied to a copy of `base`, optionally followed by a CRC fix-up, then loaded.
+template <typename F>
+Error corrupt_and_load(const std::vector<uint8_t>& base, F&& corrupt, bool fix = true,
+                       KernelTable kernels = all_kernels()) {
+  AlignedBytes copy(base);
+  corrupt(copy.data());
+  if (fix) fix_crc(copy);
+  return Program::load(copy.cspan(), kernels).error();
+}
+
+int first_arena_tensor(uint8_t* f, DType dtype) {
+  for (uint32_t i = 0; i < header(f).tensor_count; ++i) {
+    if (tensor_record(f, i).storage == Storage::kArena && tensor_record(f, i).dtype == dtype) return int(i);
+  }
+  return -1;
+}
+int first_constant_tensor(uint8_t* f) {
+  for (uint32_t i = 0; i < header(f).tensor_count; ++i) {
+    if (tensor_record(f, i).storage == Storage::kConstant) return int(i);
+  }
+  return -1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Valid programs
+
+TEST(Verifier, ValidProgramsLoadAndRun) {
+  for (const auto* bytes : {&tiny_int8(), &conv_int8(), &mixed_int8(), &mixed_fp32()}) {
+    Runner r(*bytes);
+    ASSERT_TRUE(r.ok()) << error_name(r.error());
+    Rng rng(3);
+    for (uint32_t i = 0; i < r.program().input_count(); ++i) {
+      r.set_input(i, rng.floats(r.program().input(i).bytes / 4, -1, 1));
+    }
+    ASSERT_EQ(r.run(), Error::kOk);
+    EXPECT_TRUE(r.arena().guards_intact());
+    for (uint32_t o = 0; o < r.program().output_count(); ++o) {
+      for (float v : r.output(o)) EXPECT_TRUE(std::isfinite(v));
+    }
+    // One op at a time gives the same as run() (inputs set again: the planner reuses their bytes).
+    const std::vector<float> whole = r.output(0);
+    Rng again(3);
+    for (uint32_t i = 0; i < r.program().input_count(); ++i) {
+      r.set_input(i, again.floats(r.program().input(i).bytes / 4, -1, 1));
+    }
+    for (uint32_t i = 0; i < r.program().op_count(); ++i) ASSERT_EQ(r.session().run_op(i), Error::kOk);
+    EXPECT_EQ(r.output(0), whole);
+  }
+}
+
+TEST(Verifier, MixedProgramSoftmaxOutputIsADistribution) {
+  Runner r(mixed_int8());
+  ASSERT_TRUE(r.ok());
+  r.set_input(0, Rng(5).floats(4 * 6 * 6, -1, 1));
+  ASSERT_EQ(r.run(), Error::kOk);
+  const auto probs = r.output(0);
+  ASSERT_EQ(probs.size(), 10u);
+  double sum = 0;
+  for (float p : probs) {
+    EXPECT_GE(p, 0.0f);
+    EXPECT_LE(p, 1.0f);
+    sum += p;
+  }
+  EXPECT_NEAR(sum, 1.0, 10.0 / 256.0);
+}
+
+TEST(Verifier, LoadRejectsNullAndMisalignedSpans) {
+  EXPECT_EQ(Program::load(Span<const uint8_t>{nullptr, 1000}, all_kernels()).error(), Error::kTruncated);
+  const auto& bytes = tiny_int8();
+  AlignedBytes shifted(bytes.size() + 1);
+  std::memcpy(shifted.data() + 1, bytes.data(), bytes.size());
+  EXPECT_EQ(Program::load(Span<const uint8_t>{shifted.data() + 1, uint32_t(bytes.size())}, all_kernels()).error(),
+            Error::kBadArgument);
+  // A longer span than the file is fine: the header states the file size.
+  AlignedBytes longer(bytes.size() + 64);
+  std::memcpy(longer.data(), bytes.data(), bytes.size());
+  EXPECT_EQ(Program::load(longer.cspan(), all_kernels()).error(), Error::kOk);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Truncation: every prefix of the file is rejected. Shorter than the header: the loader cannot
+// even read the header (kTruncated before the magic); from the header on, verify_header sees
+// file_bytes > span and says kTruncated too (the header itself is never "bad" when merely cut).
+
+TEST(Verifier, EveryTruncationIsRejectedAsTruncated) {
+  for (const auto* bytes : {&tiny_int8(), &conv_int8()}) {
+    for (size_t len = 0; len < bytes->size(); ++len) {
+      AlignedBytes cut(bytes->data(), len);  // exactly `len` bytes: ASan catches reads beyond
+      const Error e = Program::load(cut.cspan(), all_kernels()).error();
+      ASSERT_EQ(e, Error::kTruncated) << "length " << len << " of " << bytes->size() << ": " << error_name(e);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Single-byte flips: every one is rejected (CRC32 detects every burst up to 32 bits); the ones in
+// the magic/version/header-size fields are caught earlier, with their own codes.
+
+TEST(Verifier, EverySingleByteFlipIsRejected) {
+  const auto& bytes = tiny_int8();
+  const uint8_t masks[] = {0x01, 0x02, 0x10, 0x80, 0xFF, 0x5A};
+  const std::set<Error> header_field_errors = {Error::kTruncated, Error::kBadHeader, Error::kBadSection,
+                                               Error::kBadChecksum};
+  size_t flips = 0;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    for (uint8_t mask : masks) {
+      AlignedBytes copy(bytes);
+      copy.data()[i] ^= mask;
+      const Error e = Program::load(copy.cspan(), all_kernels()).error();
+      ++flips;
+      ASSERT_NE(e, Error::kOk) << "byte " << i << " ^ " << int(mask);
+      if (i < 4) {
+        EXPECT_EQ(e, Error::kBadMagic) << i;
+      } else if (i < 6) {
+        EXPECT_EQ(e, Error::kBadVersion) << i;
+      } else if (i < 8) {
+        EXPECT_EQ(e, Error::kBadHeader) << i;
+      } else if (i >= 12 && i < 16) {
+        EXPECT_EQ(e, Error::kBadChecksum) << i;
+      } else if (i >= sizeof(Header)) {
+        EXPECT_EQ(e, Error::kBadChecksum) << "byte " << i << " ^ " << int(mask) << ": " << error_name(e);
+      } else {
+        EXPECT_TRUE(header_field_errors.count(e)) << "byte " << i << ": " << error_name(e);
+      }
+    }
+  }
+  EXPECT_EQ(flips, bytes.size() * sizeof(masks));
+}
+
+TEST(Verifier, SingleByteFlipsOfALargerProgramAreRejected) {
+  const auto& bytes = mixed_int8();
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    AlignedBytes copy(bytes);
+    copy.data()[i] ^= 0x40;
+    ASSERT_NE(Program::load(copy.cspan(), all_kernels()).error(), Error::kOk) << i;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Structural corruption with the CRC recomputed, so the corruption reaches the checks behind it.
+
+TEST(Verifier, Header) {
+  const auto& b = tiny_int8();
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { f[0] = 'X'; }), Error::kBadMagic);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { f[3] = '2'; }), Error::kBadMagic);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).version = 2; }), Error::kBadVersion);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).version = 0; }), Error::kBadVersion);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).header_bytes = 64; }), Error::kBadHeader);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).file_bytes = 16; }, false), Error::kBadHeader);
+  EXPECT_EQ(corrupt_and_load(b, [&](uint8_t* f) { header(f).file_bytes = uint32_t(b.size()) + 4; }, false),
+            Error::kTruncated);
+  // Zero ops is allowed (an identity model); the op records are then never looked at.
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) {
+              header(f).op_count = 0;
+              std::memset(&op_record(f, 0), 0xEE, sizeof(OpRecord));
+            }),
+            Error::kOk);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).input_count = 0; }), Error::kBadHeader);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).output_count = 0; }), Error::kBadHeader);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).arena_bytes += 8; }), Error::kBadHeader);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).arena_lower_bound = header(f).arena_bytes + 16; }),
+            Error::kBadHeader);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).crc32 ^= 1; }, false), Error::kBadChecksum);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).flags ^= 4; }, false), Error::kBadChecksum);
+  // A header change with a fixed-up CRC that keeps everything consistent still loads.
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).arena_bytes += 16; }), Error::kOk);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).arena_lower_bound = 0; }), Error::kOk);
+}
+
+TEST(Verifier, SectionsOutOfRange) {
+  const auto& b = conv_int8();
+  const uint32_t n = uint32_t(b.size());
+  auto load = [&](auto corrupt) { return corrupt_and_load(b, corrupt); };
+  EXPECT_EQ(load([&](uint8_t* f) { header(f).tensors_offset = n; }), Error::kBadSection);
+  EXPECT_EQ(load([&](uint8_t* f) { header(f).tensors_offset = 0; }), Error::kBadSection);  // inside the header
+  EXPECT_EQ(load([&](uint8_t* f) { header(f).tensors_offset += 2; }), Error::kBadSection);  // misaligned
+  EXPECT_EQ(load([&](uint8_t* f) { header(f).tensor_count = 0xFFFF; }), Error::kBadSection);
+  EXPECT_EQ(load([&](uint8_t* f) { header(f).ops_offset = n - 4; }), Error::kBadSection);
+  EXPECT_EQ(load([&](uint8_t* f) { header(f).ops_offset = 0xFFFFFFF0u; }), Error::kBadSection);
+  EXPECT_EQ(load([&](uint8_t* f) { header(f).op_count = 0xFFFF; }), Error::kBadSection);
+  EXPECT_EQ(load([&](uint8_t* f) { header(f).io_offset = n; }), Error::kBadSection);
+  EXPECT_EQ(load([&](uint8_t* f) { header(f).io_offset += 1; }), Error::kBadSection);
+  EXPECT_EQ(load([&](uint8_t* f) { header(f).output_count = 0xFFFF; }), Error::kBadSection);
+  EXPECT_EQ(load([&](uint8_t* f) { header(f).params_offset = n; }), Error::kBadSection);
+  EXPECT_EQ(load([&](uint8_t* f) { header(f).params_bytes = n; }), Error::kBadSection);
+  EXPECT_EQ(load([&](uint8_t* f) { header(f).params_offset += 2; }), Error::kBadSection);
+  EXPECT_EQ(load([&](uint8_t* f) { header(f).constants_offset += 4; }), Error::kBadSection);  // not 16-aligned
+  EXPECT_EQ(load([&](uint8_t* f) { header(f).constants_offset = n + 16; }), Error::kBadSection);
+  EXPECT_EQ(load([&](uint8_t* f) { header(f).constants_bytes = 0xFFFFFFFFu; }), Error::kBadSection);
+  EXPECT_EQ(load([&](uint8_t* f) { header(f).metadata_bytes = n - header(f).metadata_offset + 1; }),
+            Error::kBadSection);
+  EXPECT_EQ(load([&](uint8_t* f) { header(f).metadata_offset = 0xFFFFFFFFu; }), Error::kBadSection);
+  EXPECT_EQ(load([&](uint8_t* f) { header(f).metadata_offset = 8; }), Error::kBadSection);
+  // Sections exactly at the end of the file are fine.
+  EXPECT_EQ(load([&](uint8_t* f) {
+              header(f).metadata_offset = n;
+              header(f).metadata_bytes = 0;
+            }),
+            Error::kOk);
+}
+
+TEST(Verifier, TensorRecords) {
+  const auto& b = conv_int8();
+  AlignedBytes probe(b);
+  uint8_t* pf = probe.data();
+  const int act = first_arena_tensor(pf, DType::kInt8);
+  const int fl = first_arena_tensor(pf, DType::kFloat32);
+  const int cst = first_constant_tensor(pf);
+  ASSERT_GE(act, 0);
+  ASSERT_GE(fl, 0);
+  ASSERT_GE(cst, 0);
+  const uint32_t arena = header(pf).arena_bytes, constants = header(pf).constants_bytes;
+  auto load = [&](auto corrupt) { return corrupt_and_load(b, corrupt); };
+
+  // Offset/bytes beyond the arena: the record is self-consistent, only the limit is exceeded.
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).offset = arena; }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).offset = arena - tensor_record(f, act).bytes + 1; }),
+            Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).offset = 0xFFFFFFF0u; }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) {
+              TensorRecord& t = tensor_record(f, act);
+              const uint32_t per_row = t.bytes / uint32_t(t.dims[0]);
+              t.dims[0] = int32_t(arena / per_row + 1);
+              t.bytes = uint32_t(t.dims[0]) * per_row;
+              t.offset = 0;
+            }),
+            Error::kBadTensor);
+  // Ending exactly at the arena's end is allowed.
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).offset = arena - tensor_record(f, act).bytes; }),
+            Error::kOk);
+  // Offset/bytes beyond the constants section.
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, cst).offset = (constants + 15) / 16 * 16; }),
+            Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) {
+              TensorRecord& t = tensor_record(f, cst);
+              t.offset = (constants - t.bytes / 2) / 4 * 4;
+            }),
+            Error::kBadTensor);
+  // Malformed records.
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).bytes += 1; }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).dims[0] = 0; }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).dims[0] = -4; }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).rank = 5; }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) {
+              TensorRecord& t = tensor_record(f, act);  // a dim beyond the rank that is not 1
+              t.rank = 1;
+            }),
+            Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).dtype = DType(0); }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).dtype = DType(4); }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).storage = Storage(2); }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).layout = format::Layout(3); }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).scale = -1.0f; }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).scale = std::nanf(""); }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).zero_point = 128; }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).zero_point = -129; }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, fl).offset += 2; }), Error::kBadTensor);  // misaligned float
+}
+
+TEST(Verifier, IoTable) {
+  const auto& b = tiny_int8();
+  auto load = [&](auto corrupt) { return corrupt_and_load(b, corrupt); };
+  EXPECT_EQ(load([](uint8_t* f) { io_table(f)[0] = header(f).tensor_count; }), Error::kBadIo);
+  EXPECT_EQ(load([](uint8_t* f) { io_table(f)[1] = 0xFFFF; }), Error::kBadIo);
+  EXPECT_EQ(load([](uint8_t* f) { io_table(f)[1] = uint16_t(first_constant_tensor(f)); }), Error::kBadIo);
+}
+
+TEST(Verifier, OpRecords) {
+  const auto& b = conv_int8();
+  AlignedBytes probe(b);
+  const int conv = find_op(probe.data(), KernelId::conv_s8);
+  ASSERT_GE(conv, 0);
+  const int cst = first_constant_tensor(probe.data());
+  auto load = [&](auto corrupt) { return corrupt_and_load(b, corrupt); };
+
+  // Tensor index out of range, in an input slot and in the output slot.
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).tensors[0] = header(f).tensor_count; }), Error::kBadOp);
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).tensors[5] = 0xFFFF; }), Error::kBadOp);
+  // The output is a constant: kernels would write into flash.
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).tensors[5] = uint16_t(cst); }), Error::kBadOp);
+  // Counts that disagree with the kernel.
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).input_count = 4; }), Error::kBadOp);
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).output_count = 2; }), Error::kBadOp);
+  // Kernel ids.
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).kernel = 0; }), Error::kUnknownKernel);
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).kernel = uint16_t(KernelId::kCount); }), Error::kUnknownKernel);
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).kernel = 0xFFFF; }), Error::kUnknownKernel);
+  // Another known kernel with other counts/params: caught, whichever check comes first.
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).kernel = uint16_t(KernelId::conv_f32); }), Error::kBadOp);
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).kernel = uint16_t(KernelId::dwconv_s8); }),
+            Error::kBadParams);
+  // Params: size, alignment, range within the section.
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).params_bytes += 4; }), Error::kBadParams);
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).params_bytes -= 4; }), Error::kBadParams);
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).params_offset += 2; }), Error::kBadParams);
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).params_offset = header(f).params_bytes; }), Error::kBadParams);
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).params_offset = 0xFFFFFFFCu; }), Error::kBadParams);
+}
+
+// A table with every kernel but the ones listed.
+struct PartialTable {
+  std::vector<const KernelEntry*> entries;
+  PartialTable(std::initializer_list<KernelId> missing, uint16_t count = uint16_t(KernelId::kCount)) {
+    const KernelTable all = all_kernels();
+    entries.assign(all.entries, all.entries + all.count);
+    for (KernelId id : missing) entries[size_t(id)] = nullptr;
+    entries.resize(count);
+  }
+  KernelTable table() const { return KernelTable{entries.data(), uint16_t(entries.size())}; }
+};
+
+TEST(Verifier, KernelNotLinked) {
+  const auto& b = conv_int8();
+  EXPECT_EQ(load_error(b, PartialTable({}).table()), Error::kOk);
+  EXPECT_EQ(load_error(b, PartialTable({KernelId::fc_s8}).table()), Error::kKernelNotLinked);
+  EXPECT_EQ(load_error(b, PartialTable({KernelId::maxpool_s8}).table()), Error::kKernelNotLinked);
+  EXPECT_EQ(load_error(b, PartialTable({KernelId::quantize_f32_s8}).table()), Error::kKernelNotLinked);
+  // Kernels the program does not use may be missing (selective build).
+  EXPECT_EQ(load_error(b, PartialTable({KernelId::softmax_s8, KernelId::conv_f32, KernelId::add_s8}).table()),
+            Error::kOk);
+  // A shorter table (a firmware built before newer kernels existed).
+  EXPECT_EQ(load_error(b, PartialTable({}, uint16_t(KernelId::conv_s8)).table()), Error::kKernelNotLinked);
+  EXPECT_EQ(load_error(b, KernelTable{nullptr, 0}), Error::kKernelNotLinked);
+}
+
+TEST(Verifier, ConvParamsInconsistentWithTensors) {
+  using kernels::ConvParams;
+  const auto& b = conv_int8();
+  AlignedBytes probe(b);
+  const int conv = find_op(probe.data(), KernelId::conv_s8);
+  ASSERT_GE(conv, 0);
+  auto load = [&](auto edit) {
+    return corrupt_and_load(b, [&](uint8_t* f) { edit(params_as<ConvParams>(f, conv)); });
+  };
+  EXPECT_EQ(load([](ConvParams&) {}), Error::kOk);
+  EXPECT_EQ(load([](ConvParams& p) { p.in_c += 1; }), Error::kBadParams);
+  EXPECT_EQ(load([](ConvParams& p) { p.in_h += 1; }), Error::kBadParams);
+  EXPECT_EQ(load([](ConvParams& p) { p.out_w += 1; }), Error::kBadParams);
+  EXPECT_EQ(load([](ConvParams& p) { p.out_c += 1; }), Error::kBadParams);
+  EXPECT_EQ(load([](ConvParams& p) { p.k_h += 1; }), Error::kBadParams);
+  // Swapped dims with the same products still describe other buffers than the tensors'.
+  EXPECT_EQ(load([](ConvParams& p) { std::swap(p.in_c, p.out_c); }), Error::kBadParams);
+  EXPECT_EQ(load([](ConvParams& p) { p.stride_h = 0; }), Error::kBadParams);
+  EXPECT_EQ(load([](ConvParams& p) { p.dil_w = 0; }), Error::kBadParams);
+  EXPECT_EQ(load([](ConvParams& p) { p.pad_top = -1; }), Error::kBadParams);
+  EXPECT_EQ(load([](ConvParams& p) { p.input_offset = 129; }), Error::kBadParams);
+  EXPECT_EQ(load([](ConvParams& p) { p.output_offset = 128; }), Error::kBadParams);
+  EXPECT_EQ(load([](ConvParams& p) { p.act_min = 100, p.act_max = 50; }), Error::kBadParams);
+  EXPECT_EQ(load([](ConvParams& p) { p.act_max = 200; }), Error::kBadParams);
+  // Geometry that changes results but not buffer extents stays valid (the kernel clips).
+  EXPECT_EQ(load([](ConvParams& p) { p.stride_h = 7; p.pad_left = 9; p.dil_h = 5; }), Error::kOk);
+}
+
+TEST(Verifier, RequantTables) {
+  const auto& b = conv_int8();
+  AlignedBytes probe(b);
+  uint8_t* pf = probe.data();
+  const int conv = find_op(pf, KernelId::conv_s8);
+  const int fc = find_op(pf, KernelId::fc_s8);
+  ASSERT_GE(conv, 0);
+  ASSERT_GE(fc, 0);
+  const uint16_t conv_shift = op_record(pf, conv).tensors[4], conv_mult = op_record(pf, conv).tensors[3];
+  const uint16_t fc_shift = op_record(pf, fc).tensors[4];
+  auto set_i32 = [](uint8_t* f, uint16_t t, int index, int32_t v) {
+    std::memcpy(constant_data(f, t) + 4 * index, &v, 4);
+  };
+  auto load = [&](uint16_t t, int index, int32_t v) {
+    return corrupt_and_load(b, [&](uint8_t* f) { set_i32(f, t, index, v); });
+  };
+  EXPECT_EQ(load(conv_shift, 0, 31), Error::kBadParams);
+  EXPECT_EQ(load(conv_shift, 3, -32), Error::kBadParams);
+  EXPECT_EQ(load(conv_shift, 2, INT32_MIN), Error::kBadParams);
+  EXPECT_EQ(load(conv_mult, 1, -1), Error::kBadParams);
+  EXPECT_EQ(load(fc_shift, 0, 1000), Error::kBadParams);
+  EXPECT_EQ(load(conv_shift, 0, 30), Error::kOk);  // the extremes are valid
+  EXPECT_EQ(load(conv_shift, 0, -31), Error::kOk);
+  // Tables must be constants of the right dtype and length.
+  EXPECT_EQ(corrupt_and_load(b, [&](uint8_t* f) { op_record(f, conv).tensors[4] = op_record(f, conv).tensors[0]; }),
+            Error::kBadParams);
+  EXPECT_EQ(corrupt_and_load(b, [&](uint8_t* f) { op_record(f, conv).tensors[4] = op_record(f, conv).tensors[1]; }),
+            Error::kBadParams);
+  EXPECT_EQ(corrupt_and_load(b, [&](uint8_t* f) { op_record(f, conv).tensors[3] = op_record(f, fc).tensors[3]; }),
+            Error::kBadParams);
+}
+
+TEST(Verifier, PoolWindows) {
+  using kernels::PoolParams;
+  const auto& b = conv_int8();
+  AlignedBytes probe(b);
+  const int pool = find_op(probe.data(), KernelId::maxpool_s8);
+  ASSERT_GE(pool, 0);
+  const PoolParams orig = params_as<PoolParams>(probe.data(), pool);
+  ASSERT_EQ(orig.in_h, 8);
+  ASSERT_EQ(orig.out_h, 4);
+  ASSERT_EQ(orig.k_h, 2);
+  ASSERT_EQ(orig.stride_h, 2);
+  auto edited = [&](auto edit) {
+    AlignedBytes copy(b);
+    edit(params_as<PoolParams>(copy.data(), pool));
+    fix_crc(copy);
+    return copy;
+  };
+  auto load = [&](auto edit) { return Program::load(edited(edit).cspan(), all_kernels()).error(); };
+  // Tensor sizes unchanged; only the window placement differs.
+  // The last output row's window starts at (4-1)*3 = 9 >= in_h: it lies entirely in padding.
+  EXPECT_EQ(load([](PoolParams& p) { p.stride_h = 3; }), Error::kBadParams);
+  EXPECT_EQ(load([](PoolParams& p) { p.stride_w = 3; }), Error::kBadParams);
+  // (4-1)*3 - 1 = 8 >= 8 with one row of top padding: still entirely below the input.
+  EXPECT_EQ(load([](PoolParams& p) { p.stride_h = 3, p.pad_top = 1; }), Error::kBadParams);
+  // Padding of a whole window or more.
+  EXPECT_EQ(load([](PoolParams& p) { p.pad_top = 2; }), Error::kBadParams);
+  EXPECT_EQ(load([](PoolParams& p) { p.pad_left = -1; }), Error::kBadParams);
+  // Other range checks.
+  EXPECT_EQ(load([](PoolParams& p) { p.k_w = 0; }), Error::kBadParams);
+  EXPECT_EQ(load([](PoolParams& p) { p.c += 1; }), Error::kBadParams);
+  EXPECT_EQ(load([](PoolParams& p) { p.out_h -= 1; }), Error::kBadParams);
+  EXPECT_EQ(load([](PoolParams& p) { p.act_min = -129; }), Error::kBadParams);
+  // Windows that only partly leave the input are valid, and the kernel clips them.
+  for (auto edit : std::vector<void (*)(PoolParams&)>{[](PoolParams& p) { p.pad_top = 1, p.pad_left = 1; },
+                                                      [](PoolParams& p) { p.k_h = 5, p.k_w = 7; },
+                                                      [](PoolParams& p) { p.k_h = 9, p.pad_top = 8, p.stride_h = 5; }}) {
+    AlignedBytes copy = edited(edit);
+    Runner r(copy.data(), copy.size());
+    ASSERT_TRUE(r.ok()) << error_name(r.error());
+    r.set_input(0, Rng(9).floats(3 * 8 * 8, -1, 1));
+    EXPECT_EQ(r.run(), Error::kOk);
+    EXPECT_TRUE(r.arena().guards_intact());
+  }
+}
+
+TEST(Verifier, OtherOpParams) {
+  const auto& b = mixed_int8();
+  AlignedBytes probe(b);
+  uint8_t* pf = probe.data();
+  auto load = [&](KernelId k, auto edit) {
+    const int op = find_op(pf, k);
+    EXPECT_GE(op, 0) << int(k);
+    if (op < 0) return Error::kOk;
+    return corrupt_and_load(b, [&](uint8_t* f) { edit(f, op); });
+  };
+  using namespace kernels;
+  EXPECT_EQ(load(KernelId::dwconv_s8, [](uint8_t* f, int op) { params_as<DwConvParams>(f, op).ch_mult = 2; }),
+            Error::kBadParams);
+  EXPECT_EQ(load(KernelId::fc_s8, [](uint8_t* f, int op) { params_as<FcParams>(f, op).per_channel = 1; }),
+            Error::kBadParams);
+  EXPECT_EQ(load(KernelId::fc_s8, [](uint8_t* f, int op) { params_as<FcParams>(f, op).rows = 2; }),
+            Error::kBadParams);
+  EXPECT_EQ(load(KernelId::add_s8, [](uint8_t* f, int op) { params_as<BinaryParams>(f, op).left_shift = 21; }),
+            Error::kBadParams);
+  EXPECT_EQ(load(KernelId::add_s8, [](uint8_t* f, int op) { params_as<BinaryParams>(f, op).in2_mode = 3; }),
+            Error::kBadParams);
+  EXPECT_EQ(load(KernelId::add_s8, [](uint8_t* f, int op) { params_as<BinaryParams>(f, op).input1_shift = 31; }),
+            Error::kBadParams);
+  EXPECT_EQ(load(KernelId::mul_s8, [](uint8_t* f, int op) { params_as<BinaryParams>(f, op).in2_mode = 0; }),
+            Error::kBadParams);
+  EXPECT_EQ(load(KernelId::mul_s8,
+                 [](uint8_t* f, int op) { params_as<BinaryParams>(f, op).output_multiplier = -5; }),
+            Error::kBadParams);
+  EXPECT_EQ(load(KernelId::softmax_s8, [](uint8_t* f, int op) { params_as<SoftmaxParams>(f, op).depth = 5; }),
+            Error::kBadParams);
+  EXPECT_EQ(load(KernelId::softmax_s8, [](uint8_t* f, int op) { params_as<SoftmaxParams>(f, op).diff_min = 1; }),
+            Error::kBadParams);
+  EXPECT_EQ(load(KernelId::softmax_s8,
+                 [](uint8_t* f, int op) { params_as<SoftmaxParams>(f, op).input_left_shift = 32; }),
+            Error::kBadParams);
+  EXPECT_EQ(load(KernelId::concat_slice_s8,
+                 [](uint8_t* f, int op) {
+                   ConcatSliceParams& p = params_as<ConcatSliceParams>(f, op);
+                   p.offset_c = p.out_c - p.in_c + 1;
+                 }),
+            Error::kBadParams);
+  EXPECT_EQ(load(KernelId::concat_slice_s8,
+                 [](uint8_t* f, int op) { params_as<ConcatSliceParams>(f, op).offset_c = -1; }),
+            Error::kBadParams);
+  EXPECT_EQ(load(KernelId::clamp_s8, [](uint8_t* f, int op) { params_as<ClampParams>(f, op).n += 1; }),
+            Error::kBadParams);
+  EXPECT_EQ(load(KernelId::permute_b8, [](uint8_t* f, int op) { params_as<PermuteParams>(f, op).perm[0] = 1; }),
+            Error::kBadParams);
+  EXPECT_EQ(load(KernelId::permute_b8, [](uint8_t* f, int op) { params_as<PermuteParams>(f, op).in_dims[3] += 1; }),
+            Error::kBadParams);
+  EXPECT_EQ(load(KernelId::quantize_f32_s8, [](uint8_t* f, int op) { params_as<QuantizeParams>(f, op).scale = 0; }),
+            Error::kBadParams);
+  EXPECT_EQ(load(KernelId::quantize_f32_s8,
+                 [](uint8_t* f, int op) { params_as<QuantizeParams>(f, op).scale = std::nanf(""); }),
+            Error::kBadParams);
+  EXPECT_EQ(load(KernelId::dequantize_s8_f32,
+                 [](uint8_t* f, int op) { params_as<QuantizeParams>(f, op).zero_point = 128; }),
+            Error::kBadParams);
+  // A quantize op whose float input is swapped for an int8 tensor of the same element count.
+  EXPECT_EQ(load(KernelId::quantize_f32_s8, [](uint8_t* f, int op) { op_record(f, op).tensors[0] = op_record(f, op).tensors[1]; }),
+            Error::kBadParams);
+}
+
+// The verifier computes element counts in 64 bits from dims of up to 2^16: with four dims of
+// 2^16 the product is 2^64, which wraps to 0 and matches a 0-byte record. A permute over such
+// tensors (in_dims 2^16 x 4, whose product wraps to 0 too) passes every check, and permute_b8
+// would then write 2^64 elements into a 0-byte output.
+TEST(Verifier, ElementCountsCannotWrapAround) {
+  using kernels::PermuteParams;
+  const auto& b = mixed_int8();
+  AlignedBytes probe(b);
+  const int perm = find_op(probe.data(), KernelId::permute_b8);
+  ASSERT_GE(perm, 0);
+  auto huge = [](TensorRecord& t) {
+    t.rank = 4;
+    for (int d = 0; d < 4; ++d) t.dims[d] = 1 << 16;
+    t.bytes = 0;
+    t.offset = 0;
+  };
+  // The tensor record alone.
+  const Error tensor_only = corrupt_and_load(b, [&](uint8_t* f) { huge(tensor_record(f, op_record(f, perm).tensors[1])); });
+  // ...and wired to a permute whose params describe 2^64 elements (in place: the permute's
+  // output feeds only a view, so no other op sees the record).
+  const Error with_permute = corrupt_and_load(b, [&](uint8_t* f) {
+    OpRecord& op = op_record(f, perm);
+    huge(tensor_record(f, op.tensors[1]));
+    op.tensors[0] = op.tensors[1];
+    PermuteParams& p = params_as<PermuteParams>(f, perm);
+    for (int d = 0; d < 4; ++d) p.in_dims[d] = 1 << 16, p.perm[d] = d;
+  });
+  // Never run it: it would write far outside the arena.
+  if (with_permute == Error::kOk) {
+    GTEST_SKIP() << "bug: runtime/src/program.cpp verify_tensor accepts dims {65536,65536,65536,65536} with bytes 0 "
+                    "(uint64 element count wraps to 0; load -> "
+                 << error_name(tensor_only)
+                 << "), and ops/permute.cpp check_permute's n wraps the same way: a permute_b8 over such "
+                    "tensors loads (kOk) and would write 2^64 bytes";
+  }
+  EXPECT_EQ(tensor_only, Error::kBadTensor);
+  EXPECT_NE(with_permute, Error::kOk);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Session
+
+TEST(Verifier, SessionBind) {
+  AlignedBytes file(conv_int8());
+  auto p = Program::load(file.cspan(), all_kernels());
+  ASSERT_TRUE(p.ok());
+  const Program& program = p.value();
+  const uint32_t need = program.arena_bytes();
+  ASSERT_GT(need, 0u);
+  ASSERT_GE(need, program.arena_lower_bound());
+  AlignedBytes arena(need + 16);
+  EXPECT_EQ(Session::bind(program, Span<uint8_t>{arena.data(), need - 1}).error(), Error::kArenaTooSmall);
+  EXPECT_EQ(Session::bind(program, Span<uint8_t>{arena.data(), 0}).error(), Error::kArenaTooSmall);
+  for (uint32_t shift : {1u, 4u, 8u, 15u}) {
+    EXPECT_EQ(Session::bind(program, Span<uint8_t>{arena.data() + shift, need}).error(), Error::kArenaMisaligned)
+        << shift;
+  }
+  EXPECT_EQ(Session::bind(program, Span<uint8_t>{arena.data(), need}).error(), Error::kOk);
+  EXPECT_EQ(Session::bind(program, Span<uint8_t>{arena.data() + 16, need}).error(), Error::kOk);
+  EXPECT_EQ(Session::bind(Program{}, Span<uint8_t>{arena.data(), need}).error(), Error::kNotBound);
+}
+
+TEST(Verifier, SessionArguments) {
+  Runner r(conv_int8());
+  ASSERT_TRUE(r.ok());
+  const Session& s = r.session();
+  const Program& p = r.program();
+  EXPECT_TRUE(s.input_buffer(0).ok());
+  EXPECT_EQ(s.input_buffer(0).value().size, 3u * 8 * 8 * 4);
+  EXPECT_EQ(s.input_buffer(p.input_count()).error(), Error::kBadArgument);
+  EXPECT_EQ(s.input_buffer(0xFFFFFFFFu).error(), Error::kBadArgument);
+  EXPECT_TRUE(s.output_buffer(0).ok());
+  EXPECT_EQ(s.output_buffer(0).value().size, 5u * 4);
+  EXPECT_EQ(s.output_buffer(p.output_count()).error(), Error::kBadArgument);
+  EXPECT_EQ(s.tensor_buffer(p.tensor_count()).error(), Error::kBadArgument);
+  EXPECT_EQ(s.run_op(p.op_count()), Error::kBadArgument);
+  EXPECT_EQ(s.run_op(0xFFFFFFFFu), Error::kBadArgument);
+  EXPECT_EQ(s.run_op(0), Error::kOk);
+
+  const Session unbound;
+  EXPECT_EQ(unbound.input_buffer(0).error(), Error::kNotBound);
+  EXPECT_EQ(unbound.output_buffer(0).error(), Error::kNotBound);
+  EXPECT_EQ(unbound.tensor_buffer(0).error(), Error::kNotBound);
+  EXPECT_EQ(unbound.run(), Error::kNotBound);
+  EXPECT_EQ(unbound.run_op(0), Error::kNotBound);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Structural fuzz: random multi-byte corruptions of the structured parts of a program, CRC fixed
+// up. Every load must return (an error or success); every program that loads must run without
+// touching memory outside the file and the arena (ASan in the sanitizer build; guard bytes and
+// an unchanged file everywhere).
+
+struct Region {
+  uint32_t begin, end;
+};
+
+void corrupt_randomly(uint8_t* f, size_t size, Rng& rng) {
+  const Header h = header(f);
+  const Region regions[] = {
+      {16, uint32_t(sizeof(Header))},
+      {h.tensors_offset, h.tensors_offset + h.tensor_count * uint32_t(sizeof(TensorRecord))},
+      {h.ops_offset, h.ops_offset + h.op_count * uint32_t(sizeof(OpRecord))},
+      {h.io_offset, h.io_offset + 2u * (h.input_count + h.output_count)},
+      {h.params_offset, h.params_offset + h.params_bytes},
+      {h.constants_offset, h.constants_offset + h.constants_bytes},
+  };
+  const int weights[] = {6, 25, 15, 4, 35, 15};
+  static const int32_t kInteresting[] = {0, 1, -1, 2, 3, 7, 16, 127, 128, -128, 255, 256, 0xFFFF, 0x10000, 0x10001,
+                                         INT32_MAX, INT32_MIN, 0x7FFFFFF0, 1 << 30, -(1 << 30)};
+  const int edits = rng.uniform_int(1, 4);
+  for (int e = 0; e < edits; ++e) {
+    int pick = rng.uniform_int(0, 99), r = 0;
+    while (pick >= weights[r]) pick -= weights[r++];
+    const Region reg = regions[r];
+    if (reg.end <= reg.begin || reg.end > size) continue;
+    const uint32_t at = uint32_t(rng.uniform_int(int(reg.begin), int(reg.end) - 1));
+    switch (rng.uniform_int(0, 4)) {
+      case 0:  // one random byte
+        f[at] = uint8_t(rng.uniform_int(0, 255));
+        break;
+      case 1:  // one bit
+        f[at] ^= uint8_t(1u << rng.uniform_int(0, 7));
+        break;
+      case 2: {  // an aligned 32-bit field set to an interesting value
+        const uint32_t a = at & ~3u;
+        if (a + 4 > reg.end) break;
+        const int32_t v = kInteresting[rng.uniform_int(0, int(sizeof(kInteresting) / 4) - 1)];
+        std::memcpy(f + a, &v, 4);
+        break;
+      }
+      case 3: {  // an aligned 32-bit field nudged by a small amount
+        const uint32_t a = at & ~3u;
+        if (a + 4 > reg.end) break;
+        int32_t v;
+        std::memcpy(&v, f + a, 4);
+        v = int32_t(uint32_t(v) + uint32_t(rng.uniform_int(-3, 3)));
+        std::memcpy(f + a, &v, 4);
+        break;
+      }
+      default: {  // an aligned 16-bit field (tensor indices, counts, kernel ids)
+        const uint32_t a = at & ~1u;
+        if (a + 2 > reg.end) break;
+        const uint16_t v = uint16_t(rng.coin() ? rng.uniform_int(0, 40) : rng.uniform_int(0, 0xFFFF));
+        std::memcpy(f + a, &v, 2);
+        break;
+      }
+    }
+  }
+}
+
+TEST(Verifier, StructuralFuzz) {
+  const std::vector<const std::vector<uint8_t>*> bases = {&mixed_int8(), &mixed_fp32(), &conv_int8(), &tiny_int8()};
+  Rng rng(20240607);
+  constexpr int kIterations = 2000;
+  constexpr uint32_t kMaxArena = 32u << 20;
+  int loaded = 0, ran = 0, unchanged_loads = 0;
+  std::map<Error, int> errors;
+  for (int it = 0; it < kIterations; ++it) {
+    const std::vector<uint8_t>& base = *bases[size_t(it) % bases.size()];
+    AlignedBytes file(base);
+    corrupt_randomly(file.data(), file.size(), rng);
+    fix_crc(file);
+    unchanged_loads += std::memcmp(file.data(), base.data(), base.size()) == 0;
+    const std::vector<uint8_t> before(file.data(), file.data() + file.size());
+    auto p = Program::load(file.cspan(), all_kernels());
+    if (!p.ok()) {
+      ASSERT_GE(int(p.error()), int(Error::kTruncated)) << it;
+      ASSERT_LE(int(p.error()), int(Error::kNotBound)) << it;
+      ++errors[p.error()];
+      continue;
+    }
+    ++loaded;
+    const Program& program = p.value();
+    if (program.arena_bytes() > kMaxArena) continue;
+    GuardedArena arena(program.arena_bytes());
+    auto s = Session::bind(program, arena.span());
+    ASSERT_TRUE(s.ok()) << it << ": " << error_name(s.error());
+    for (uint32_t i = 0; i < program.input_count(); ++i) {
+      auto buf = s.value().input_buffer(i);
+      ASSERT_TRUE(buf.ok());
+      for (uint32_t k = 0; k < buf.value().size; ++k) buf.value().data[k] = uint8_t(rng.uniform_int(0, 255));
+    }
+    ASSERT_EQ(s.value().run(), Error::kOk) << it;
+    ++ran;
+    ASSERT_TRUE(arena.guards_intact()) << "iteration " << it << " wrote outside its arena";
+    ASSERT_EQ(std::memcmp(before.data(), file.data(), file.size()), 0) << "iteration " << it << " wrote into the program";
+  }
+  std::string summary;
+  for (const auto& [e, n] : errors) summary += std::string(error_name(e)) + "=" + std::to_string(n) + " ";
+  std::printf("structural fuzz: %d iterations, %d loaded (%d unchanged), %d ran; rejected: %s\n", kIterations, loaded,
+              unchanged_loads, ran, summary.c_str());
+  // The corruptions must reach both sides: many rejections, and enough accepted programs run.
+  EXPECT_GT(kIterations - loaded, kIterations / 4);
+  EXPECT_GT(ran - unchanged_loads, kIterations / 10);
+}
+
+}  // namespace
+}  // namespace mcuflow

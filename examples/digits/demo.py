@@ -19,12 +19,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import mcuflow
+from mcuflow.crossbuild import FirmwareBuild, toolchain_available
+from mcuflow.device import cached_build, run_elf_on_inputs
+from mcuflow.qemu import qemu_available
 
-import mcuflow  # noqa: E402
-from mcuflow.crossbuild import FirmwareBuild, toolchain_available  # noqa: E402
-from mcuflow.device import cached_build, run_elf_on_inputs  # noqa: E402
-from mcuflow.qemu import qemu_available  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from train import Splits, accuracy, predict, train  # noqa: E402
 
 TARGET = "cortex-m55"

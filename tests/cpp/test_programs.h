@@ -641,4 +641,120 @@ inline double max_abs_diff(const std::vector<float>& a, const std::vector<double
   return max_abs_diff(std::vector<double>(a.begin(), a.end()), b);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Random small models: a DAG of the front-end vocabulary over [1, C, H, W] activations that
+// ends in rank-2 ops, with constants, fusable activations, views, branches and dead ops.
+
+inline Graph random_graph(uint32_t seed, int max_ops = 10) {
+  Rng rng(seed);
+  Builder b;
+  std::vector<int> images, vectors;  // live activations by rank
+  const int64_t c0 = rng.uniform_int(1, 4), h0 = rng.uniform_int(3, 8), w0 = rng.uniform_int(3, 8);
+  images.push_back(b.input("x", {1, c0, h0, w0}));
+  if (rng.coin(0.25)) vectors.push_back(b.input("v", {1, int64_t(rng.uniform_int(2, 12))}));
+  auto shape = [&](int t) { return b.g.tensors[size_t(t)].shape; };
+  auto pick = [&](const std::vector<int>& from) { return from[size_t(rng.uniform_int(0, int(from.size()) - 1))]; };
+  auto name = [&](const char* n) { return std::string(n) + std::to_string(b.g.tensors.size()); };
+  const int n_ops = rng.uniform_int(2, max_ops);
+  int last = images[0];
+  for (int i = 0; i < n_ops; ++i) {
+    const int choice = rng.uniform_int(0, 13);
+    int y = -1;
+    if (choice <= 8 || vectors.empty()) {
+      const int x = pick(images);
+      const Shape xs = shape(x);
+      const int64_t c = xs[1], h = xs[2], w = xs[3];
+      switch (choice % 9) {
+        case 0: {  // conv
+          const int64_t k = rng.coin() ? 1 : 3, oc = rng.uniform_int(1, 6), s = (h >= 4 && rng.coin(0.3)) ? 2 : 1;
+          y = b.conv(x, b.random_constant(name("w"), {oc, c, k, k}, rng, -0.6, 0.6),
+                     rng.coin(0.7) ? b.random_constant(name("b"), {oc}, rng, -0.2, 0.2) : -1, s, k / 2);
+          break;
+        }
+        case 1:  // depthwise conv, channel multiplier 1 or 2
+        {
+          const int64_t mult = rng.coin(0.7) ? 1 : 2;
+          y = b.conv(x, b.random_constant(name("dw"), {c * mult, 1, 3, 3}, rng, -0.6, 0.6), -1, 1, 1, c);
+          break;
+        }
+        case 2:
+          y = b.relu(x);
+          break;
+        case 3:
+          y = b.clamp(x, -rng.uniform(0.1, 1.0), rng.uniform(0.1, 1.5));
+          break;
+        case 4: {  // add with another image of the same shape, or a per-channel constant
+          std::vector<int> same;
+          for (int t : images) {
+            if (shape(t) == xs && t != x) same.push_back(t);
+          }
+          const int other = !same.empty() && rng.coin(0.7) ? pick(same) : b.random_constant(name("c"), {1, c, 1, 1}, rng);
+          y = b.op("add", {x, other});
+          break;
+        }
+        case 5:  // mul by a per-channel or scalar constant
+          y = b.op("mul", {x, rng.coin() ? b.random_constant(name("s"), {1, c, 1, 1}, rng, 0.5, 1.5)
+                                         : b.random_constant(name("s"), {1}, rng, 0.5, 1.5)});
+          break;
+        case 6:  // pooling
+          if (h >= 2 && w >= 2) y = rng.coin() ? b.max_pool(x, 2, 2) : b.avg_pool(x, 3, 2, 1);
+          else y = b.relu(x);
+          break;
+        case 7: {  // channel concat with itself or a same-size image
+          std::vector<int> same;
+          for (int t : images) {
+            if (shape(t)[2] == h && shape(t)[3] == w) same.push_back(t);
+          }
+          y = b.cat({x, pick(same)}, 1);
+          break;
+        }
+        default:  // to a vector: global mean, or flatten
+          y = rng.coin() ? b.mean_hw(x, false) : b.reshape(x, {1, -1});
+          vectors.push_back(y);
+          last = y;
+          continue;
+      }
+      images.push_back(y);
+    } else {
+      const int x = pick(vectors);
+      const int64_t n = shape(x)[1];
+      switch (choice) {
+        case 9:
+        case 10: {
+          const int64_t out = rng.uniform_int(1, 10);
+          y = b.linear(x, b.random_constant(name("fw"), {out, n}, rng, -0.5, 0.5),
+                       rng.coin(0.7) ? b.random_constant(name("fb"), {out}, rng, -0.2, 0.2) : -1);
+          break;
+        }
+        case 11:
+          y = rng.coin() ? b.relu(x) : b.op("add", {x, b.random_constant(name("vb"), {n}, rng)});
+          break;
+        case 12:
+          y = b.softmax(x);
+          break;
+        default:
+          y = b.op("identity", {x});
+          break;
+      }
+      vectors.push_back(y);
+    }
+    last = y;
+  }
+  std::vector<int> outs = {last};
+  if (rng.coin(0.3)) {
+    const int extra = pick(rng.coin() ? images : (vectors.empty() ? images : vectors));
+    if (extra != last && !b.g.tensors[size_t(extra)].constant &&
+        std::find(b.g.inputs.begin(), b.g.inputs.end(), extra) == b.g.inputs.end())
+      outs.push_back(extra);
+  }
+  // Unused model inputs would be legal but are not interesting: make every input reach an output.
+  for (int in : b.g.inputs) {
+    if (b.g.consumers(in).empty() && std::find(outs.begin(), outs.end(), in) == outs.end()) {
+      outs.push_back(b.relu(in));
+    }
+  }
+  b.outputs(outs);
+  return b.g;
+}
+
 }  // namespace mcuflow::tp

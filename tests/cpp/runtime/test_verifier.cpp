@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <cstring>
 #include <set>
@@ -687,8 +688,11 @@ void corrupt_randomly(uint8_t* f, size_t size, Rng& rng) {
 
 TEST(Verifier, StructuralFuzz) {
   const std::vector<const std::vector<uint8_t>*> bases = {&mixed_int8(), &mixed_fp32(), &conv_int8(), &tiny_int8()};
-  Rng rng(20240607);
-  constexpr int kIterations = 2000;
+  // MCUFLOW_FUZZ_ITERATIONS / MCUFLOW_FUZZ_SEED run longer or other campaigns by hand.
+  const char* env_iterations = std::getenv("MCUFLOW_FUZZ_ITERATIONS");
+  const char* env_seed = std::getenv("MCUFLOW_FUZZ_SEED");
+  Rng rng(env_seed ? uint32_t(std::strtoul(env_seed, nullptr, 10)) : 20240607u);
+  const int kIterations = env_iterations ? std::atoi(env_iterations) : 2000;
   constexpr uint32_t kMaxArena = 32u << 20;
   int loaded = 0, ran = 0, unchanged_loads = 0;
   std::map<Error, int> errors;

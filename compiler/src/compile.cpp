@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "mcuflow/compiler/kernel_selection.h"
 #include "mcuflow/compiler/layout.h"
 #include "mcuflow/compiler/passes.h"
 #include "mcuflow/compiler/planner.h"
@@ -87,6 +88,7 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
   }
   lp.target = target.name;
   lp.tier = target.tier;
+  select_kernels(lp, target.tier);
   plan_memory(lp);
   return serialize(lp);
 }

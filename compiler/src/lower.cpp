@@ -186,7 +186,6 @@ class Lowering {
     pop.params = std::move(params);
     pop.ir_kind = op ? op->kind : kernel == KernelId::quantize_f32_s8 ? "quantize_input" : "dequantize_output";
     pop.source = op ? op->source : "";
-    pop.reason = "reference kernel: the only tier implemented so far";
     pop.macs = macs;
     p_.ops.push_back(std::move(pop));
   }

@@ -58,6 +58,7 @@ COMMON_FLAGS = [
     "-fno-common",
     "-fno-unwind-tables",
     "-fno-asynchronous-unwind-tables",
+    "-ffp-contract=off",  # no fused multiply-add: float kernels round like the host build
     "-g",
     "-Wall",
     "-Wextra",

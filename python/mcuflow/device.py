@@ -54,13 +54,38 @@ def used_kernels(program: Program) -> list[str]:
     return sorted({op["kernel"] for op in program.metadata.get("ops", [])})
 
 
-def _runtime_sources(root: Path) -> list[Path]:
-    sources = sorted((root / "runtime" / "src").glob("*.cpp")) + sorted((root / "runtime" / "src" / "ops").glob("*.cpp"))
+TIERS = ("reference", "dsp", "mve")
+
+
+def kernel_tier(kernel: str) -> str:
+    """Optimized kernels are named <op>_<variant>_<tier>; the rest are reference kernels."""
+    suffix = kernel.rsplit("_", 1)[-1]
+    return suffix if suffix in TIERS[1:] else "reference"
+
+
+def board_tiers(board) -> list[str]:
+    return ["reference"] + (["dsp"] if board.has_dsp else []) + (["mve"] if board.has_mve else [])
+
+
+def _runtime_sources(root: Path, tiers=("reference",)) -> list[Path]:
+    ops = root / "runtime" / "src" / "ops"
+    sources = sorted((root / "runtime" / "src").glob("*.cpp")) + sorted(ops.glob("*.cpp"))
+    for tier in tiers[1:]:
+        sources += sorted((ops / tier).glob("*.cpp"))
     return [s for s in sources if s.name != "all_kernels.cpp"]
 
 
 def _kernel_sources(root: Path, kernels: list[str]) -> list[Path]:
-    return [root / "kernels" / "reference" / f"{k}.cpp" for k in kernels]
+    return [root / "kernels" / kernel_tier(k) / f"{k}.cpp" for k in kernels]
+
+
+def check_tiers(program: Program, board) -> None:
+    """A program compiled for a DSP or MVE core needs a board with those instructions."""
+    missing = sorted({k for k in used_kernels(program) if kernel_tier(k) not in board_tiers(board)})
+    if missing:
+        raise DeviceError(f"program compiled for {program.metadata.get('target')} uses {', '.join(missing)}; "
+                          f"board {board.name} ({board.core}) lacks the {kernel_tier(missing[0]).upper()} "
+                          f"instructions: compile with --target {board.core}")
 
 
 def generate_sources(program: Program, out_dir: Path) -> list[Path]:
@@ -112,7 +137,7 @@ def check_fits(program: Program, board_name: str) -> None:
 
 def _source_digest(root: Path, kernels: list[str]) -> str:
     h = hashlib.sha256()
-    files = (_runtime_sources(root) + _kernel_sources(root, kernels) + [root / "firmware" / "harness" / "main.cpp"]
+    files = (_runtime_sources(root, TIERS) + _kernel_sources(root, kernels) + [root / "firmware" / "harness" / "main.cpp"]
              + sorted((root / "firmware").rglob("*.[chS]")) + sorted((root / "firmware").rglob("*.ld"))
              + sorted((root / "runtime" / "include").rglob("*.h")) + sorted((root / "kernels" / "include").rglob("*.h")))
     for f in files:
@@ -125,11 +150,12 @@ def build(program: Program, board_name: str, out_dir: str | os.PathLike) -> Firm
     """Generates and builds the firmware for `program` on `board_name` into `out_dir`."""
     board = _board(board_name)
     check_fits(program, board.name)
+    check_tiers(program, board)
     root = source_root()
     out = Path(out_dir)
     generated = generate_sources(program, out / "generated")
     kernels = _kernel_sources(root, used_kernels(program))
-    sources = _runtime_sources(root) + [root / "firmware" / "harness" / "main.cpp"] + generated
+    sources = _runtime_sources(root, board_tiers(board)) + [root / "firmware" / "harness" / "main.cpp"] + generated
     try:
         fw = build_firmware(board.name, sources, out, o3_sources=kernels,
                             include_dirs=[root / "runtime" / "include", root / "kernels" / "include", out / "generated"])

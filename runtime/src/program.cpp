@@ -65,7 +65,7 @@ Error verify_op(const OpRecord& op, const Header& h, const TensorRecord* tensors
   if (op.kernel == 0 || op.kernel >= uint16_t(KernelId::kCount)) return Error::kUnknownKernel;
   if (op.kernel >= kernels.count || kernels.entries[op.kernel] == nullptr) return Error::kKernelNotLinked;
   const KernelEntry& k = *kernels.entries[op.kernel];
-  if (op.input_count != k.input_count || op.output_count != k.output_count) return Error::kBadOp;
+  if (op.input_count < k.input_count || op.output_count != k.output_count) return Error::kBadOp;
   const uint32_t used = uint32_t(op.input_count) + op.output_count;
   if (used > format::kMaxOpTensors) return Error::kBadOp;
   for (uint32_t i = 0; i < used; ++i) {
@@ -168,6 +168,7 @@ Error Session::run_op(uint32_t i) const {
   const OpRecord& op = program_->ops_[i];
   OpCall call{};
   call.params = program_->base_ + program_->header_->params_offset + op.params_offset;
+  call.input_count = op.input_count;
   const uint32_t used = uint32_t(op.input_count) + op.output_count;
   for (uint32_t s = 0; s < used; ++s) call.data[s] = data_of(op.tensors[s]);
   program_->kernels_.entries[op.kernel]->eval(call);

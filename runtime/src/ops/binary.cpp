@@ -13,7 +13,7 @@ Error check_binary(const OpCheck& c, DType dtype) {
   if (p.outer < 1 || p.inner < 1 || !in_range(p.in2_mode, 0, 2)) return Error::kBadParams;
   const uint64_t n = uint64_t(p.outer) * p.inner;
   const uint64_t n2 = p.in2_mode == 0 ? n : p.in2_mode == 1 ? uint64_t(p.inner) : 1;
-  if (!tensor_is(c, 0, dtype, n) || !tensor_is(c, 1, dtype, n2) || !tensor_is(c, 2, dtype, n)) return Error::kBadParams;
+  if (!tensor_is(c, 0, dtype, n) || !tensor_is(c, 1, dtype, n2) || !output_is(c, dtype, n)) return Error::kBadParams;
   if (dtype == DType::kFloat32) return Error::kOk;
   return ok_if(zero_point_offsets(p.input1_offset, p.output_offset) &&
                zero_point_offsets(p.input2_offset, p.output_offset) && in_range(p.left_shift, 0, 20) &&
@@ -26,16 +26,16 @@ Error check_s8(const OpCheck& c) { return check_binary(c, DType::kInt8); }
 Error check_f32(const OpCheck& c) { return check_binary(c, DType::kFloat32); }
 
 void eval_add_s8(const OpCall& c) {
-  kernels::add_s8(c.get_params<BinaryParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.out<int8_t>(2));
+  kernels::add_s8(c.get_params<BinaryParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.out<int8_t>(0));
 }
 void eval_mul_s8(const OpCall& c) {
-  kernels::mul_s8(c.get_params<BinaryParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.out<int8_t>(2));
+  kernels::mul_s8(c.get_params<BinaryParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.out<int8_t>(0));
 }
 void eval_add_f32(const OpCall& c) {
-  kernels::add_f32(c.get_params<BinaryParams>(), c.in<float>(0), c.in<float>(1), c.out<float>(2));
+  kernels::add_f32(c.get_params<BinaryParams>(), c.in<float>(0), c.in<float>(1), c.out<float>(0));
 }
 void eval_mul_f32(const OpCall& c) {
-  kernels::mul_f32(c.get_params<BinaryParams>(), c.in<float>(0), c.in<float>(1), c.out<float>(2));
+  kernels::mul_f32(c.get_params<BinaryParams>(), c.in<float>(0), c.in<float>(1), c.out<float>(0));
 }
 
 }  // namespace

@@ -30,6 +30,15 @@ inline bool zero_point_offsets(int32_t input_offset, int32_t output_offset) {
   return in_range(input_offset, -127, 128) && in_range(output_offset, -128, 127);
 }
 
+// Outputs follow the inputs; optimized kernels may take extra trailing constant inputs, so
+// outputs are addressed relative to the op's input count.
+inline const format::TensorRecord& output(const OpCheck& c, uint32_t j = 0) { return c.tensor(c.op->input_count + j); }
+
+inline bool output_is(const OpCheck& c, format::DType dtype, uint64_t count) {
+  const format::TensorRecord& t = output(c);
+  return t.dtype == dtype && elements(t) == count;
+}
+
 // Per-channel requantization tables: multipliers in [0, 2^31), shifts in [-31, 30].
 bool requant_tables_valid(const OpCheck& c, uint32_t mult_slot, uint32_t shift_slot, uint64_t count);
 

@@ -12,7 +12,7 @@ Error check_concat(const OpCheck& c, DType dtype) {
   const auto& p = c.get_params<ConcatSliceParams>();
   if (p.outer < 1 || p.in_c < 1 || p.out_c < 1 || p.offset_c < 0 || int64_t(p.offset_c) + p.in_c > p.out_c)
     return Error::kBadParams;
-  if (!tensor_is(c, 0, dtype, uint64_t(p.outer) * p.in_c) || !tensor_is(c, 1, dtype, uint64_t(p.outer) * p.out_c))
+  if (!tensor_is(c, 0, dtype, uint64_t(p.outer) * p.in_c) || !output_is(c, dtype, uint64_t(p.outer) * p.out_c))
     return Error::kBadParams;
   if (dtype == DType::kFloat32) return ok_if(p.requantize == 0);
   return ok_if(in_range(p.requantize, 0, 1) && zero_point_offsets(p.input_offset, p.output_offset) &&
@@ -23,10 +23,10 @@ Error check_s8(const OpCheck& c) { return check_concat(c, DType::kInt8); }
 Error check_f32(const OpCheck& c) { return check_concat(c, DType::kFloat32); }
 
 void eval_s8(const OpCall& c) {
-  kernels::concat_slice_s8(c.get_params<ConcatSliceParams>(), c.in<int8_t>(0), c.out<int8_t>(1));
+  kernels::concat_slice_s8(c.get_params<ConcatSliceParams>(), c.in<int8_t>(0), c.out<int8_t>(0));
 }
 void eval_f32(const OpCall& c) {
-  kernels::concat_slice_f32(c.get_params<ConcatSliceParams>(), c.in<float>(0), c.out<float>(1));
+  kernels::concat_slice_f32(c.get_params<ConcatSliceParams>(), c.in<float>(0), c.out<float>(0));
 }
 
 }  // namespace

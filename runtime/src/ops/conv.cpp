@@ -29,9 +29,9 @@ Error check_conv(const OpCheck& c, DType act, DType bias) {
   const uint64_t w = uint64_t(p.out_c) * p.k_h * p.k_w * p.in_c;
   if (!tensor_is(c, 0, act, in) || !tensor_is(c, 1, act, w) || !tensor_is(c, 2, bias, p.out_c)) return Error::kBadParams;
   if (act == DType::kInt8) {
-    return ok_if(int8_fields_valid(p) && requant_tables_valid(c, 3, 4, p.out_c) && tensor_is(c, 5, act, out));
+    return ok_if(int8_fields_valid(p) && requant_tables_valid(c, 3, 4, p.out_c) && output_is(c, act, out));
   }
-  return ok_if(tensor_is(c, 3, act, out));
+  return ok_if(output_is(c, act, out));
 }
 
 Error check_dwconv(const OpCheck& c, DType act, DType bias) {
@@ -42,9 +42,9 @@ Error check_dwconv(const OpCheck& c, DType act, DType bias) {
   const uint64_t w = uint64_t(p.k_h) * p.k_w * p.out_c;
   if (!tensor_is(c, 0, act, in) || !tensor_is(c, 1, act, w) || !tensor_is(c, 2, bias, p.out_c)) return Error::kBadParams;
   if (act == DType::kInt8) {
-    return ok_if(int8_fields_valid(p) && requant_tables_valid(c, 3, 4, p.out_c) && tensor_is(c, 5, act, out));
+    return ok_if(int8_fields_valid(p) && requant_tables_valid(c, 3, 4, p.out_c) && output_is(c, act, out));
   }
-  return ok_if(tensor_is(c, 3, act, out));
+  return ok_if(output_is(c, act, out));
 }
 
 Error check_conv_s8(const OpCheck& c) { return check_conv(c, DType::kInt8, DType::kInt32); }
@@ -54,17 +54,17 @@ Error check_dwconv_f32(const OpCheck& c) { return check_dwconv(c, DType::kFloat3
 
 void eval_conv_s8(const OpCall& c) {
   kernels::conv_s8(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.in<int32_t>(2),
-                   c.in<int32_t>(3), c.in<int32_t>(4), c.out<int8_t>(5));
+                   c.in<int32_t>(3), c.in<int32_t>(4), c.out<int8_t>(0));
 }
 void eval_conv_f32(const OpCall& c) {
-  kernels::conv_f32(c.get_params<ConvParams>(), c.in<float>(0), c.in<float>(1), c.in<float>(2), c.out<float>(3));
+  kernels::conv_f32(c.get_params<ConvParams>(), c.in<float>(0), c.in<float>(1), c.in<float>(2), c.out<float>(0));
 }
 void eval_dwconv_s8(const OpCall& c) {
   kernels::dwconv_s8(c.get_params<DwConvParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.in<int32_t>(2),
-                     c.in<int32_t>(3), c.in<int32_t>(4), c.out<int8_t>(5));
+                     c.in<int32_t>(3), c.in<int32_t>(4), c.out<int8_t>(0));
 }
 void eval_dwconv_f32(const OpCall& c) {
-  kernels::dwconv_f32(c.get_params<DwConvParams>(), c.in<float>(0), c.in<float>(1), c.in<float>(2), c.out<float>(3));
+  kernels::dwconv_f32(c.get_params<DwConvParams>(), c.in<float>(0), c.in<float>(1), c.in<float>(2), c.out<float>(0));
 }
 
 }  // namespace

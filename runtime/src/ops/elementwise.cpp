@@ -11,7 +11,7 @@ using kernels::QuantizeParams;
 using kernels::RequantizeParams;
 
 bool unary_shapes(const OpCheck& c, int32_t n, DType in, DType out) {
-  return n >= 1 && tensor_is(c, 0, in, uint64_t(n)) && tensor_is(c, 1, out, uint64_t(n));
+  return n >= 1 && tensor_is(c, 0, in, uint64_t(n)) && output_is(c, out, uint64_t(n));
 }
 
 Error check_clamp_s8(const OpCheck& c) {
@@ -36,16 +36,16 @@ Error check_dequantize(const OpCheck& c) {
   return ok_if(unary_shapes(c, p.n, DType::kInt8, DType::kFloat32) && p.scale > 0.0f && in_range(p.zero_point, -128, 127));
 }
 
-void eval_clamp_s8(const OpCall& c) { kernels::clamp_s8(c.get_params<ClampParams>(), c.in<int8_t>(0), c.out<int8_t>(1)); }
-void eval_clamp_f32(const OpCall& c) { kernels::clamp_f32(c.get_params<ClampParams>(), c.in<float>(0), c.out<float>(1)); }
+void eval_clamp_s8(const OpCall& c) { kernels::clamp_s8(c.get_params<ClampParams>(), c.in<int8_t>(0), c.out<int8_t>(0)); }
+void eval_clamp_f32(const OpCall& c) { kernels::clamp_f32(c.get_params<ClampParams>(), c.in<float>(0), c.out<float>(0)); }
 void eval_requantize_s8(const OpCall& c) {
-  kernels::requantize_s8(c.get_params<RequantizeParams>(), c.in<int8_t>(0), c.out<int8_t>(1));
+  kernels::requantize_s8(c.get_params<RequantizeParams>(), c.in<int8_t>(0), c.out<int8_t>(0));
 }
 void eval_quantize(const OpCall& c) {
-  kernels::quantize_f32_s8(c.get_params<QuantizeParams>(), c.in<float>(0), c.out<int8_t>(1));
+  kernels::quantize_f32_s8(c.get_params<QuantizeParams>(), c.in<float>(0), c.out<int8_t>(0));
 }
 void eval_dequantize(const OpCall& c) {
-  kernels::dequantize_s8_f32(c.get_params<QuantizeParams>(), c.in<int8_t>(0), c.out<float>(1));
+  kernels::dequantize_s8_f32(c.get_params<QuantizeParams>(), c.in<int8_t>(0), c.out<float>(0));
 }
 
 }  // namespace

@@ -20,21 +20,21 @@ Error check_fc_s8(const OpCheck& c) {
   return ok_if(shape_valid(c, p, DType::kInt8, DType::kInt32) && in_range(p.per_channel, 0, 1) &&
                zero_point_offsets(p.input_offset, p.output_offset) &&
                int8_activation_range(p.act_min, p.act_max) && requant_tables_valid(c, 3, 4, channels) &&
-               tensor_is(c, 5, DType::kInt8, uint64_t(p.rows) * p.out_c));
+               output_is(c, DType::kInt8, uint64_t(p.rows) * p.out_c));
 }
 
 Error check_fc_f32(const OpCheck& c) {
   const auto& p = c.get_params<FcParams>();
   return ok_if(shape_valid(c, p, DType::kFloat32, DType::kFloat32) &&
-               tensor_is(c, 3, DType::kFloat32, uint64_t(p.rows) * p.out_c));
+               output_is(c, DType::kFloat32, uint64_t(p.rows) * p.out_c));
 }
 
 void eval_fc_s8(const OpCall& c) {
   kernels::fc_s8(c.get_params<FcParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.in<int32_t>(2), c.in<int32_t>(3),
-                 c.in<int32_t>(4), c.out<int8_t>(5));
+                 c.in<int32_t>(4), c.out<int8_t>(0));
 }
 void eval_fc_f32(const OpCall& c) {
-  kernels::fc_f32(c.get_params<FcParams>(), c.in<float>(0), c.in<float>(1), c.in<float>(2), c.out<float>(3));
+  kernels::fc_f32(c.get_params<FcParams>(), c.in<float>(0), c.in<float>(1), c.in<float>(2), c.out<float>(0));
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ Error check_permute(const OpCheck& c, uint32_t element_bytes) {
   }
   if (seen != 0xF) return Error::kBadParams;
   const format::TensorRecord& in = c.tensor(0);
-  const format::TensorRecord& out = c.tensor(1);
+  const format::TensorRecord& out = output(c);
   return ok_if(format::dtype_bytes(in.dtype) == element_bytes && in.dtype == out.dtype &&
                elements(in) == n && elements(out) == n);
 }
@@ -27,9 +27,9 @@ Error check_permute(const OpCheck& c, uint32_t element_bytes) {
 Error check_b8(const OpCheck& c) { return check_permute(c, 1); }
 Error check_b32(const OpCheck& c) { return check_permute(c, 4); }
 
-void eval_b8(const OpCall& c) { kernels::permute_b8(c.get_params<PermuteParams>(), c.in<int8_t>(0), c.out<int8_t>(1)); }
+void eval_b8(const OpCall& c) { kernels::permute_b8(c.get_params<PermuteParams>(), c.in<int8_t>(0), c.out<int8_t>(0)); }
 void eval_b32(const OpCall& c) {
-  kernels::permute_b32(c.get_params<PermuteParams>(), c.in<int32_t>(0), c.out<int32_t>(1));
+  kernels::permute_b32(c.get_params<PermuteParams>(), c.in<int32_t>(0), c.out<int32_t>(0));
 }
 
 }  // namespace

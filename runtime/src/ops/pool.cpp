@@ -19,7 +19,7 @@ Error check_pool(const OpCheck& c, DType dtype) {
       int64_t(p.out_w - 1) * p.stride_w - p.pad_left >= p.in_w)
     return Error::kBadParams;
   if (!tensor_is(c, 0, dtype, uint64_t(p.in_h) * p.in_w * p.c) ||
-      !tensor_is(c, 1, dtype, uint64_t(p.out_h) * p.out_w * p.c))
+      !output_is(c, dtype, uint64_t(p.out_h) * p.out_w * p.c))
     return Error::kBadParams;
   return ok_if(dtype == DType::kFloat32 || int8_activation_range(p.act_min, p.act_max));
 }
@@ -27,10 +27,10 @@ Error check_pool(const OpCheck& c, DType dtype) {
 Error check_s8(const OpCheck& c) { return check_pool(c, DType::kInt8); }
 Error check_f32(const OpCheck& c) { return check_pool(c, DType::kFloat32); }
 
-void eval_maxpool_s8(const OpCall& c) { kernels::maxpool_s8(c.get_params<PoolParams>(), c.in<int8_t>(0), c.out<int8_t>(1)); }
-void eval_avgpool_s8(const OpCall& c) { kernels::avgpool_s8(c.get_params<PoolParams>(), c.in<int8_t>(0), c.out<int8_t>(1)); }
-void eval_maxpool_f32(const OpCall& c) { kernels::maxpool_f32(c.get_params<PoolParams>(), c.in<float>(0), c.out<float>(1)); }
-void eval_avgpool_f32(const OpCall& c) { kernels::avgpool_f32(c.get_params<PoolParams>(), c.in<float>(0), c.out<float>(1)); }
+void eval_maxpool_s8(const OpCall& c) { kernels::maxpool_s8(c.get_params<PoolParams>(), c.in<int8_t>(0), c.out<int8_t>(0)); }
+void eval_avgpool_s8(const OpCall& c) { kernels::avgpool_s8(c.get_params<PoolParams>(), c.in<int8_t>(0), c.out<int8_t>(0)); }
+void eval_maxpool_f32(const OpCall& c) { kernels::maxpool_f32(c.get_params<PoolParams>(), c.in<float>(0), c.out<float>(0)); }
+void eval_avgpool_f32(const OpCall& c) { kernels::avgpool_f32(c.get_params<PoolParams>(), c.in<float>(0), c.out<float>(0)); }
 
 }  // namespace
 

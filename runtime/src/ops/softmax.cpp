@@ -12,7 +12,7 @@ Error check_softmax(const OpCheck& c, DType dtype) {
   const auto& p = c.get_params<SoftmaxParams>();
   if (p.rows < 1 || !positive(p.depth)) return Error::kBadParams;
   const uint64_t n = uint64_t(p.rows) * p.depth;
-  if (!tensor_is(c, 0, dtype, n) || !tensor_is(c, 1, dtype, n)) return Error::kBadParams;
+  if (!tensor_is(c, 0, dtype, n) || !output_is(c, dtype, n)) return Error::kBadParams;
   return ok_if(dtype == DType::kFloat32 || (p.input_multiplier >= 0 && in_range(p.input_left_shift, 0, 31) &&
                                             p.diff_min <= 0));
 }
@@ -20,8 +20,8 @@ Error check_softmax(const OpCheck& c, DType dtype) {
 Error check_s8(const OpCheck& c) { return check_softmax(c, DType::kInt8); }
 Error check_f32(const OpCheck& c) { return check_softmax(c, DType::kFloat32); }
 
-void eval_s8(const OpCall& c) { kernels::softmax_s8(c.get_params<SoftmaxParams>(), c.in<int8_t>(0), c.out<int8_t>(1)); }
-void eval_f32(const OpCall& c) { kernels::softmax_f32(c.get_params<SoftmaxParams>(), c.in<float>(0), c.out<float>(1)); }
+void eval_s8(const OpCall& c) { kernels::softmax_s8(c.get_params<SoftmaxParams>(), c.in<int8_t>(0), c.out<int8_t>(0)); }
+void eval_f32(const OpCall& c) { kernels::softmax_f32(c.get_params<SoftmaxParams>(), c.in<float>(0), c.out<float>(0)); }
 
 }  // namespace
 

@@ -1,4 +1,5 @@
-// Kernel ids stored in programs. Append only: ids are part of the file format.
+// Kernel ids stored in programs. Append only: ids are part of the file format. Reference
+// kernels use ids below 64, optimized (tier) kernels 64 and up.
 #pragma once
 #include <cstdint>
 
@@ -31,10 +32,20 @@ namespace mcuflow {
   X(concat_slice_f32, 24)                 \
   X(permute_b32, 25)
 
+// Optimized kernels: X(name, id, reference). Each computes exactly what its reference kernel
+// computes (bit for bit) from the same params and leading inputs; it may take extra trailing
+// constant inputs the compiler precomputed (ignored by the reference). Hosts run the
+// reference in their place, so host results equal device results. Source files:
+// kernels/<tier>/<name>.cpp and runtime/src/ops/<tier>/; the name ends in _dsp or _mve.
+#define MCUFLOW_TIER_KERNELS(X)
+
 enum class KernelId : uint16_t {
 #define MCUFLOW_KERNEL_ENUM(name, id) name = id,
+#define MCUFLOW_TIER_KERNEL_ENUM(name, id, reference) name = id,
   MCUFLOW_KERNELS(MCUFLOW_KERNEL_ENUM)
+  MCUFLOW_TIER_KERNELS(MCUFLOW_TIER_KERNEL_ENUM)
 #undef MCUFLOW_KERNEL_ENUM
+#undef MCUFLOW_TIER_KERNEL_ENUM
   kCount
 };
 

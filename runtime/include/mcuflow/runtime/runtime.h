@@ -22,15 +22,16 @@ struct OpCheck {
 // What a kernel adapter sees at run time: resolved data pointers and params.
 struct OpCall {
   const uint8_t* params;
+  uint32_t input_count;
   uint8_t* data[format::kMaxOpTensors];  // inputs then outputs, in op order
   template <typename P> const P& get_params() const { return *reinterpret_cast<const P*>(params); }
   template <typename T> const T* in(uint32_t slot) const { return reinterpret_cast<const T*>(data[slot]); }
-  template <typename T> T* out(uint32_t slot) const { return reinterpret_cast<T*>(data[slot]); }
+  template <typename T> T* out(uint32_t j) const { return reinterpret_cast<T*>(data[input_count + j]); }
 };
 
 struct KernelEntry {
   uint32_t params_bytes;
-  uint8_t input_count;
+  uint8_t input_count;   // an op may carry more (trailing constants a tier kernel precomputed)
   uint8_t output_count;
   Error (*check)(const OpCheck&);
   void (*eval)(const OpCall&);

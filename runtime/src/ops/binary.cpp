@@ -22,8 +22,12 @@ Error check_binary(const OpCheck& c, DType dtype) {
                in_range(p.output_shift, -31, 30) && int8_activation_range(p.act_min, p.act_max));
 }
 
-Error check_s8(const OpCheck& c) { return check_binary(c, DType::kInt8); }
-Error check_f32(const OpCheck& c) { return check_binary(c, DType::kFloat32); }
+}  // namespace
+
+Error check_binary_s8(const OpCheck& c) { return check_binary(c, DType::kInt8); }
+Error check_binary_f32(const OpCheck& c) { return check_binary(c, DType::kFloat32); }
+
+namespace {
 
 void eval_add_s8(const OpCall& c) {
   kernels::add_s8(c.get_params<BinaryParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.out<int8_t>(0));
@@ -40,9 +44,9 @@ void eval_mul_f32(const OpCall& c) {
 
 }  // namespace
 
-extern const KernelEntry kernel_entry_add_s8 = {sizeof(BinaryParams), 2, 1, check_s8, eval_add_s8};
-extern const KernelEntry kernel_entry_mul_s8 = {sizeof(BinaryParams), 2, 1, check_s8, eval_mul_s8};
-extern const KernelEntry kernel_entry_add_f32 = {sizeof(BinaryParams), 2, 1, check_f32, eval_add_f32};
-extern const KernelEntry kernel_entry_mul_f32 = {sizeof(BinaryParams), 2, 1, check_f32, eval_mul_f32};
+extern const KernelEntry kernel_entry_add_s8 = {sizeof(BinaryParams), 2, 1, check_binary_s8, eval_add_s8};
+extern const KernelEntry kernel_entry_mul_s8 = {sizeof(BinaryParams), 2, 1, check_binary_s8, eval_mul_s8};
+extern const KernelEntry kernel_entry_add_f32 = {sizeof(BinaryParams), 2, 1, check_binary_f32, eval_add_f32};
+extern const KernelEntry kernel_entry_mul_f32 = {sizeof(BinaryParams), 2, 1, check_binary_f32, eval_mul_f32};
 
 }  // namespace mcuflow::ops

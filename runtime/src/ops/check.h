@@ -42,6 +42,20 @@ inline bool output_is(const OpCheck& c, format::DType dtype, uint64_t count) {
 // Per-channel requantization tables: multipliers in [0, 2^31), shifts in [-31, 30].
 bool requant_tables_valid(const OpCheck& c, uint32_t mult_slot, uint32_t shift_slot, uint64_t count);
 
+// The reference kernels' checks; an optimized kernel's check runs its reference's check first.
+Error check_conv_s8(const OpCheck& c);
+Error check_conv_f32(const OpCheck& c);
+Error check_dwconv_s8(const OpCheck& c);
+Error check_dwconv_f32(const OpCheck& c);
+Error check_fc_s8(const OpCheck& c);
+Error check_fc_f32(const OpCheck& c);
+Error check_binary_s8(const OpCheck& c);  // add_s8, mul_s8
+Error check_binary_f32(const OpCheck& c);
+Error check_pool_s8(const OpCheck& c);    // maxpool_s8, avgpool_s8
+Error check_pool_f32(const OpCheck& c);
+Error check_softmax_s8(const OpCheck& c);
+Error check_softmax_f32(const OpCheck& c);
+
 inline Error ok_if(bool condition) { return condition ? Error::kOk : Error::kBadParams; }
 
 }  // namespace mcuflow::ops

@@ -47,10 +47,14 @@ Error check_dwconv(const OpCheck& c, DType act, DType bias) {
   return ok_if(output_is(c, act, out));
 }
 
+}  // namespace
+
 Error check_conv_s8(const OpCheck& c) { return check_conv(c, DType::kInt8, DType::kInt32); }
 Error check_conv_f32(const OpCheck& c) { return check_conv(c, DType::kFloat32, DType::kFloat32); }
 Error check_dwconv_s8(const OpCheck& c) { return check_dwconv(c, DType::kInt8, DType::kInt32); }
 Error check_dwconv_f32(const OpCheck& c) { return check_dwconv(c, DType::kFloat32, DType::kFloat32); }
+
+namespace {
 
 void eval_conv_s8(const OpCall& c) {
   kernels::conv_s8(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.in<int32_t>(2),

@@ -14,6 +14,8 @@ bool shape_valid(const OpCheck& c, const FcParams& p, DType act, DType bias) {
          tensor_is(c, 1, act, uint64_t(p.out_c) * p.in_c) && tensor_is(c, 2, bias, p.out_c);
 }
 
+}  // namespace
+
 Error check_fc_s8(const OpCheck& c) {
   const auto& p = c.get_params<FcParams>();
   const uint64_t channels = p.per_channel ? uint64_t(p.out_c) : 1;
@@ -28,6 +30,8 @@ Error check_fc_f32(const OpCheck& c) {
   return ok_if(shape_valid(c, p, DType::kFloat32, DType::kFloat32) &&
                output_is(c, DType::kFloat32, uint64_t(p.rows) * p.out_c));
 }
+
+namespace {
 
 void eval_fc_s8(const OpCall& c) {
   kernels::fc_s8(c.get_params<FcParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.in<int32_t>(2), c.in<int32_t>(3),

@@ -24,8 +24,12 @@ Error check_pool(const OpCheck& c, DType dtype) {
   return ok_if(dtype == DType::kFloat32 || int8_activation_range(p.act_min, p.act_max));
 }
 
-Error check_s8(const OpCheck& c) { return check_pool(c, DType::kInt8); }
-Error check_f32(const OpCheck& c) { return check_pool(c, DType::kFloat32); }
+}  // namespace
+
+Error check_pool_s8(const OpCheck& c) { return check_pool(c, DType::kInt8); }
+Error check_pool_f32(const OpCheck& c) { return check_pool(c, DType::kFloat32); }
+
+namespace {
 
 void eval_maxpool_s8(const OpCall& c) { kernels::maxpool_s8(c.get_params<PoolParams>(), c.in<int8_t>(0), c.out<int8_t>(0)); }
 void eval_avgpool_s8(const OpCall& c) { kernels::avgpool_s8(c.get_params<PoolParams>(), c.in<int8_t>(0), c.out<int8_t>(0)); }
@@ -34,9 +38,9 @@ void eval_avgpool_f32(const OpCall& c) { kernels::avgpool_f32(c.get_params<PoolP
 
 }  // namespace
 
-extern const KernelEntry kernel_entry_maxpool_s8 = {sizeof(PoolParams), 1, 1, check_s8, eval_maxpool_s8};
-extern const KernelEntry kernel_entry_avgpool_s8 = {sizeof(PoolParams), 1, 1, check_s8, eval_avgpool_s8};
-extern const KernelEntry kernel_entry_maxpool_f32 = {sizeof(PoolParams), 1, 1, check_f32, eval_maxpool_f32};
-extern const KernelEntry kernel_entry_avgpool_f32 = {sizeof(PoolParams), 1, 1, check_f32, eval_avgpool_f32};
+extern const KernelEntry kernel_entry_maxpool_s8 = {sizeof(PoolParams), 1, 1, check_pool_s8, eval_maxpool_s8};
+extern const KernelEntry kernel_entry_avgpool_s8 = {sizeof(PoolParams), 1, 1, check_pool_s8, eval_avgpool_s8};
+extern const KernelEntry kernel_entry_maxpool_f32 = {sizeof(PoolParams), 1, 1, check_pool_f32, eval_maxpool_f32};
+extern const KernelEntry kernel_entry_avgpool_f32 = {sizeof(PoolParams), 1, 1, check_pool_f32, eval_avgpool_f32};
 
 }  // namespace mcuflow::ops

@@ -17,15 +17,19 @@ Error check_softmax(const OpCheck& c, DType dtype) {
                                             p.diff_min <= 0));
 }
 
-Error check_s8(const OpCheck& c) { return check_softmax(c, DType::kInt8); }
-Error check_f32(const OpCheck& c) { return check_softmax(c, DType::kFloat32); }
+}  // namespace
+
+Error check_softmax_s8(const OpCheck& c) { return check_softmax(c, DType::kInt8); }
+Error check_softmax_f32(const OpCheck& c) { return check_softmax(c, DType::kFloat32); }
+
+namespace {
 
 void eval_s8(const OpCall& c) { kernels::softmax_s8(c.get_params<SoftmaxParams>(), c.in<int8_t>(0), c.out<int8_t>(0)); }
 void eval_f32(const OpCall& c) { kernels::softmax_f32(c.get_params<SoftmaxParams>(), c.in<float>(0), c.out<float>(0)); }
 
 }  // namespace
 
-extern const KernelEntry kernel_entry_softmax_s8 = {sizeof(SoftmaxParams), 1, 1, check_s8, eval_s8};
-extern const KernelEntry kernel_entry_softmax_f32 = {sizeof(SoftmaxParams), 1, 1, check_f32, eval_f32};
+extern const KernelEntry kernel_entry_softmax_s8 = {sizeof(SoftmaxParams), 1, 1, check_softmax_s8, eval_s8};
+extern const KernelEntry kernel_entry_softmax_f32 = {sizeof(SoftmaxParams), 1, 1, check_softmax_f32, eval_f32};
 
 }  // namespace mcuflow::ops

@@ -132,6 +132,25 @@ class Program:
                 r.append(o)
         return [np.concatenate(r, axis=0) if batched else r[0] for r in results]
 
+    def trace(self, inputs) -> dict[int, np.ndarray]:
+        """Every model tensor of one sample, as float32 in PyTorch layout (int8 tensors
+        dequantized), keyed by the compiler's tensor id: programs compiled from the same
+        exported model share ids, so an int8 and an fp32 trace can be compared layer by layer."""
+        arrays, batch, _ = self._batched_inputs(inputs)
+        if batch != 1:
+            raise InputError("trace takes one sample (batch size 1)")
+        result = {}
+        for ir, t in self._host.trace([np.ascontiguousarray(a) for a in arrays]).items():
+            data = t["data"]
+            if data.dtype == np.int8:
+                data = (data.astype(np.float32) - t["zero_point"]) * np.float32(t["scale"])
+            result[ir] = data
+        return result
+
+    def tensor_names(self) -> dict[int, str]:
+        """Compiler tensor id → tensor name (the ops that produced it, as in inspect)."""
+        return {t["ir"]: t["name"] for t in self.metadata.get("tensors", []) if t.get("ir", -1) >= 0}
+
     # --- description ---
 
     def describe(self) -> dict:

@@ -183,6 +183,25 @@ class HostProgram {
 
   // One sample: inputs and outputs in logical (PyTorch) order.
   py::list run(const py::list& inputs) {
+    run_inputs(inputs);
+    const Error e = session_.run();
+    if (e != Error::kOk) throw std::runtime_error(std::string("runtime error: ") + error_name(e));
+    py::list outputs;
+    for (uint32_t i = 0; i < program_.output_count(); ++i)
+      outputs.append(read_logical(program_.output(i), session_.output_buffer(i).value().data));
+    return outputs;
+  }
+
+ private:
+  static py::array read_logical(const TensorInfo& t, const uint8_t* physical) {
+    const auto shape = logical_shape(t);
+    const auto logical = physical_to_logical(physical, shape, t.layout, format::dtype_bytes(t.dtype));
+    py::array out(numpy_dtype(t.dtype), shape);
+    std::memcpy(out.mutable_data(), logical.data(), logical.size());
+    return out;
+  }
+
+  void run_inputs(const py::list& inputs) {
     if (inputs.size() != program_.input_count())
       throw std::invalid_argument("expected " + std::to_string(program_.input_count()) + " inputs, got " +
                                   std::to_string(inputs.size()));
@@ -199,19 +218,36 @@ class HostProgram {
                                             format::dtype_bytes(t.dtype));
       std::memcpy(session_.input_buffer(i).value().data, phys.data(), phys.size());
     }
-    const Error e = session_.run();
-    if (e != Error::kOk) throw std::runtime_error(std::string("runtime error: ") + error_name(e));
-    py::list outputs;
-    for (uint32_t i = 0; i < program_.output_count(); ++i) {
-      const TensorInfo t = program_.output(i);
-      const auto shape = logical_shape(t);
-      const auto logical = physical_to_logical(session_.output_buffer(i).value().data, shape, t.layout,
-                                               format::dtype_bytes(t.dtype));
-      py::array out(numpy_dtype(t.dtype), shape);
-      std::memcpy(out.mutable_data(), logical.data(), logical.size());
-      outputs.append(out);
+  }
+
+ public:
+
+  // Runs one sample op by op and returns {ir_tensor_id: array} for every op output that holds
+  // a model tensor, in logical layout, read right after its op ran (before the planner reuses
+  // its bytes). int8 tensors are returned as int8 with their (scale, zero_point).
+  py::dict trace(const py::list& inputs) {
+    run_inputs(inputs);
+    py::dict result;
+    const auto* h = reinterpret_cast<const format::Header*>(bytes_);
+    const auto* records = reinterpret_cast<const format::OpRecord*>(bytes_ + h->ops_offset);
+    const py::list ir_of = py::module_::import("json").attr("loads")(metadata())["tensors"];
+    for (uint32_t i = 0; i < program_.op_count(); ++i) {
+      const Error e = session_.run_op(i);
+      if (e != Error::kOk) throw std::runtime_error(std::string("runtime error: ") + error_name(e));
+      const auto& op = records[i];
+      for (uint32_t j = 0; j < op.output_count; ++j) {
+        const uint16_t t = op.tensors[op.input_count + j];
+        const int ir = ir_of[t]["ir"].cast<int>();
+        if (ir < 0) continue;
+        const TensorInfo info = program_.tensor(t);
+        py::dict entry;
+        entry["data"] = read_logical(info, session_.tensor_buffer(t).value().data);
+        entry["scale"] = info.scale;
+        entry["zero_point"] = info.zero_point;
+        result[py::int_(ir)] = entry;
+      }
     }
-    return outputs;
+    return result;
   }
 
   uint32_t arena_bytes() const { return program_.arena_bytes(); }
@@ -315,5 +351,6 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("tensors", &HostProgram::tensors)
       .def_property_readonly("ops", &HostProgram::ops)
       .def_property_readonly("header", &HostProgram::header)
-      .def("run", &HostProgram::run);
+      .def("run", &HostProgram::run)
+      .def("trace", &HostProgram::trace);
 }

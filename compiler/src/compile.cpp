@@ -88,6 +88,7 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
   }
   lp.target = target.name;
   lp.tier = target.tier;
+  lp.source = options.source;
   select_kernels(lp, target.tier);
   plan_memory(lp);
   return serialize(lp);

@@ -59,7 +59,17 @@ std::string metadata_json(const LoweredProgram& p) {
   std::ostringstream os;
   const std::vector<Lifetime> life = root_lifetimes(p);
   os << "{\"target\":" << json_string(p.target) << ",\"tier\":" << json_string(p.tier)
-     << ",\"precision\":" << json_string(p.precision) << ",\"tensors\":[";
+     << ",\"precision\":" << json_string(p.precision);
+  if (!p.source.empty()) {
+    os << ",\"source\":{";
+    const char* sep = "";
+    for (const auto& [key, value] : p.source) {
+      os << sep << json_string(key) << ':' << json_string(value);
+      sep = ",";
+    }
+    os << '}';
+  }
+  os << ",\"tensors\":[";
   for (size_t i = 0; i < p.tensors.size(); ++i) {
     const ProgramTensor& t = p.tensors[i];
     os << (i ? "," : "") << "{\"name\":" << json_string(t.name) << ",\"shape\":" << json_list(t.logical_shape)

@@ -205,12 +205,14 @@ def _io_json(spec: dict) -> dict:
 
 
 def compile(exported_program, target: str = "cortex-m55", calibration: Any = None, *,
-            precision: str = "int8", io: str = "float32") -> Program:
+            precision: str = "int8", io: str = "float32", source: dict[str, str] | None = None) -> Program:
     """Compiles a ``torch.export.ExportedProgram`` into an mcuflow ``Program``.
 
     ``calibration``: representative inputs (an iterable of input tuples, or one array per
     input with a leading batch dimension); required for ``precision="int8"``.
     ``io="int8"`` keeps the program's inputs and outputs int8.
+    ``source``: provenance strings stored in the program's metadata under "source" (``mcuflow
+    compile`` records the model file's name and SHA-256 there).
     """
     from .calibration import normalize_calibration
     from .frontend import describe, user_inputs
@@ -219,6 +221,9 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
         raise InputError(f"unknown precision '{precision}' (int8 or fp32)")
     if io not in ("float32", "int8"):
         raise InputError(f"unknown io '{io}' (float32 or int8)")
+    if source is not None and not (isinstance(source, dict)
+                                   and all(isinstance(k, str) and isinstance(v, str) for k, v in source.items())):
+        raise InputError("source maps strings to strings")
     builder = _core.GraphBuilder()
     try:
         describe(exported_program, builder)
@@ -227,7 +232,7 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
             if calibration is None:
                 raise InputError("int8 compilation needs calibration data (calibration=...)")
             samples = normalize_calibration(calibration, user_inputs(exported_program))
-        data = _core.compile(builder, target, [list(s) for s in samples], precision, io)
+        data = _core.compile(builder, target, [list(s) for s in samples], precision, io, source or {})
     except _core.CompileError as e:
         raise UnsupportedModelError(str(e)) from None
     return Program(data)

@@ -7,6 +7,7 @@ had is overwritten unless the command succeeded.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -63,6 +64,10 @@ def load_exported(path: str):
                          f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
 
 
+def file_sha256(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 def cmd_compile(args) -> int:
     from .api import compile as compile_model
 
@@ -72,7 +77,12 @@ def cmd_compile(args) -> int:
         if not args.calibration:
             raise InputError("--calibration CALIB.npz is required for int8 (or pass --precision fp32)")
         calibration = load_arrays(args.calibration, "calibration")
-    program = compile_model(ep, target=args.target, calibration=calibration, precision=args.precision, io=args.io)
+    # Provenance for measurement records (mcuflow size / bench): which files made this program.
+    source = {"model_file": Path(args.model).name, "model_sha256": file_sha256(args.model)}
+    if calibration is not None:
+        source["calibration_sha256"] = file_sha256(args.calibration)
+    program = compile_model(ep, target=args.target, calibration=calibration, precision=args.precision, io=args.io,
+                            source=source)
     program.save(args.output)
     print(f"wrote {args.output}: {len(program.data)} bytes, arena {program.arena_bytes} bytes "
           f"(lower bound {program.arena_lower_bound})")

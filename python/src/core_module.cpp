@@ -94,7 +94,8 @@ class GraphBuilder {
 };
 
 py::bytes compile_program(const GraphBuilder& builder, const std::string& target, const py::list& calibration,
-                          const std::string& precision, const std::string& io) {
+                          const std::string& precision, const std::string& io,
+                          const std::map<std::string, std::string>& source) {
   CompileOptions options;
   options.target = target;
   if (precision == "int8") options.precision = Precision::kInt8;
@@ -102,6 +103,7 @@ py::bytes compile_program(const GraphBuilder& builder, const std::string& target
   else throw CompileError("unknown precision '" + precision + "' (int8 or fp32)");
   if (io != "float32" && io != "int8") throw CompileError("unknown io '" + io + "' (float32 or int8)");
   options.int8_io = io == "int8";
+  options.source = source;
   Calibration samples;
   for (auto sample : calibration) {
     std::vector<std::vector<float>> inputs;
@@ -324,7 +326,8 @@ PYBIND11_MODULE(_core, m) {
       .def("set_outputs", &GraphBuilder::set_outputs);
 
   m.def("compile", &compile_program, py::arg("builder"), py::arg("target"), py::arg("calibration"),
-        py::arg("precision") = "int8", py::arg("io") = "float32");
+        py::arg("precision") = "int8", py::arg("io") = "float32",
+        py::arg("source") = std::map<std::string, std::string>{});
   m.def("kernel_ids", [] {
     std::map<std::string, int> ids;
 #define MCUFLOW_KERNEL_ID(name, id) ids[#name] = id;

@@ -2,6 +2,7 @@
 // serialization.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@ struct CompileOptions {
   std::string target = "cortex-m55";
   Precision precision = Precision::kInt8;
   bool int8_io = false;
+  std::map<std::string, std::string> source;  // provenance copied into the metadata
 };
 
 // samples × model inputs × values in PyTorch's logical order

@@ -1,6 +1,7 @@
 // A program before serialization: kernel ops over physical tensors, with the memory plan.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,7 @@ struct LoweredProgram {
   uint32_t arena_bytes = 0;
   uint32_t arena_lower_bound = 0;
   std::string target, tier, precision;
+  std::map<std::string, std::string> source;  // provenance for the metadata, e.g. model_sha256
 
   int add_tensor(ProgramTensor t);
 };

@@ -322,15 +322,43 @@ TEST(Verifier, OpRecords) {
   EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).tensors[5] = 0xFFFF; }), Error::kBadOp);
   // The output is a constant: kernels would write into flash.
   EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).tensors[5] = uint16_t(cst); }), Error::kBadOp);
-  // Counts that disagree with the kernel.
+  // Counts that disagree with the kernel: fewer inputs, other output counts, more than 8 slots.
   EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).input_count = 4; }), Error::kBadOp);
   EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).output_count = 2; }), Error::kBadOp);
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).output_count = 0; }), Error::kBadOp);
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).input_count = 8; }), Error::kBadOp);
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).input_count = 0xFF; }), Error::kBadOp);
+  // Extra trailing inputs (constants an optimized kernel precomputed) are allowed; the output
+  // then follows them.
+  {
+    AlignedBytes extra(b);
+    uint8_t* f = extra.data();
+    OpRecord& op = op_record(f, conv);
+    op.tensors[6] = op.tensors[5];
+    op.tensors[5] = uint16_t(cst);
+    op.input_count = 6;
+    fix_crc(extra);
+    Runner r(extra.data(), extra.size());
+    ASSERT_EQ(r.error(), Error::kOk);
+    r.set_input(0, Rng(4).floats(3 * 8 * 8, -1, 1));
+    EXPECT_EQ(r.run(), Error::kOk);
+    EXPECT_TRUE(r.arena().guards_intact());
+    // ...but the output must still be the right tensor, in the slot after the inputs.
+    EXPECT_EQ(corrupt_and_load(b, [&](uint8_t* g) {
+                OpRecord& o = op_record(g, conv);
+                o.tensors[6] = o.tensors[0];
+                o.input_count = 6;
+              }),
+              Error::kBadParams);
+  }
   // Kernel ids.
   EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).kernel = 0; }), Error::kUnknownKernel);
   EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).kernel = uint16_t(KernelId::kCount); }), Error::kUnknownKernel);
   EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).kernel = 0xFFFF; }), Error::kUnknownKernel);
   // Another known kernel with other counts/params: caught, whichever check comes first.
-  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).kernel = uint16_t(KernelId::conv_f32); }), Error::kBadOp);
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).kernel = uint16_t(KernelId::conv_f32); }), Error::kBadParams);
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).kernel = uint16_t(KernelId::fc_s8); }), Error::kBadParams);
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).kernel = uint16_t(KernelId::clamp_s8); }), Error::kBadParams);
   EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).kernel = uint16_t(KernelId::dwconv_s8); }),
             Error::kBadParams);
   // Params: size, alignment, range within the section.

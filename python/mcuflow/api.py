@@ -6,6 +6,7 @@ program bytes come back, and ``Program.run`` executes them with the C++ host run
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -18,6 +19,18 @@ from . import _core
 from .errors import InputError, McuflowError, UnsupportedModelError
 
 MAGIC = b"MFP1"
+# Program metadata "source" key listing the calibration samples' hashes (see sample_hash).
+CALIBRATION_SAMPLES_KEY = "calibration_sample_sha256"
+
+
+def sample_hash(sample: Sequence[np.ndarray]) -> str:
+    """The first 16 hex digits of the SHA-256 of one sample's float32 bytes (inputs in order, each
+    C-contiguous in PyTorch layout): how validate matches evaluation samples against calibration
+    samples. 64 bits keep the list short in the program file and collisions negligible."""
+    digest = hashlib.sha256()
+    for x in sample:
+        digest.update(np.ascontiguousarray(x, dtype=np.float32).tobytes())
+    return digest.hexdigest()[:16]
 
 
 class Program:
@@ -232,6 +245,7 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
             if calibration is None:
                 raise InputError("int8 compilation needs calibration data (calibration=...)")
             samples = normalize_calibration(calibration, user_inputs(exported_program))
+            source = {**(source or {}), CALIBRATION_SAMPLES_KEY: " ".join(sample_hash(s) for s in samples)}
         data = _core.compile(builder, target, [list(s) for s in samples], precision, io, source or {})
     except _core.CompileError as e:
         raise UnsupportedModelError(str(e)) from None

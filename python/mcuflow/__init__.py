@@ -7,8 +7,9 @@
 
 from .api import Program, compile
 from .errors import CalibrationError, InputError, McuflowError, UnsupportedModelError
+from .validate import validate
 
 __version__ = "0.1.0"
 
-__all__ = ["compile", "Program", "McuflowError", "UnsupportedModelError", "CalibrationError", "InputError",
+__all__ = ["compile", "Program", "validate", "McuflowError", "UnsupportedModelError", "CalibrationError", "InputError",
            "__version__"]

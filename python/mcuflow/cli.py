@@ -159,9 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--timeout", type=float, default=120.0, help="seconds before a hung board run is killed")
     r.set_defaults(func=cmd_run)
 
-    from . import device
+    from . import device, measure
 
     device.add_commands(sub)
+    measure.add_commands(sub)  # size, bench
     return parser
 
 

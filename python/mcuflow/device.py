@@ -25,7 +25,8 @@ from .errors import InputError, McuflowError
 from .qemu import QemuError, QemuTimeoutError, run as qemu_run
 
 KiB = 1024
-EXIT_RUNTIME_BASE = 16  # firmware/harness/main.cpp: 16 + mcuflow::Error
+EXIT_RUNTIME_BASE = 16  # firmware/harness/harness_io.h: 16 + mcuflow::Error
+HARNESSES = ("main", "bench")  # firmware/harness/<name>.cpp: run over input files, benchmark
 RUNTIME_ERRORS = ["ok", "truncated", "bad_magic", "bad_version", "bad_checksum", "bad_header", "bad_section",
                   "bad_tensor", "bad_op", "bad_params", "unknown_kernel", "kernel_not_linked", "bad_io",
                   "arena_too_small", "arena_misaligned", "bad_argument", "not_bound"]
@@ -135,9 +136,15 @@ def check_fits(program: Program, board_name: str) -> None:
                           f"(arena {program.arena_bytes} bytes + stack {board.default_stack_size} bytes)")
 
 
-def _source_digest(root: Path, kernels: list[str]) -> str:
+def _harness_source(root: Path, harness: str) -> Path:
+    if harness not in HARNESSES:
+        raise InputError(f"unknown firmware harness '{harness}' ({', '.join(HARNESSES)})")
+    return root / "firmware" / "harness" / f"{harness}.cpp"
+
+
+def _source_digest(root: Path, kernels: list[str], harness: str) -> str:
     h = hashlib.sha256()
-    files = (_runtime_sources(root, TIERS) + _kernel_sources(root, kernels) + [root / "firmware" / "harness" / "main.cpp"]
+    files = (_runtime_sources(root, TIERS) + _kernel_sources(root, kernels) + [_harness_source(root, harness)]
              + sorted((root / "firmware").rglob("*.[chS]")) + sorted((root / "firmware").rglob("*.ld"))
              + sorted((root / "runtime" / "include").rglob("*.h")) + sorted((root / "kernels" / "include").rglob("*.h")))
     for f in files:
@@ -146,8 +153,9 @@ def _source_digest(root: Path, kernels: list[str]) -> str:
     return h.hexdigest()
 
 
-def build(program: Program, board_name: str, out_dir: str | os.PathLike) -> FirmwareBuild:
-    """Generates and builds the firmware for `program` on `board_name` into `out_dir`."""
+def build(program: Program, board_name: str, out_dir: str | os.PathLike, harness: str = "main") -> FirmwareBuild:
+    """Generates and builds the firmware for `program` on `board_name` into `out_dir`; `harness`
+    names the application around it (firmware/harness/<harness>.cpp, one of HARNESSES)."""
     board = _board(board_name)
     check_fits(program, board.name)
     check_tiers(program, board)
@@ -155,7 +163,7 @@ def build(program: Program, board_name: str, out_dir: str | os.PathLike) -> Firm
     out = Path(out_dir)
     generated = generate_sources(program, out / "generated")
     kernels = _kernel_sources(root, used_kernels(program))
-    sources = _runtime_sources(root, board_tiers(board)) + [root / "firmware" / "harness" / "main.cpp"] + generated
+    sources = _runtime_sources(root, board_tiers(board)) + [_harness_source(root, harness)] + generated
     try:
         fw = build_firmware(board.name, sources, out, o3_sources=kernels,
                             include_dirs=[root / "runtime" / "include", root / "kernels" / "include", out / "generated"])
@@ -167,14 +175,14 @@ def build(program: Program, board_name: str, out_dir: str | os.PathLike) -> Firm
     return fw
 
 
-def cached_build(program: Program, board_name: str) -> FirmwareBuild:
-    """Builds once per (program, board, firmware sources); later calls reuse the ELF."""
+def cached_build(program: Program, board_name: str, harness: str = "main") -> FirmwareBuild:
+    """Builds once per (program, board, harness, firmware sources); later calls reuse the ELF."""
     board = _board(board_name)
     root = source_root()
-    key = hashlib.sha256(program.data + board.name.encode()
-                         + _source_digest(root, used_kernels(program)).encode()).hexdigest()[:20]
+    key = hashlib.sha256(program.data + board.name.encode() + harness.encode()
+                         + _source_digest(root, used_kernels(program), harness).encode()).hexdigest()[:20]
     cache = Path(os.environ.get("MCUFLOW_CACHE_DIR", Path.home() / ".cache" / "mcuflow")) / "firmware"
-    target = cache / f"{board.name}-{key}"
+    target = cache / f"{board.name}-{harness}-{key}"
     if (target / "firmware.elf").is_file():
         info = json.loads((target / "build_info.json").read_text()) if (target / "build_info.json").is_file() else {}
         return FirmwareBuild(board=board, out_dir=target, elf=target / "firmware.elf", map=target / "firmware.map",
@@ -182,7 +190,7 @@ def cached_build(program: Program, board_name: str) -> FirmwareBuild:
     cache.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=cache, prefix=f".{board.name}-"))
     try:
-        build(program, board.name, staging)
+        build(program, board.name, staging, harness)
         try:
             staging.rename(target)
         except OSError:  # a concurrent build finished first: use it
@@ -190,11 +198,34 @@ def cached_build(program: Program, board_name: str) -> FirmwareBuild:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return cached_build(program, board.name)
+    return cached_build(program, board.name, harness)
 
 
 def _physical_bytes(a: np.ndarray, spec: dict) -> bytes:
     return np.ascontiguousarray(_core.to_physical(a, spec["layout"])).tobytes()
+
+
+def write_input_files(work_dir: Path, program: Program, samples: list[list[np.ndarray]]) -> None:
+    """in_<k>_<i>.bin for the harnesses (firmware/harness/harness_io.h): sample k, input i."""
+    for k, sample in enumerate(samples):
+        for i, (x, spec) in enumerate(zip(sample, program.inputs)):
+            (work_dir / f"in_{k}_{i}.bin").write_bytes(_physical_bytes(x, spec))
+
+
+def run_harness(elf: Path, board_name: str, work_dir: Path, timeout: float) -> str:
+    """Runs a harness firmware in `work_dir` (its host files); returns its console output.
+    A hang, a QEMU failure or a non-zero exit raises DeviceError naming the cause."""
+    try:
+        result = qemu_run(elf, board_name, timeout_s=timeout, cwd=work_dir)
+    except QemuTimeoutError:
+        raise DeviceError(f"{board_name}: the firmware did not finish within {timeout:g} s and was killed "
+                          f"(raise --timeout for large inputs)") from None
+    except QemuError as e:
+        raise DeviceError(f"{board_name}: {e}") from None
+    if result.exit_code != 0:
+        raise DeviceError(f"{board_name}: firmware exited with code {result.exit_code}"
+                          f"{_exit_reason(result.exit_code)}: {_last_line(result.stdout + result.stderr)}")
+    return result.stdout
 
 
 def run_elf_on_inputs(fw: FirmwareBuild, program: Program, samples: list[list[np.ndarray]], board_name: str,
@@ -204,20 +235,9 @@ def run_elf_on_inputs(fw: FirmwareBuild, program: Program, samples: list[list[np
     with tempfile.TemporaryDirectory(prefix="mcuflow-run-") as work:
         w = Path(work)
         (w / "batch.bin").write_bytes(np.uint32(len(samples)).tobytes())
-        for k, sample in enumerate(samples):
-            for i, (x, spec) in enumerate(zip(sample, program.inputs)):
-                (w / f"in_{k}_{i}.bin").write_bytes(_physical_bytes(x, spec))
-        try:
-            result = qemu_run(fw.elf, board_name, timeout_s=timeout, cwd=w)
-        except QemuTimeoutError:
-            raise DeviceError(f"{board_name}: the firmware did not finish within {timeout:g} s and was killed "
-                              f"(raise --timeout for large inputs)") from None
-        except QemuError as e:
-            raise DeviceError(f"{board_name}: {e}") from None
-        if result.exit_code != 0:
-            raise DeviceError(f"{board_name}: firmware exited with code {result.exit_code}"
-                              f"{_exit_reason(result.exit_code)}: {_last_line(result.stdout + result.stderr)}")
-        counts = [int(m) for m in re.findall(r"mcuflow: sample \d+ instructions (\d+)", result.stdout)]
+        write_input_files(w, program, samples)
+        stdout = run_harness(fw.elf, board_name, w, timeout)
+        counts = [int(m) for m in re.findall(r"mcuflow: sample \d+ instructions (\d+)", stdout)]
         outputs = []
         for k in range(len(samples)):
             outs = []

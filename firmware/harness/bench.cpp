@@ -1,0 +1,139 @@
+// The mcuflow benchmark harness (`mcuflow bench`): times the embedded program with
+// board_counter() — instructions under QEMU -icount, timer ticks on a real board.
+//
+// Host files (see harness_io.h for in_0_<i>.bin and the exit codes):
+//   bench.bin    uint32 warmup, runs, first_op, end_op. Ops [first_op, end_op) are the
+//                inference proper; the ops before and after convert float inputs and outputs.
+// The input is re-read from in_0_<i>.bin before every timed region (the arena plan reuses the
+// input's bytes), so every run computes the same thing. Console lines, printed only between
+// timed regions, carry raw counter deltas (the counter's own overhead is not subtracted):
+//   mcuflow-bench: overhead <n>           two back-to-back counter reads
+//   mcuflow-bench: init <n>               Program::load (verify everything) + Session::bind
+//   mcuflow-bench: cold <n>               first execution of the inference ops after bind
+//   mcuflow-bench: warmup <k> <n>         further executions of the inference ops, not measured
+//   mcuflow-bench: inference <k> <n>      measured executions of the inference ops
+//   mcuflow-bench: application <k> <n>    Session::run (every op) + argmax over output 0
+//   mcuflow-bench: argmax <index>         the application path's answer
+//   mcuflow-bench: op <i> <n>             one run, each op timed alone with Session::run_op
+#include <cstdint>
+
+#include "harness_io.h"
+#include "mcuflow/board.h"
+#include "mcuflow/runtime/runtime.h"
+#include "mcuflow_model.h"  // generated: MCUFLOW_ARENA_BYTES, mcuflow_program, firmware_kernels()
+
+namespace {
+
+using harness::fail;
+using harness::put_uint;
+
+alignas(16) uint8_t g_arena[MCUFLOW_ARENA_BYTES] __attribute__((section(".mcuflow_arena")));
+
+struct Settings {
+  uint32_t warmup, runs, first_op, end_op;
+};
+
+void report(const char* region, uint32_t value) {
+  board_puts("mcuflow-bench: ");
+  board_puts(region);
+  board_puts(" ");
+  put_uint(value);
+  board_puts("\n");
+}
+
+void report(const char* region, uint32_t index, uint32_t value) {
+  board_puts("mcuflow-bench: ");
+  board_puts(region);
+  board_puts(" ");
+  put_uint(index);
+  board_puts(" ");
+  put_uint(value);
+  board_puts("\n");
+}
+
+mcuflow::Error run_ops(const mcuflow::Session& session, uint32_t first, uint32_t end) {
+  for (uint32_t i = first; i < end; ++i) {
+    const mcuflow::Error e = session.run_op(i);
+    if (e != mcuflow::Error::kOk) return e;
+  }
+  return mcuflow::Error::kOk;
+}
+
+// Index of the largest element (the first one on ties) of a float32 or int8 tensor.
+uint32_t argmax(const mcuflow::TensorInfo& info, mcuflow::Span<uint8_t> buf) {
+  uint32_t best = 0;
+  if (info.dtype == mcuflow::format::DType::kFloat32) {
+    const float* v = reinterpret_cast<const float*>(buf.data);
+    for (uint32_t i = 1; i < buf.size / 4; ++i) best = v[i] > v[best] ? i : best;
+  } else {
+    const int8_t* v = reinterpret_cast<const int8_t*>(buf.data);
+    for (uint32_t i = 1; i < buf.size; ++i) best = v[i] > v[best] ? i : best;
+  }
+  return best;
+}
+
+}  // namespace
+
+int main() {
+  const uint32_t overhead_start = board_counter();
+  const uint32_t overhead = board_counter() - overhead_start;
+  report("overhead", overhead);
+
+  Settings s{};
+  uint32_t n = 0;
+  if (board_read_file("bench.bin", &s, sizeof(s), &n) != MCUFLOW_BOARD_OK || n != sizeof(s))
+    harness::fail_io("cannot read", "bench.bin");
+
+  const mcuflow::Span<const uint8_t> bytes{mcuflow_program, mcuflow_program_size()};
+  const mcuflow::Span<uint8_t> arena{g_arena, sizeof(g_arena)};
+  const uint32_t init_start = board_counter();
+  auto program = mcuflow::Program::load(bytes, firmware_kernels());
+  auto session = program.ok() ? mcuflow::Session::bind(program.value(), arena)
+                              : mcuflow::Result<mcuflow::Session>(program.error());
+  const uint32_t init = board_counter() - init_start;
+  if (!program.ok()) fail("program rejected", program.error());
+  if (!session.ok()) fail("bind failed", session.error());
+  const mcuflow::Program& p = program.value();
+  const mcuflow::Session& run = session.value();
+  if (s.first_op > s.end_op || s.end_op > p.op_count()) harness::fail_io("op range out of bounds in", "bench.bin");
+  report("init", init);
+
+  // One execution of the inference ops, input conversion untimed before it.
+  auto inference = [&]() {
+    harness::read_inputs(p, run, 0);
+    mcuflow::Error e = run_ops(run, 0, s.first_op);
+    if (e != mcuflow::Error::kOk) fail("run failed", e);
+    const uint32_t start = board_counter();
+    e = run_ops(run, s.first_op, s.end_op);
+    const uint32_t elapsed = board_counter() - start;
+    if (e != mcuflow::Error::kOk) fail("run failed", e);
+    return elapsed;
+  };
+  report("cold", inference());
+  for (uint32_t k = 0; k < s.warmup; ++k) report("warmup", k, inference());
+  for (uint32_t k = 0; k < s.runs; ++k) report("inference", k, inference());
+
+  uint32_t answer = 0;
+  for (uint32_t k = 0; k < s.runs; ++k) {
+    harness::read_inputs(p, run, 0);
+    const uint32_t start = board_counter();
+    const mcuflow::Error e = run.run();
+    answer = argmax(p.output(0), run.output_buffer(0).value());
+    const uint32_t elapsed = board_counter() - start;
+    if (e != mcuflow::Error::kOk) fail("run failed", e);
+    report("application", k, elapsed);
+  }
+  report("argmax", answer);
+
+  harness::read_inputs(p, run, 0);
+  for (uint32_t i = 0; i < p.op_count(); ++i) {
+    const uint32_t start = board_counter();
+    const mcuflow::Error e = run.run_op(i);
+    const uint32_t elapsed = board_counter() - start;
+    if (e != mcuflow::Error::kOk) fail("run failed", e);
+    report("op", i, elapsed);
+  }
+  harness::report_stack();
+  board_puts("mcuflow: ok\n");
+  return 0;
+}

@@ -1,0 +1,198 @@
+"""`mcuflow bench`: latency of a program on an emulated board, the way the measurement worksheet
+asks — initialization and the cold first inference separately, declared warm-up, a fixed number
+of measured runs (median, p90, p99, min, max and every raw observation), a per-op profile, and
+the full application path next to inference alone.
+
+The firmware is firmware/harness/bench.cpp around the program (device.cached_build). Under QEMU
+with -icount the board counter counts guest instructions exactly (firmware/README.md), so the
+unit is "instructions (QEMU)": deterministic, never cycles or milliseconds. A real board's
+harness would read the DWT cycle counter; the JSON's "unit" says which one a record holds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .api import Program
+from .device import _board, cached_build, kernel_tier, run_harness, write_input_files
+from .errors import InputError
+from .measure import measurement_record, parse_stack, sample_inputs
+
+MAX_RUNS = 100_000
+_LINE = re.compile(r"^mcuflow-bench: (\w+)((?: \d+)+)$")
+
+
+def inference_ops(program: Program) -> tuple[int, int]:
+    """[first, end): the ops between the input quantization and the output dequantization that
+    a float-I/O program adds around the int8 inference (all ops for other programs)."""
+    kinds = [op["kind"] for op in program.metadata.get("ops", [])]
+    first, end = 0, len(kinds)
+    while first < end and kinds[first] == "quantize_input":
+        first += 1
+    while end > first and kinds[end - 1] == "dequantize_output":
+        end -= 1
+    return first, end
+
+
+def summarize(values: list[int]) -> dict:
+    """Median, nearest-rank p90/p99, min, max."""
+    s = sorted(values)
+
+    def rank(q: float) -> int:
+        return s[max(0, math.ceil(q * len(s)) - 1)]
+
+    return {"median": statistics.median(s), "p90": rank(0.90), "p99": rank(0.99), "min": s[0], "max": s[-1],
+            "runs": len(s)}
+
+
+def parse_output(stdout: str) -> dict[str, list[list[int]]]:
+    """'mcuflow-bench: <region> <numbers...>' lines, grouped by region."""
+    lines: dict[str, list[list[int]]] = {}
+    for line in stdout.splitlines():
+        m = _LINE.match(line.strip())
+        if m:
+            lines.setdefault(m.group(1), []).append([int(v) for v in m.group(2).split()])
+    return lines
+
+
+def _ops(first: int, end: int) -> str:
+    return "no ops" if end <= first else f"op {first}" if end == first + 1 else f"ops {first}..{end - 1}"
+
+
+def _region_text(program: Program, first: int, end: int) -> dict[str, str]:
+    n = len(program.metadata.get("ops", []))
+    inference = f"{_ops(first, end)} via Session::run_op: inference alone"
+    if first > 0:
+        inference += f"; the input quantization ({_ops(0, first)}) runs untimed before it"
+    if end < n:
+        inference += f"; the output dequantization ({_ops(end, n)}) is not run"
+    conversion = " (input quantization, inference, output dequantization)" if first > 0 or end < n else ""
+    return {
+        "init": "Program::load (header, CRC-32 of the whole program, every tensor and op verified) + Session::bind",
+        "cold_inference": f"the first execution of {_ops(first, end)} after bind, timed as inference is",
+        "warmup": f"further executions of {_ops(first, end)}, not counted in the statistics",
+        "inference": inference,
+        "application": f"Session::run over all {n} ops{conversion} + argmax over output 0: the full application path",
+    }
+
+
+def run_bench(program: Program, board: str, *, warmup: int = 2, runs: int = 20, inputs=None,
+              timeout: float = 300.0) -> dict:
+    """Builds (or reuses) the bench firmware, runs it once under QEMU and returns the record."""
+    if not 0 <= warmup <= MAX_RUNS or not 1 <= runs <= MAX_RUNS:
+        raise InputError(f"--warmup must be 0..{MAX_RUNS} and --runs 1..{MAX_RUNS} (got {warmup}, {runs})")
+    b = _board(board)
+    sample = sample_inputs(program) if inputs is None else _first_sample(program, inputs)
+    fw = cached_build(program, b.name, harness="bench")
+    first, end = inference_ops(program)
+    with tempfile.TemporaryDirectory(prefix="mcuflow-bench-") as work:
+        w = Path(work)
+        (w / "bench.bin").write_bytes(np.array([warmup, runs, first, end], dtype="<u4").tobytes())
+        write_input_files(w, program, [sample])
+        stdout = run_harness(fw.elf, b.name, w, timeout)
+    lines = parse_output(stdout)
+    overhead = lines["overhead"][0][0]
+
+    def net(values):
+        return [v - overhead for v in values]
+
+    ops_meta = program.metadata.get("ops", [])
+    op_counts = net([v for _, v in lines.get("op", [])])
+    profile_total = sum(op_counts)
+    profile = [{"index": i, "kind": op["kind"], "kernel": op["kernel"], "tier": kernel_tier(op["kernel"]),
+                "macs": op["macs"], "instructions": n,
+                "share": n / profile_total if profile_total else 0.0,
+                "region": "inference" if first <= i < end else "io_conversion"}
+               for i, (op, n) in enumerate(zip(ops_meta, op_counts))]
+    text = _region_text(program, first, end)
+    regions = {
+        "init": {"contains": text["init"], "observations": net([lines["init"][0][0]])},
+        "cold_inference": {"contains": text["cold_inference"], "observations": net([lines["cold"][0][0]])},
+        "warmup": {"contains": text["warmup"], "observations": net([v for _, v in lines.get("warmup", [])])},
+    }
+    for name in ("inference", "application"):
+        observations = net([v for _, v in lines[name]])
+        regions[name] = {"contains": text[name], **summarize(observations), "observations": observations}
+    regions["inference"]["ops"] = [first, end]
+    stack = parse_stack(stdout)
+    return {
+        "record": measurement_record(program=program, board=b.name, build_info=fw.info),
+        "unit": "instructions",
+        "unit_description": (f"instructions (QEMU): guest instructions counted with qemu-system-arm -icount "
+                             f"shift={b.icount_shift} through the board timer, exact and deterministic; "
+                             f"not cycles, not time. On a real board the harness reads the DWT cycle counter."),
+        "counter": {"source": "qemu-icount", "board_timer": b.timer,
+                    "overhead_subtracted": overhead,
+                    "overhead_note": "two back-to-back counter reads; subtracted from every observation"},
+        "settings": {"warmup": warmup, "runs": runs, "input": "given" if inputs is not None else "seeded random"},
+        "regions": regions,
+        "argmax": lines["argmax"][0][0],
+        "profile": {"contains": "one run, each op timed alone with Session::run_op", "total": profile_total,
+                    "inference_ops_total": sum(p["instructions"] for p in profile if p["region"] == "inference"),
+                    "ops": profile},
+        "memory": {"stack_high_water": stack[0] if stack else None, "stack_reserved": stack[1] if stack else None,
+                   "arena_bytes": program.arena_bytes},
+        "firmware": {"elf": str(fw.elf), "build_info": str(fw.build_info)},
+    }
+
+
+def _first_sample(program: Program, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    arrays, _, batched = program._batched_inputs(inputs)
+    return [a[:1] if batched else a for a in arrays]
+
+
+def format_report(r: dict, program_path: str) -> str:
+    rec = r["record"]
+    lines = [f"mcuflow bench: {program_path} on {rec['board']} ({rec['target']} program, {rec['precision']}), "
+             f"warm-up {r['settings']['warmup']}, {r['settings']['runs']} measured runs",
+             f"unit: instructions (QEMU), counter overhead of {r['counter']['overhead_subtracted']} subtracted; "
+             "not cycles",
+             "", f"{'region':<26} {'median':>12} {'p90':>12} {'p99':>12} {'min':>12} {'max':>12}"]
+    for name, label in (("init", "init (load+verify+bind)"), ("cold_inference", "cold first inference")):
+        v = r["regions"][name]["observations"][0]
+        lines.append(f"{label:<26} {v:>12}")
+    for name in ("inference", "application"):
+        s = r["regions"][name]
+        median = f"{s['median']:.1f}" if s["median"] != int(s["median"]) else int(s["median"])
+        lines.append(f"{name:<26} {median:>12} {s['p90']:>12} {s['p99']:>12} {s['min']:>12} {s['max']:>12}")
+    for name in ("inference", "application"):
+        lines.append(f"  {name}: {r['regions'][name]['contains']}")
+    lines += ["", "per-op profile (one run):",
+              f"{'#':>3}  {'kind':<20} {'kernel':<22} {'tier':<9} {'MACs':>9} {'instructions':>13} {'share':>7}"]
+    for p in r["profile"]["ops"]:
+        lines.append(f"{p['index']:>3}  {p['kind']:<20} {p['kernel']:<22} {p['tier']:<9} {p['macs']:>9} "
+                     f"{p['instructions']:>13} {p['share']:>7.1%}")
+    lines.append(f"{'':>3}  {'total':<20} {'':<22} {'':<9} {'':>9} {r['profile']['total']:>13}")
+    mem = r["memory"]
+    lines.append(f"\nstack high water {mem['stack_high_water']} of {mem['stack_reserved']} bytes; "
+                 f"arena {mem['arena_bytes']} bytes; program sha256 {rec['program_sha256']}")
+    return "\n".join(lines)
+
+
+def cmd_bench(args) -> int:
+    from .cli import load_arrays
+
+    program = Program.load(args.program)
+    inputs = load_arrays(args.input, "input") if args.input else None
+    report = run_bench(program, args.board, warmup=args.warmup, runs=args.runs, inputs=inputs, timeout=args.timeout)
+    print(json.dumps(report, indent=1) if args.json else format_report(report, args.program))
+    return 0
+
+
+def add_commands(sub) -> None:
+    b = sub.add_parser("bench", help="latency of a program on an emulated board (instructions under QEMU)")
+    b.add_argument("program")
+    b.add_argument("--board", required=True, help="qemu-m0, qemu-m3, qemu-m4, qemu-m7, qemu-m33, qemu-m55")
+    b.add_argument("--warmup", type=int, default=2, help="unmeasured runs after the cold one (default 2)")
+    b.add_argument("--runs", type=int, default=20, help="measured runs (default 20)")
+    b.add_argument("--input", help="X.npy or X.npz: the first sample is benchmarked (default: seeded random)")
+    b.add_argument("--timeout", type=float, default=300.0, help="seconds before a hung run is killed")
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(func=cmd_bench)

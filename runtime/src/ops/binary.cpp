@@ -42,11 +42,32 @@ void eval_mul_f32(const OpCall& c) {
   kernels::mul_f32(c.get_params<BinaryParams>(), c.in<float>(0), c.in<float>(1), c.out<float>(0));
 }
 
+// sub, minimum, maximum: BinaryParams too (minimum/maximum use the input multipliers to
+// rescale both inputs to the output and ignore left_shift and the output multiplier).
+template <void (*kKernel)(const BinaryParams&, const int8_t*, const int8_t*, int8_t*)>
+void eval_s8(const OpCall& c) {
+  kKernel(c.get_params<BinaryParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.out<int8_t>(0));
+}
+template <void (*kKernel)(const BinaryParams&, const float*, const float*, float*)>
+void eval_f32(const OpCall& c) {
+  kKernel(c.get_params<BinaryParams>(), c.in<float>(0), c.in<float>(1), c.out<float>(0));
+}
+
 }  // namespace
 
 extern const KernelEntry kernel_entry_add_s8 = {sizeof(BinaryParams), 2, 1, check_binary_s8, eval_add_s8};
 extern const KernelEntry kernel_entry_mul_s8 = {sizeof(BinaryParams), 2, 1, check_binary_s8, eval_mul_s8};
 extern const KernelEntry kernel_entry_add_f32 = {sizeof(BinaryParams), 2, 1, check_binary_f32, eval_add_f32};
 extern const KernelEntry kernel_entry_mul_f32 = {sizeof(BinaryParams), 2, 1, check_binary_f32, eval_mul_f32};
+extern const KernelEntry kernel_entry_sub_s8 = {sizeof(BinaryParams), 2, 1, check_binary_s8, eval_s8<kernels::sub_s8>};
+extern const KernelEntry kernel_entry_sub_f32 = {sizeof(BinaryParams), 2, 1, check_binary_f32, eval_f32<kernels::sub_f32>};
+extern const KernelEntry kernel_entry_minimum_s8 = {sizeof(BinaryParams), 2, 1, check_binary_s8,
+                                                    eval_s8<kernels::minimum_s8>};
+extern const KernelEntry kernel_entry_maximum_s8 = {sizeof(BinaryParams), 2, 1, check_binary_s8,
+                                                    eval_s8<kernels::maximum_s8>};
+extern const KernelEntry kernel_entry_minimum_f32 = {sizeof(BinaryParams), 2, 1, check_binary_f32,
+                                                     eval_f32<kernels::minimum_f32>};
+extern const KernelEntry kernel_entry_maximum_f32 = {sizeof(BinaryParams), 2, 1, check_binary_f32,
+                                                     eval_f32<kernels::maximum_f32>};
 
 }  // namespace mcuflow::ops

@@ -39,6 +39,15 @@ inline bool output_is(const OpCheck& c, format::DType dtype, uint64_t count) {
   return t.dtype == dtype && elements(t) == count;
 }
 
+// The window fields every convolution's params share (conv, depthwise, transposed).
+template <typename P>
+bool window_valid(const P& p) {
+  return positive(p.in_h) && positive(p.in_w) && positive(p.in_c) && positive(p.out_h) &&
+         positive(p.out_w) && positive(p.out_c) && positive(p.k_h) && positive(p.k_w) &&
+         positive(p.stride_h) && positive(p.stride_w) && positive(p.dil_h) && positive(p.dil_w) &&
+         in_range(p.pad_top, 0, kMaxExtent) && in_range(p.pad_left, 0, kMaxExtent);
+}
+
 // Per-channel requantization tables: multipliers in [0, 2^31), shifts in [-31, 30].
 bool requant_tables_valid(const OpCheck& c, uint32_t mult_slot, uint32_t shift_slot, uint64_t count);
 

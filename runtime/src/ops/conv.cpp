@@ -10,14 +10,6 @@ using kernels::ConvParams;
 using kernels::DwConvParams;
 
 template <typename P>
-bool window_valid(const P& p) {
-  return positive(p.in_h) && positive(p.in_w) && positive(p.in_c) && positive(p.out_h) &&
-         positive(p.out_w) && positive(p.out_c) && positive(p.k_h) && positive(p.k_w) &&
-         positive(p.stride_h) && positive(p.stride_w) && positive(p.dil_h) && positive(p.dil_w) &&
-         in_range(p.pad_top, 0, kMaxExtent) && in_range(p.pad_left, 0, kMaxExtent);
-}
-
-template <typename P>
 bool int8_fields_valid(const P& p) {
   return zero_point_offsets(p.input_offset, p.output_offset) && int8_activation_range(p.act_min, p.act_max);
 }

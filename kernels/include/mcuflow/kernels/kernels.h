@@ -39,4 +39,33 @@ void clamp_f32(const ClampParams& p, const float* input, float* output);
 void concat_slice_f32(const ConcatSliceParams& p, const float* input, float* output);
 void permute_b32(const PermuteParams& p, const int32_t* input, int32_t* output);
 
+// --- operator coverage (issue 8) ---
+// Element-size kernels: int8 activations and int8 quantization stay as they are.
+void strided_copy_b8(const StridedCopyParams& p, const int8_t* input, int8_t* output);
+void strided_copy_b32(const StridedCopyParams& p, const int32_t* input, int32_t* output);
+void avgpool_include_pad_s8(const AvgPoolIncludePadParams& p, const int8_t* input, int8_t* output);
+void avgpool_include_pad_f32(const AvgPoolIncludePadParams& p, const float* input, float* output);
+void lut_s8(const LutParams& p, const int8_t* input, const int8_t* table, int8_t* output);
+void activation_f32(const ActivationParams& p, const float* input, float* output);
+void sub_s8(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);
+void sub_f32(const BinaryParams& p, const float* input1, const float* input2, float* output);
+void minimum_s8(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);
+void maximum_s8(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);
+void minimum_f32(const BinaryParams& p, const float* input1, const float* input2, float* output);
+void maximum_f32(const BinaryParams& p, const float* input1, const float* input2, float* output);
+void reduce_s8(const ReduceParams& p, const int8_t* input, int8_t* output);
+void reduce_f32(const ReduceParams& p, const float* input, float* output);
+void argmax_s8(const ArgmaxParams& p, const int8_t* input, int32_t* output);
+void argmax_f32(const ArgmaxParams& p, const float* input, int32_t* output);
+// Transposed convolution reuses ConvParams: in_* is the (smaller) input, out_* the output,
+// pad_top/pad_left the rows/columns cropped from the full result.
+void transpose_conv_s8(const ConvParams& p, const int8_t* input, const int8_t* weights, const int32_t* bias,
+                       const int32_t* multipliers, const int32_t* shifts, int8_t* output);
+void transpose_conv_f32(const ConvParams& p, const float* input, const float* weights, const float* bias,
+                        float* output);
+void batch_matmul_s8(const BatchMatmulParams& p, const int8_t* lhs, const int8_t* rhs, int8_t* output);
+void batch_matmul_f32(const BatchMatmulParams& p, const float* lhs, const float* rhs, float* output);
+void layer_norm_f32(const LayerNormParams& p, const float* input, const float* weight, const float* bias,
+                    float* output);
+
 }  // namespace mcuflow::kernels

@@ -111,4 +111,89 @@ struct QuantizeParams {        // quantize_f32_s8 / dequantize_s8_f32
   int32_t zero_point;
 };
 
+// ---------------------------------------------------------------------------------------
+// Operator coverage (issue 8). Appended; the structs above keep their bytes.
+
+// A rank-4 gather with a constant fill. Output element o (physical order) reads input
+// element src where, per dim d, src[d] = start[d] + floor(o[d] * num[d] / den[d]), and gets
+// `fill` when any src[d] falls outside the input. That one rule covers constant padding
+// (num = den = 1, start = -pad_before), slices with a step (num = step), broadcasting a
+// size-1 dim (num = 0) and nearest-neighbour upsampling by an integer factor (den = factor).
+struct StridedCopyParams {     // strided_copy_b8 / strided_copy_b32 (element size 1 or 4 bytes)
+  int32_t in_dims[4], out_dims[4];
+  int32_t start[4], num[4], den[4];
+  int32_t fill;                // the fill element's bits: an int8 value, or a float's bits
+};
+
+// Average pooling whose padding counts (PyTorch count_include_pad=True, and zero pads folded
+// into a pool): padding elements hold `pad_value` (int8: the zero point; float: unused, 0)
+// and every window divides by k_h * k_w. Padding on the bottom/right follows from out_h/out_w.
+struct AvgPoolIncludePadParams {  // avgpool_include_pad_s8 / avgpool_include_pad_f32
+  PoolParams pool;
+  int32_t pad_value;
+};
+
+// Element-wise lookup: out[i] = table[in[i] + 128] with a 256-entry int8 table the compiler
+// computed from the exact float function and both tensors' quantization.
+struct LutParams {             // lut_s8
+  int32_t n;
+};
+
+enum ActivationFunction : int32_t {
+  kActSigmoid = 0,
+  kActTanh = 1,
+  kActHardswish = 2,
+  kActHardsigmoid = 3,
+  kActSilu = 4,
+  kActGelu = 5,                // exact: x/2 * (1 + erf(x / sqrt 2))
+  kActGeluTanh = 6,            // PyTorch approximate="tanh"
+  kActElu = 7,                 // alpha
+  kActLeakyRelu = 8,           // alpha = negative slope
+  kActNeg = 9,
+  kActAbs = 10,
+  kActFunctionCount = 11,
+};
+
+struct ActivationParams {      // activation_f32 over n elements (may run in place)
+  int32_t n;
+  int32_t function;            // ActivationFunction
+  float alpha;
+};
+
+// Reduction of the middle axis of an [outer][reduce][inner] tensor to [outer][inner].
+// int8: acc = sum of (q + input_offset) (or their maximum), out = clamp(requantize(acc) +
+// output_offset); mean folds 1/reduce into the multiplier. float: sum, mean or max.
+enum ReduceOp : int32_t { kReduceSum = 0, kReduceMean = 1, kReduceMax = 2 };
+struct ReduceParams {          // reduce_s8 / reduce_f32
+  int32_t outer, reduce, inner;
+  int32_t op;                  // ReduceOp
+  int32_t input_offset, output_offset;
+  int32_t multiplier, shift;
+  int32_t act_min, act_max;
+};
+
+// Index of the first maximum along the middle axis of [outer][reduce][inner]: int32 output
+// [outer][inner].
+struct ArgmaxParams {          // argmax_s8 / argmax_f32
+  int32_t outer, reduce, inner;
+};
+
+// out[b][m][n] = sum_k lhs[b][m][k] * rhs[b][k][n] (rhs_transposed: rhs[b][n][k]); both
+// operands are activations (attention). int8: (lhs + lhs_offset) * (rhs + rhs_offset)
+// accumulated in int32, requantized with one multiplier.
+struct BatchMatmulParams {     // batch_matmul_s8 / batch_matmul_f32
+  int32_t batch, m, k, n;
+  int32_t rhs_transposed;
+  int32_t lhs_offset, rhs_offset, output_offset;
+  int32_t multiplier, shift;
+  int32_t act_min, act_max;
+  float act_min_f, act_max_f;
+};
+
+// Layer normalization over the last axis of [rows][depth] with per-element weight and bias.
+struct LayerNormParams {       // layer_norm_f32
+  int32_t rows, depth;
+  float eps;
+};
+
 }  // namespace mcuflow::kernels

@@ -30,7 +30,28 @@ namespace mcuflow {
   X(softmax_f32, 22)                      \
   X(clamp_f32, 23)                        \
   X(concat_slice_f32, 24)                 \
-  X(permute_b32, 25)
+  X(permute_b32, 25)                      \
+  X(strided_copy_b8, 26)                  \
+  X(strided_copy_b32, 27)                 \
+  X(avgpool_include_pad_s8, 28)           \
+  X(avgpool_include_pad_f32, 29)          \
+  X(lut_s8, 30)                           \
+  X(activation_f32, 31)                   \
+  X(sub_s8, 32)                           \
+  X(sub_f32, 33)                          \
+  X(minimum_s8, 34)                       \
+  X(maximum_s8, 35)                       \
+  X(minimum_f32, 36)                      \
+  X(maximum_f32, 37)                      \
+  X(reduce_s8, 38)                        \
+  X(reduce_f32, 39)                       \
+  X(argmax_s8, 40)                        \
+  X(argmax_f32, 41)                       \
+  X(transpose_conv_s8, 42)                \
+  X(transpose_conv_f32, 43)               \
+  X(batch_matmul_s8, 44)                  \
+  X(batch_matmul_f32, 45)                 \
+  X(layer_norm_f32, 46)
 
 // Optimized kernels: X(name, id, reference). Each computes exactly what its reference kernel
 // computes (bit for bit) from the same params and leading inputs; it may take extra trailing

@@ -1,0 +1,47 @@
+// Adapters for strided_copy_b8 / strided_copy_b32 (pad, slice, broadcast, upsample).
+#include "check.h"
+#include "mcuflow/kernels/kernels.h"
+
+namespace mcuflow::ops {
+namespace {
+
+using kernels::StridedCopyParams;
+
+// The kernel's source indices start + floor(o * num / den) stay far inside int32: it checks
+// them against the input before reading, so any value that does not overflow is safe.
+constexpr int64_t kMaxSourceIndex = int64_t{1} << 24;
+
+Error check_strided_copy(const OpCheck& c, uint32_t element_bytes) {
+  const auto& p = c.get_params<StridedCopyParams>();
+  uint64_t in_n = 1, out_n = 1;
+  for (int d = 0; d < 4; ++d) {
+    if (!positive(p.in_dims[d]) || !positive(p.out_dims[d]) || !in_range(p.num[d], 0, kMaxExtent) ||
+        !positive(p.den[d]) || !in_range(p.start[d], -kMaxExtent, kMaxExtent))
+      return Error::kBadParams;
+    if (int64_t(p.out_dims[d] - 1) * p.num[d] / p.den[d] > kMaxSourceIndex) return Error::kBadParams;
+    in_n *= uint32_t(p.in_dims[d]);
+    out_n *= uint32_t(p.out_dims[d]);
+  }
+  const format::TensorRecord& in = c.tensor(0);
+  const format::TensorRecord& out = output(c);
+  if (format::dtype_bytes(in.dtype) != element_bytes || in.dtype != out.dtype) return Error::kBadParams;
+  if (element_bytes == 1 && !in_range(p.fill, -128, 127)) return Error::kBadParams;
+  return ok_if(elements(in) == in_n && elements(out) == out_n);
+}
+
+Error check_b8(const OpCheck& c) { return check_strided_copy(c, 1); }
+Error check_b32(const OpCheck& c) { return check_strided_copy(c, 4); }
+
+void eval_b8(const OpCall& c) {
+  kernels::strided_copy_b8(c.get_params<StridedCopyParams>(), c.in<int8_t>(0), c.out<int8_t>(0));
+}
+void eval_b32(const OpCall& c) {
+  kernels::strided_copy_b32(c.get_params<StridedCopyParams>(), c.in<int32_t>(0), c.out<int32_t>(0));
+}
+
+}  // namespace
+
+extern const KernelEntry kernel_entry_strided_copy_b8 = {sizeof(StridedCopyParams), 1, 1, check_b8, eval_b8};
+extern const KernelEntry kernel_entry_strided_copy_b32 = {sizeof(StridedCopyParams), 1, 1, check_b32, eval_b32};
+
+}  // namespace mcuflow::ops

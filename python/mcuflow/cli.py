@@ -163,6 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     device.add_commands(sub)
     measure.add_commands(sub)  # size, bench
+    from .validate import add_commands as add_validate_command  # `from . import validate` is the function
+
+    add_validate_command(sub)
     return parser
 
 

@@ -173,15 +173,22 @@ inline Calibration random_calibration(const Graph& g, int samples, uint32_t seed
   return c;
 }
 
-inline std::vector<uint8_t> compile_int8(const Graph& g, uint32_t seed = 1, int samples = 8, bool int8_io = false) {
+// Compiled for a scalar core by default, so every op keeps its reference kernel (tests that look
+// for a kernel id find it); pass a DSP/MVE target to get the tier kernels selected.
+constexpr const char* kScalarTarget = "cortex-m0";
+
+inline std::vector<uint8_t> compile_int8(const Graph& g, uint32_t seed = 1, int samples = 8, bool int8_io = false,
+                                         const std::string& target = kScalarTarget) {
   CompileOptions o;
+  o.target = target;
   o.precision = Precision::kInt8;
   o.int8_io = int8_io;
   return compiler::compile_graph(g, o, random_calibration(g, samples, seed));
 }
 
-inline std::vector<uint8_t> compile_fp32(const Graph& g) {
+inline std::vector<uint8_t> compile_fp32(const Graph& g, const std::string& target = kScalarTarget) {
   CompileOptions o;
+  o.target = target;
   o.precision = Precision::kFloat32;
   return compiler::compile_graph(g, o, {});
 }

@@ -77,16 +77,16 @@ TEST(ShapeInference, ElementwiseAndViews) {
 TEST(ShapeInference, UnsupportedKindNamesOpSourceAndSupportedOps) {
   Builder b;
   const int x = b.input("x", {1, 8});
-  const std::string msg = error_of([&] { b.op("gelu", {x}, {}, "net.py:42: y = F.gelu(x)"); });
-  EXPECT_EQ(msg.rfind("gelu at net.py:42: y = F.gelu(x): unsupported op", 0), 0u) << msg;
+  const std::string msg = error_of([&] { b.op("fft_rfft2", {x}, {}, "net.py:42: y = torch.fft.rfft2(x)"); });
+  EXPECT_EQ(msg.rfind("fft_rfft2 at net.py:42: y = torch.fft.rfft2(x): unsupported op", 0), 0u) << msg;
   for (const char* kind : {"conv2d", "linear", "batch_norm", "relu", "clamp", "add", "mul", "max_pool2d", "avg_pool2d",
                            "mean", "adaptive_avg_pool2d", "reshape", "permute", "softmax", "cat", "identity"}) {
     EXPECT_NE(msg.find(kind), std::string::npos) << kind << " missing from: " << msg;
   }
   EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line";
   // No source: still names the op.
-  const std::string anon = error_of([&] { b.op("matmul", {x, x}, {}, "<unknown>"); });
-  EXPECT_EQ(anon.rfind("matmul at <unknown>: unsupported op", 0), 0u) << anon;
+  const std::string anon = error_of([&] { b.op("my_custom_op", {x, x}, {}, "<unknown>"); });
+  EXPECT_EQ(anon.rfind("my_custom_op at <unknown>: unsupported op", 0), 0u) << anon;
 }
 
 TEST(ShapeInference, GroupedConvolutionIsRejected) {
@@ -145,29 +145,6 @@ TEST(ShapeInference, OtherRejections) {
   EXPECT_NE(error_of([&] { b.permute(x, {0, 1, 1, 2}); }).find("not a permutation"), std::string::npos);
   EXPECT_NE(error_of([&] { b.permute(x, {0, 1, 2}); }).find("perm length"), std::string::npos);
   EXPECT_NE(error_of([&] { b.cat({x, b.input("y", {1, 3, 7, 8})}, 1); }).find("differ outside the cat dim"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] { b.mean_hw(b.input("v", {1, 8}), false); }).find("out of range for rank 2"), std::string::npos);
-  EXPECT_NE(error_of([&] { b.op("mean", {x}, {{"dims", std::vector<int64_t>{1}}, {"keepdim", int64_t(0)}}); })
-                .find("spatial dims"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] { b.op("adaptive_avg_pool2d", {x}, {{"output_size", std::vector<int64_t>{3, 3}}}); })
-                .find("must divide"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] {
-              b.op("max_pool2d", {x},
-                   {{"kernel", std::vector<int64_t>{2, 2}},
-                    {"stride", std::vector<int64_t>{2, 2}},
-                    {"padding", std::vector<int64_t>{0, 0}},
-                    {"dilation", std::vector<int64_t>{2, 2}}});
-            }).find("dilated pooling"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] {
-              b.op("avg_pool2d", {x},
-                   {{"kernel", std::vector<int64_t>{3, 3}},
-                    {"stride", std::vector<int64_t>{2, 2}},
-                    {"padding", std::vector<int64_t>{1, 1}},
-                    {"count_include_pad", int64_t(1)}});
-            }).find("count_include_pad"),
             std::string::npos);
   EXPECT_NE(error_of([&] { b.max_pool(x, 2, 2, 2); }).find("invalid kernel/stride/padding"), std::string::npos);
   EXPECT_NE(error_of([&] { b.clamp(x, 1.0, -1.0); }).find("min must not exceed max"), std::string::npos);

@@ -42,13 +42,15 @@ def inference_ops(program: Program) -> tuple[int, int]:
 
 
 def summarize(values: list[int]) -> dict:
-    """Median, nearest-rank p90/p99, min, max."""
+    """Median (an integer unless two middle values differ by an odd count), nearest-rank p90/p99,
+    min, max."""
     s = sorted(values)
+    median = statistics.median(s)
 
     def rank(q: float) -> int:
         return s[max(0, math.ceil(q * len(s)) - 1)]
 
-    return {"median": statistics.median(s), "p90": rank(0.90), "p99": rank(0.99), "min": s[0], "max": s[-1],
+    return {"median": int(median) if median == int(median) else median, "p90": rank(0.90), "p99": rank(0.99), "min": s[0], "max": s[-1],
             "runs": len(s)}
 
 
@@ -160,8 +162,7 @@ def format_report(r: dict, program_path: str) -> str:
         lines.append(f"{label:<26} {v:>12}")
     for name in ("inference", "application"):
         s = r["regions"][name]
-        median = f"{s['median']:.1f}" if s["median"] != int(s["median"]) else int(s["median"])
-        lines.append(f"{name:<26} {median:>12} {s['p90']:>12} {s['p99']:>12} {s['min']:>12} {s['max']:>12}")
+        lines.append(f"{name:<26} {s['median']:>12} {s['p90']:>12} {s['p99']:>12} {s['min']:>12} {s['max']:>12}")
     for name in ("inference", "application"):
         lines.append(f"  {name}: {r['regions'][name]['contains']}")
     lines += ["", "per-op profile (one run):",

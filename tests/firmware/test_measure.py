@@ -1,0 +1,175 @@
+"""mcuflow size and mcuflow bench on the emulated boards.
+
+size: its totals must equal what arm-none-eabi-size reports (flash = text + data, static RAM =
+data + bss) on every board, its components must come from the linker map (no unexplained
+bytes), the arena must be counted once, and the heap must be empty.
+bench: instruction counts under QEMU are deterministic, the JSON carries the whole record, the
+per-op profile adds up to the inference count and the application path computes the host's
+answer.
+"""
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+
+import mcuflow  # noqa: E402
+from mcuflow import boards, cli, crossbuild, device, measure  # noqa: E402
+from fwutil import BOARD_NAMES, requires_cross  # noqa: E402
+from models import DSCNN, init_bn_stats  # noqa: E402
+
+pytestmark = requires_cross
+
+
+@pytest.fixture(scope="module", autouse=True)
+def firmware_cache(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    mp.setenv("MCUFLOW_CACHE_DIR", str(tmp_path_factory.mktemp("fwcache")))
+    yield
+    mp.undo()
+
+
+def small_dscnn():
+    """DS-CNN with 16 channels: fits qemu-m0's 16 KiB of RAM."""
+    return init_bn_stats(DSCNN(channels=16), seed=0).eval()
+
+
+def arm_none_eabi_size(elf: Path) -> dict:
+    out = subprocess.run([crossbuild.tool_path("size"), "-B", str(elf)], capture_output=True, text=True,
+                         check=True).stdout
+    text, data, bss = (int(v) for v in out.splitlines()[1].split()[:3])
+    return {"text": text, "data": data, "bss": bss}
+
+
+@pytest.mark.parametrize("board_name", BOARD_NAMES)
+def test_size_reconciles_with_arm_none_eabi_size(board_name, tmp_path):
+    board = boards.get_board(board_name)
+    model = small_dscnn()
+    x = model.example_input(seed=1, batch=16)
+    program = mcuflow.compile(torch.export.export(model, model.example_input(seed=0)), target=board.core,
+                              calibration=[t.numpy() for t in x])
+    fw = device.build(program, board_name, tmp_path / "fw")
+    report = measure.size_report(fw.elf)
+    size = arm_none_eabi_size(fw.elf)
+
+    flash = report["flash"]
+    assert flash["total"] == size["text"] + size["data"]
+    assert sum(c["bytes"] for c in flash["components"]) == flash["total"]
+    groups = {c["group"]: c for c in flash["components"]}
+    # every byte comes from an input section the map names; only alignment fill is left over
+    assert not [k for k in groups["padding"]["items"] if k.startswith("unlisted")]
+    assert groups["padding"]["bytes"] < 64
+    assert groups["program"]["bytes"] == len(program.data)
+    assert set(flash["kernels"]) == set(device.used_kernels(program))
+    assert groups["runtime_core"]["bytes"] > 0 and groups["startup_board"]["bytes"] > 0
+
+    ram = report["ram"]
+    assert ram["static_total"] == size["data"] + size["bss"]
+    counted_once = (ram["data"] + ram["bss"] + sum(ram["arena"].values()) + ram["stack_reserved"]
+                    + ram["heap_reserved"] + sum(ram["other"].values()))
+    assert counted_once == ram["static_total"]
+    assert ram["arena"] == {board.arena_region: max(program.arena_bytes, 16)}
+    assert ram["stack_reserved"] == board.default_stack_size
+    assert 0 < ram["stack_high_water"] < ram["stack_reserved"]
+    assert ram["heap_reserved"] == 0 and ram["heap_used"] == 0
+    assert report["record"]["board"] == board_name
+    assert report["record"]["program_sha256"] == hashlib.sha256(program.data).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """DS-CNN-16 exported, compiled for cortex-m55 by the CLI (so the model hash is recorded)."""
+    work = tmp_path_factory.mktemp("bench")
+    model = small_dscnn()
+    torch.export.save(torch.export.export(model, model.example_input(seed=0)), work / "model.pt2")
+    np.savez(work / "calib.npz", *[t.numpy() for t in model.example_input(seed=1, batch=16)])
+    assert cli.main(["compile", str(work / "model.pt2"), "--calibration", str(work / "calib.npz"),
+                     "--target", "cortex-m55", "-o", str(work / "model.mfp")]) == 0
+    x = model.example_input(seed=7)[0].numpy()
+    np.save(work / "x.npy", x)
+    return work
+
+
+BENCH_ARGS = ["--board", "qemu-m55", "--warmup", "1", "--runs", "5"]
+
+
+def bench_json(work: Path, capsys) -> dict:
+    assert cli.main(["bench", str(work / "model.mfp"), *BENCH_ARGS, "--input", str(work / "x.npy"), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_two_bench_runs_print_identical_medians(compiled, capsys):
+    outputs = []
+    for _ in range(2):
+        assert cli.main(["bench", str(compiled / "model.mfp"), *BENCH_ARGS]) == 0
+        outputs.append(capsys.readouterr().out)
+    medians = [re.findall(r"^(inference|application) +(\d+)", out, re.M) for out in outputs]
+    assert len(medians[0]) == 2 and medians[0] == medians[1]
+    assert outputs[0] == outputs[1]  # every figure, not only the medians
+
+
+def test_bench_json_carries_the_record_and_every_observation(compiled, capsys):
+    r = bench_json(compiled, capsys)
+    rec = r["record"]
+    program = mcuflow.Program.load(compiled / "model.mfp")
+    assert rec["mcuflow_version"] == mcuflow.__version__
+    assert re.fullmatch(r"[0-9a-f]{40}", rec["mcuflow_commit"])
+    assert rec["compiler"].startswith("arm-none-eabi-gcc") and "-mcpu=cortex-m55" in rec["compiler_flags"]["cpu"]
+    assert rec["compiler_flags"]["opt_level"] == "-Os"
+    assert (rec["target"], rec["board"]) == ("cortex-m55", "qemu-m55")
+    assert rec["model_sha256"] == hashlib.sha256((compiled / "model.pt2").read_bytes()).hexdigest()
+    assert rec["calibration_sha256"] == hashlib.sha256((compiled / "calib.npz").read_bytes()).hexdigest()
+    assert rec["program_sha256"] == hashlib.sha256((compiled / "model.mfp").read_bytes()).hexdigest()
+    assert [op["kernel"] for op in rec["ops"]] == [op["kernel"] for op in program.metadata["ops"]]
+    assert all(op["tier"] in device.TIERS for op in rec["ops"])
+
+    assert r["unit"] == "instructions" and "QEMU" in r["unit_description"]
+    regions = r["regions"]
+    assert len(regions["init"]["observations"]) == len(regions["cold_inference"]["observations"]) == 1
+    assert len(regions["warmup"]["observations"]) == 1
+    for name in ("inference", "application"):
+        s = regions[name]
+        assert len(s["observations"]) == s["runs"] == 5
+        assert s["min"] <= s["median"] <= s["p90"] <= s["p99"] <= s["max"]
+        assert s["min"] == min(s["observations"]) and s["max"] == max(s["observations"])
+        assert s["contains"]
+    # the same input every run: counted instructions do not vary
+    assert len(set(regions["inference"]["observations"] + regions["cold_inference"]["observations"])) == 1
+    assert 0 < r["memory"]["stack_high_water"] < r["memory"]["stack_reserved"]
+
+    # the application path (float input quantization + inference + dequantization + argmax)
+    # answers what the host runtime answers
+    host = program.run(np.load(compiled / "x.npy"))[0]
+    assert r["argmax"] == int(np.argmax(host.reshape(-1)))
+    assert regions["application"]["median"] > regions["inference"]["median"]
+
+
+def test_per_op_profile_adds_up_to_the_inference_count(compiled, capsys):
+    r = bench_json(compiled, capsys)
+    profile = r["profile"]
+    first, end = r["regions"]["inference"]["ops"]
+    inference_ops = [p for p in profile["ops"] if p["region"] == "inference"]
+    assert [p["index"] for p in inference_ops] == list(range(first, end))
+    assert all(p["instructions"] > 0 for p in profile["ops"])
+    assert abs(sum(p["share"] for p in profile["ops"]) - 1.0) < 1e-9
+    # timing the ops one by one drops only the executor loop's few instructions per op
+    gap = r["regions"]["inference"]["median"] - profile["inference_ops_total"]
+    assert 0 <= gap <= 10 * len(inference_ops)
+
+
+def test_size_and_bench_reject_bad_input_with_one_line(tmp_path, capsys):
+    not_elf = tmp_path / "x.elf"
+    not_elf.write_bytes(b"not an elf")
+    assert cli.main(["size", str(not_elf)]) == 1
+    assert cli.main(["bench", str(not_elf), "--board", "qemu-m55"]) == 1
+    assert cli.main(["size", str(tmp_path / "missing.elf")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and all(line.startswith("mcuflow: error: ") for line in err)

@@ -112,7 +112,8 @@ def generate_sources(program: Program, out_dir: Path) -> list[Path]:
         "extern \"C\" const uint8_t mcuflow_program[];\nextern \"C\" const uint8_t mcuflow_program_end[];\n"
         "inline uint32_t mcuflow_program_size() { return uint32_t(mcuflow_program_end - mcuflow_program); }\n"
         "mcuflow::KernelTable firmware_kernels();\n")
-    count = max(ids.values()) + 1
+    # the table ends at the largest id used: Program::load reports higher ids as not linked
+    count = max((ids[k] for k in kernels), default=0) + 1
     slots = ["nullptr"] * count
     for k in kernels:
         slots[ids[k]] = f"&mcuflow::ops::kernel_entry_{k}"

@@ -50,8 +50,8 @@ def summarize(values: list[int]) -> dict:
     def rank(q: float) -> int:
         return s[max(0, math.ceil(q * len(s)) - 1)]
 
-    return {"median": int(median) if median == int(median) else median, "p90": rank(0.90), "p99": rank(0.99), "min": s[0], "max": s[-1],
-            "runs": len(s)}
+    return {"median": int(median) if median == int(median) else median, "p90": rank(0.90), "p99": rank(0.99),
+            "min": s[0], "max": s[-1], "runs": len(s)}
 
 
 def parse_output(stdout: str) -> dict[str, list[list[int]]]:

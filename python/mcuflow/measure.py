@@ -195,10 +195,10 @@ def _group_of_path(path: str) -> str | None:
     p = path.replace("\\", "/")
     if re.search(r"/(mcuflow_)?kernel_table\.cpp(\.obj)?$", p):
         return "kernel_table"
-    for marker, group in (("/runtime/src/ops/", "kernel_adapters"), ("/runtime/src/", "runtime_core"),
-                          ("/kernels/", "kernels"), ("/firmware/common/", "startup_board"),
-                          ("/firmware/boards/", "startup_board"), ("/firmware/harness/", "application")):
-        if marker in p:
+    for pattern, group in ((r"/runtime/src/ops/", "kernel_adapters"), (r"/runtime/src/", "runtime_core"),
+                           (r"/kernels/(reference|dsp|mve)/", "kernels"),
+                           (r"/firmware/(common|boards)/", "startup_board"), (r"/firmware/harness/", "application")):
+        if re.search(pattern, p):
             return group
     return None
 
@@ -489,7 +489,8 @@ def _row(label: str, value, note: str = "", indent: int = 2) -> str:
 
 def format_report(r: dict) -> str:
     rec = r["record"]
-    lines = [f"{r['elf']}: board {rec['board'] or '?'}, target {rec['target'] or '?'}, compiler {rec['compiler'] or '?'}",
+    lines = [f"{r['elf']}: board {rec['board'] or '?'}, target {rec['target'] or '?'}, "
+             f"compiler {rec['compiler'] or '?'}",
              f"  program sha256 {rec['program_sha256'] or '(no embedded mcuflow program)'}"
              + (f", model {rec['model_file']} sha256 {rec['model_sha256']}" if rec["model_sha256"] else ""),
              "", _row("flash (bytes)", "", indent=0)]
@@ -499,10 +500,11 @@ def format_report(r: dict) -> str:
             for item, b in c["items"].items():
                 lines.append(_row(item, b, indent=6))
     size = r["arm_none_eabi_size"]
-    lines.append(_row("total occupied", r["flash"]["total"], f"= arm-none-eabi-size text {size['text']} + data {size['data']}"))
+    lines.append(_row("total occupied", r["flash"]["total"],
+                      f"= arm-none-eabi-size text {size['text']} + data {size['data']}"))
     ram = r["ram"]
-    lines += ["", _row("RAM (bytes)", "", indent=0), _row(".data", ram["data"], "(its initial values are in flash too)"),
-              _row(".bss", ram["bss"])]
+    lines += ["", _row("RAM (bytes)", "", indent=0),
+              _row(".data", ram["data"], "(its initial values are in flash too)"), _row(".bss", ram["bss"])]
     for region, b in ram["arena"].items():
         lines.append(_row(f"tensor arena ({region})", b))
     for name, b in ram["other"].items():
@@ -513,7 +515,8 @@ def format_report(r: dict) -> str:
     lines.append(_row("heap reserved", ram["heap_reserved"],
                       f"used {ram['heap_used']} ({ram['heap_evidence']})" if ram["heap_used"] is not None
                       else ram["heap_evidence"]))
-    lines.append(_row("static total", ram["static_total"], f"= arm-none-eabi-size data {size['data']} + bss {size['bss']}"))
+    lines.append(_row("static total", ram["static_total"],
+                      f"= arm-none-eabi-size data {size['data']} + bss {size['bss']}"))
     return "\n".join(lines)
 
 

@@ -1,5 +1,7 @@
 """mcuflow.zoo: reference counts, export + compile of every model, determinism, checkpoints, CLI."""
 
+import functools
+
 import numpy as np
 import pytest
 import torch
@@ -18,9 +20,14 @@ MODELS = ["ds_cnn", "mobilenet_v1_025", "resnet8", "fc_autoencoder", "mobilenet_
 FLOAT_SAMPLES, CALIBRATION_SAMPLES, HELD_OUT_SAMPLES = 16, 64, 64
 
 
+@functools.lru_cache(maxsize=None)
+def seed0(name):
+    return zoo.get(name)
+
+
 @pytest.fixture(scope="module", params=MODELS)
 def exported(request):
-    model = zoo.get(request.param)
+    model = seed0(request.param)
     return model, model.export()
 
 
@@ -37,7 +44,7 @@ def test_registry_lists_the_zoo_and_rejects_unknown_names():
 
 @pytest.mark.parametrize("name", MODELS)
 def test_counts_match_the_reference(name):
-    model = zoo.get(name)
+    model = seed0(name)
     if name in MLPERF_TINY:
         assert (model.reference_parameters, model.reference_macs) == MLPERF_TINY[name]
     assert model.counts() == (model.reference_parameters, model.reference_macs)
@@ -94,7 +101,7 @@ def test_weights_and_data_are_deterministic_per_seed():
 
 
 def test_batch_norm_statistics_are_realistic():
-    model = zoo.get("ds_cnn")
+    model = seed0("ds_cnn")
     activations = []
     hooks = [m.register_forward_hook(lambda m, i, o: activations.append(o))
              for m in model.module.modules() if isinstance(m, torch.nn.BatchNorm2d)]
@@ -114,7 +121,7 @@ def test_checkpoint_loads_trained_weights(tmp_path):
     x = loaded.evaluation(4)
     assert np.array_equal(eager(loaded, x), eager(trained, x))
 
-    torch.save(zoo.get("resnet8").module.state_dict(), path)
+    torch.save(seed0("resnet8").module.state_dict(), path)
     with pytest.raises(InputError, match=r"does not fit zoo model ds_cnn: missing: .*unexpected: "):
         zoo.get("ds_cnn", checkpoint=path)
     path.write_bytes(b"not a checkpoint")
@@ -131,7 +138,7 @@ def test_cli_export_writes_a_compilable_model(tmp_path, capsys):
     assert cli.main(["compile", str(pt2), "--calibration", str(calibration), "--target", "cortex-m4",
                      "-o", str(mfp)]) == 0
     program = mcuflow.Program.load(mfp)
-    model = zoo.get("ds_cnn")
+    model = seed0("ds_cnn")
     x = model.evaluation(2)
     assert np.abs(program.run(x)[0] - eager(model, x)).max() < 0.5  # int8 of the same weights
     capsys.readouterr()

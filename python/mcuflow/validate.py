@@ -17,8 +17,6 @@ import json
 import os
 import platform
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -101,31 +99,30 @@ class ValidationResult:
     warnings: list[str] = field(default_factory=list)
 
 
-# --- measurements: one place to point at `mcuflow size` / `mcuflow bench` when they exist -------
+# --- measurements, as `mcuflow size` and `mcuflow bench` take them --------------------------
 
-def firmware_footprint(elf: Path) -> dict:
-    """Flash = text + data and static RAM = data + bss of the ELF (arm-none-eabi-size, Berkeley
-    format); the arena and the reserved stack are NOLOAD sections, so they count in bss."""
-    from .crossbuild import tool_path
+def firmware_footprint(firmware) -> dict:
+    """Flash occupied (text + data) and static RAM (data + bss: the arena, the reserved stack and
+    heap included) of a firmware build, from its ELF and linker map (``measure.analyze``, what
+    ``mcuflow size`` prints); ``size_report`` is that full report, by component."""
+    from .measure import analyze
 
-    size = tool_path("size")
-    if not size:
-        raise McuflowError("arm-none-eabi-size not found: install gcc-arm-none-eabi")
-    out = subprocess.run([size, "-B", str(elf)], capture_output=True, text=True)
-    fields = out.stdout.splitlines()[1].split() if out.returncode == 0 and len(out.stdout.splitlines()) > 1 else []
-    if len(fields) < 3:
-        raise McuflowError(f"arm-none-eabi-size could not read {elf}: {out.stderr.strip()}")
-    text, data, bss = (int(v) for v in fields[:3])
-    return {"text": text, "data": data, "bss": bss, "flash_bytes": text + data, "static_ram_bytes": data + bss,
-            "method": "arm-none-eabi-size -B: flash = text + data, static RAM = data + bss"}
+    report, _ = analyze(firmware.elf, firmware.map, firmware.info or None)
+    return {"flash_bytes": report["flash"]["total"], "static_ram_bytes": report["ram"]["static_total"],
+            "arena_bytes": sum(report["ram"]["arena"].values()), "stack_reserved": report["ram"]["stack_reserved"],
+            "size_report": report}
 
 
 def latency_summary(instructions: Sequence[int]) -> dict:
-    """Median (the lower middle observation), p90, p99, min, max of per-input instruction counts."""
-    counts = sorted(int(c) for c in instructions)
-    return {"unit": "instructions (QEMU)", "runs": len(counts), "median": statistics.median_low(counts),
-            "p90": int(np.percentile(counts, 90, method="lower")),
-            "p99": int(np.percentile(counts, 99, method="lower")), "min": counts[0], "max": counts[-1]}
+    """Median, p90, p99, min and max of the per-input instruction counts (``bench.summarize``)."""
+    from .bench import summarize
+
+    return {"unit": "instructions (QEMU)", **summarize([int(c) for c in instructions])}
+
+
+def _number(value) -> str:
+    """An integral figure without a fractional part (a median of two counts may end in .5)."""
+    return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
 
 
 # --- the board stage (tests replace run_board_chunk) ---------------------------------------
@@ -384,6 +381,19 @@ def _run_eager(eager, samples, out, progress, record) -> None:
     import torch
 
     progress.start(STAGES["eager"])
+    # One sample at a time gains nothing from intra-op threads, and they crawl on a busy machine.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        _eager_outputs(eager, samples, out, progress)
+    finally:
+        torch.set_num_threads(threads)
+    record.event(stage="eager", done=len(samples))
+
+
+def _eager_outputs(eager, samples, out, progress) -> None:
+    import torch
+
     with torch.no_grad():
         for k, sample in enumerate(samples):
             results = _as_output_list(eager(*[torch.from_numpy(x) for x in sample]))
@@ -396,7 +406,6 @@ def _run_eager(eager, samples, out, progress, record) -> None:
                                      f"{list(o.shape[1:])} (was the program compiled from this model?)")
                 o[k] = r
             progress.advance(1)
-    record.event(stage="eager", done=len(samples))
 
 
 def _run_host(program: Program, stage: str, samples, out, progress, record) -> None:
@@ -542,9 +551,10 @@ def check_budgets(budgets: dict, facts: dict, board: str) -> list[Verdict]:
 
     def limit(name: str, measured, bound, maximum: bool, fmt: str, unit: str = "") -> None:
         ok = measured <= bound if maximum else measured >= bound
+        value = _number(measured) if fmt == "" else f"{measured:{fmt}}"
         sign = ("<=" if ok else ">") if maximum else (">=" if ok else "<")
         shown = f"{bound:d}" if isinstance(bound, int) else f"{bound:g}"
-        verdicts.append(Verdict(ok, f"{'PASS' if ok else 'FAIL'} {name}: {measured:{fmt}}{unit} {sign} {shown}{unit}"))
+        verdicts.append(Verdict(ok, f"{'PASS' if ok else 'FAIL'} {name}: {value}{unit} {sign} {shown}{unit}"))
 
     def unmeasurable(name: str, why: str) -> None:
         verdicts.append(Verdict(False, f"FAIL {name}: {why}"))
@@ -565,7 +575,7 @@ def check_budgets(budgets: dict, facts: dict, board: str) -> list[Verdict]:
             unmeasurable(name, "a cycles budget cannot be checked on an emulated board, which counts instructions "
                                "(QEMU); give max_median_instructions")
         elif "max_median_instructions" in limits:
-            limit(name + " median", facts["latency"]["median"], limits["max_median_instructions"], True, "d",
+            limit(name + " median", facts["latency"]["median"], limits["max_median_instructions"], True, "",
                   " instructions (QEMU)")
     quality = budgets.get("quality", {})
     accuracy = facts["accuracy"]
@@ -630,7 +640,8 @@ def _report_text(facts: dict, verdicts: list[Verdict], notes: list[str], budgets
         lines.append(f"  {spec.label}: {listed or 'none (all outputs equal)'}")
     drift = facts["drilldown"]
     if drift:
-        shown = sorted(sorted(drift, key=lambda r: -r["drift_added"])[:DRILLDOWN_SHOWN], key=drift.index)
+        adding = [r for r in drift if r["drift_added"] > 0]
+        shown = sorted(sorted(adding, key=lambda r: -r["drift_added"])[:DRILLDOWN_SHOWN], key=drift.index)
         lines.append(f"where (2) drifts: the {len(shown)} layers adding the most relative error, in execution order "
                      f"({facts['drilldown_inputs']} inputs; all {len(drift)} in report.json):")
         for r in shown:
@@ -640,7 +651,7 @@ def _report_text(facts: dict, verdicts: list[Verdict], notes: list[str], budgets
     sizes, latency = facts["firmware"], facts["latency"]
     lines.append(f"firmware: flash {sizes['flash_bytes']} bytes (text + data), static RAM {sizes['static_ram_bytes']} "
                  f"bytes (data + bss; planned arena {program['arena_bytes']})")
-    lines.append(f"latency on {facts['board']}: median {latency['median']} instructions (QEMU), p90 {latency['p90']}, "
+    lines.append(f"latency on {facts['board']}: median {_number(latency['median'])} instructions (QEMU), p90 {latency['p90']}, "
                  f"p99 {latency['p99']}, min {latency['min']}, max {latency['max']} ({latency['runs']} runs)")
     lines.append(f"budgets ({budgets_name or 'none given: only the bit-exact check'}):")
     lines += [v.line for v in verdicts]
@@ -759,7 +770,7 @@ def validate(model, exported_program, program: Program, eval_inputs, labels=None
         raise
 
 
-def _check_inputs_provenance(record: RecordWriter, run: _Run, notes: list[str]) -> tuple[str | None, list[int] | None]:
+def _save_inputs_check_provenance(record: RecordWriter, run: _Run, notes: list[str]) -> tuple[str | None, list[int] | None]:
     """Saves the serialized inputs, model and program; returns the model hash and the evaluation
     inputs that are calibration samples (None when the program lists none)."""
     program, samples = run.program, run.samples
@@ -799,7 +810,7 @@ def _validate(record: RecordWriter, run: _Run) -> ValidationResult:
     notes: list[str] = []
     # Identical serialized inputs: these arrays, saved as eval.npz, feed every stage.
     eval_hash = arrays_sha256(run.eval_arrays)
-    model_sha, overlap = _check_inputs_provenance(record, run, notes)
+    model_sha, overlap = _save_inputs_check_provenance(record, run, notes)
     record.event(stage="inputs", inputs=count, evaluation_sha256=eval_hash, calibration_overlap=overlap)
 
     progress = Progress(count, run.progress)
@@ -822,7 +833,9 @@ def _validate(record: RecordWriter, run: _Run) -> ValidationResult:
     picks = np.unique(np.linspace(0, count - 1, min(count, DRILLDOWN_SAMPLES)).round().astype(int))
     drilldown = layer_drift(run.float_program, program, [samples[k] for k in picks])
 
-    sizes = firmware_footprint(firmware.elf)
+    sizes = firmware_footprint(firmware)
+    if "size_report" in sizes:
+        record.write_json("size.json", sizes.pop("size_report"))
     latency = latency_summary(instructions)
     for name in ("firmware.elf", "firmware.map", "firmware.bin", "build_info.json"):
         if (Path(firmware.out_dir) / name).is_file():
@@ -922,15 +935,19 @@ def compare_records(old: str | os.PathLike, new: str | os.PathLike) -> str:
             return
         delta = after - before
         share = f", {100 * delta / before:+.1f}%" if before else ""
-        lines.append(f"{label}: {before:{fmt}} -> {after:{fmt}}{unit} ({delta:+{fmt}}{share})")
+        if fmt:
+            lines.append(f"{label}: {before:{fmt}} -> {after:{fmt}}{unit} ({delta:+{fmt}}{share})")
+        else:
+            lines.append(f"{label}: {_number(before)} -> {_number(after)}{unit} ({'+' if delta >= 0 else '-'}"
+                         f"{_number(abs(delta))}{share})")
 
     change("flash (text + data)", old_report["firmware"]["flash_bytes"], new_report["firmware"]["flash_bytes"],
-           "d", " bytes")
+           "", " bytes")
     change("static RAM (data + bss)", old_report["firmware"]["static_ram_bytes"],
-           new_report["firmware"]["static_ram_bytes"], "d", " bytes")
-    change("arena", old_report["program"]["arena_bytes"], new_report["program"]["arena_bytes"], "d", " bytes")
-    change(f"latency median ({new_report['latency']['unit']})", old_report["latency"]["median"],
-           new_report["latency"]["median"], "d")
+           new_report["firmware"]["static_ram_bytes"], "", " bytes")
+    change("arena", old_report["program"]["arena_bytes"], new_report["program"]["arena_bytes"], "", " bytes")
+    change(f"latency median ({new_report['board']})", old_report["latency"]["median"], new_report["latency"]["median"],
+           "", f" {new_report['latency']['unit']}")
     old_accuracy, new_accuracy = old_report.get("accuracy") or {}, new_report.get("accuracy") or {}
     for stage in ("eager", "board"):
         if stage in old_accuracy or stage in new_accuracy:

@@ -99,8 +99,10 @@ def spec(name: str) -> ModelSpec:
     return _REGISTRY[name]
 
 
-def _rng(name: str, seed: int, stream: int) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence([zlib.crc32(name.encode()), int(seed), stream]))
+def _draw(model_spec: ModelSpec, seed: int, stream: int, n: int) -> np.ndarray:
+    """``n`` inputs of one random stream of (model, seed), C-contiguous float32."""
+    rng = np.random.default_rng(np.random.SeedSequence([zlib.crc32(model_spec.name.encode()), int(seed), stream]))
+    return np.ascontiguousarray(model_spec.sample(rng, int(n)), dtype=np.float32)
 
 
 @dataclass
@@ -134,9 +136,7 @@ class ZooModel:
         return self._data(_STREAM_EVALUATION, n, seed)
 
     def _data(self, stream: int, n: int, seed: Optional[int]) -> np.ndarray:
-        rng = _rng(self.name, self.seed if seed is None else seed, stream)
-        data = self.spec.sample(rng, int(n))
-        return np.ascontiguousarray(data, dtype=np.float32)
+        return _draw(self.spec, self.seed if seed is None else seed, stream, n)
 
     def example_input(self) -> tuple["torch.Tensor", ...]:
         import torch
@@ -168,9 +168,8 @@ def get(name: str, seed: int = 0, checkpoint: Optional[str | os.PathLike] = None
         if checkpoint is None:
             _init_weights(module)
     if checkpoint is None:
-        rng = _rng(name, seed, _STREAM_BATCHNORM)
-        batches = [torch.from_numpy(np.ascontiguousarray(model_spec.sample(rng, _BATCHNORM_BATCH_SIZE), np.float32))
-                   for _ in range(_BATCHNORM_BATCHES)]
+        data = _draw(model_spec, seed, _STREAM_BATCHNORM, _BATCHNORM_BATCHES * _BATCHNORM_BATCH_SIZE)
+        batches = list(torch.from_numpy(data).split(_BATCHNORM_BATCH_SIZE))
         _realistic_batchnorm(module, batches, torch.Generator().manual_seed(int(seed)))
         if model_spec.output != "features":
             _realistic_output(module, batches, model_spec.output)

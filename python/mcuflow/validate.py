@@ -726,7 +726,7 @@ def validate(model, exported_program, program: Program, eval_inputs, labels=None
     max_float_abs_error, else 1e-4). ``progress``: bar on stderr (None: when stderr is a terminal
     and there are at least 500 inputs). ``model_path``: the .pt2 ``exported_program`` came from.
     """
-    from .device import _board
+    from .device import _board, check_fits, check_tiers
 
     if not isinstance(program, Program):
         raise InputError(f"program must be an mcuflow.Program, got {type(program).__name__}")
@@ -735,7 +735,8 @@ def validate(model, exported_program, program: Program, eval_inputs, labels=None
             raise InputError(f"validate needs a program with float32 {what}s (compile with io='float32')")
     if worst < 0:
         raise InputError(f"worst must be 0 or more, got {worst}")
-    _board(board)
+    check_tiers(program, _board(board))  # before any stage runs: a board that cannot run it is bad input
+    check_fits(program, board)
     budget_table, budgets_text = load_budgets(budgets)
     if float_tolerance is None:
         float_tolerance = budget_table.get("quality", {}).get("max_float_abs_error", DEFAULT_FLOAT_TOLERANCE)
@@ -931,7 +932,8 @@ def compare_records(old: str | os.PathLike, new: str | os.PathLike) -> str:
 
     def change(label: str, before, after, fmt: str, unit: str = "") -> None:
         if before is None or after is None:
-            lines.append(f"{label}: {before} -> {after}")
+            shown = [("n/a" if v is None else f"{v:{fmt}}" if fmt else _number(v)) for v in (before, after)]
+            lines.append(f"{label}: {shown[0]} -> {shown[1]}{unit}")
             return
         delta = after - before
         share = f", {100 * delta / before:+.1f}%" if before else ""

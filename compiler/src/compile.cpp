@@ -62,7 +62,7 @@ void calibrate(Graph& g, const Calibration& calibration) {
     if (e != Error::kOk) throw CompileError(std::string("internal: calibration run failed: ") + error_name(e));
     for (size_t t = 0; t < lp.tensors.size(); ++t) {
       const ProgramTensor& pt = lp.tensors[t];
-      if (pt.ir_tensor < 0 || pt.constant) continue;
+      if (pt.ir_tensor < 0 || pt.constant || pt.dtype != format::DType::kFloat32) continue;  // not argmax indices
       auto buf = session.value().tensor_buffer(uint32_t(t));
       observe_range(g.tensors[pt.ir_tensor], reinterpret_cast<const float*>(buf.value().data), buf.value().size / 4);
     }
@@ -82,7 +82,7 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
   if (options.precision == Precision::kInt8) {
     calibrate(g, calibration);
     assign_quantization(g);
-    lp = lower(g, LowerOptions{Precision::kInt8, options.int8_io});
+    lp = lower(g, LowerOptions{Precision::kInt8, options.int8_io, options.allow_fallback});
   } else {
     lp = lower(g, LowerOptions{Precision::kFloat32, false});
   }

@@ -82,6 +82,24 @@ std::vector<int8_t> quantize_values(const std::vector<float>& values, const Quan
   return out;
 }
 
+// The float function an ActivationFunction names, in double precision (int8 lookup tables).
+double activation_value(int function, double alpha, double x) {
+  const double hard = std::clamp(x + 3.0, 0.0, 6.0) / 6.0;
+  switch (function) {
+    case k::kActSigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case k::kActTanh: return std::tanh(x);
+    case k::kActHardswish: return x * hard;
+    case k::kActHardsigmoid: return hard;
+    case k::kActSilu: return x / (1.0 + std::exp(-x));
+    case k::kActGelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    case k::kActGeluTanh: return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case k::kActElu: return x > 0.0 ? x : alpha * std::expm1(x);
+    case k::kActLeakyRelu: return x > 0.0 ? x : x * alpha;
+    case k::kActNeg: return -x;
+    default: return std::fabs(x);
+  }
+}
+
 bool is_trivial_permutation(const std::vector<int>& perm, const std::vector<int32_t>& in_dims) {
   int last = -1;
   for (int p : perm) {
@@ -107,7 +125,8 @@ class Lowering {
   }
 
  private:
-  bool int8() const { return o_.precision == Precision::kInt8; }
+  // In an int8 program, an op without a usable int8 kernel runs in float (lower_as_float).
+  bool int8() const { return o_.precision == Precision::kInt8 && !float_fallback_; }
   DType act_dtype() const { return int8() ? DType::kInt8 : DType::kFloat32; }
 
   static Layout layout_of(const Tensor& t) {
@@ -185,6 +204,7 @@ class Lowering {
     pop.outputs = std::move(out);
     pop.params = std::move(params);
     pop.ir_kind = op ? op->kind : kernel == KernelId::quantize_f32_s8 ? "quantize_input" : "dequantize_output";
+    pop.fallback = fallback_reason_;
     pop.source = op ? op->source : "";
     pop.macs = macs;
     p_.ops.push_back(std::move(pop));
@@ -213,7 +233,7 @@ class Lowering {
     const Tensor& t = tensor(ir);
     if (t.constant) throw CompileError("model output " + t.name + " is a constant; nothing to compute");
     const int q = activation(ir);
-    if (!int8() || o_.int8_io) {
+    if (!int8() || o_.int8_io || p_.tensors[q].dtype == DType::kInt32) {
       p_.outputs.push_back(q);
       return;
     }
@@ -229,11 +249,71 @@ class Lowering {
   // --- ops ---
 
   void lower_op(const Op& op) {
+    if (!int8()) return lower_op_kernels(op);
+    const std::string why = int8_rejection(op);
+    if (why.empty()) return lower_op_kernels(op);
+    if (!o_.allow_fallback) fail(op, "no int8 kernel: " + why + " (float fallback is disabled)");
+    lower_as_float(op, why);
+  }
+
+  // Why `op` cannot run on an int8 kernel ("" when it can).
+  std::string int8_rejection(const Op& op) const {
+    if (op.kind == "layer_norm") return "layer_norm has a float32 kernel only";
+    if (op.kind == "matmul" && tensor(op.inputs[0]).shape.back() > k::kBatchMatmulMaxDepthS8)
+      return "matmul depth " + std::to_string(tensor(op.inputs[0]).shape.back()) + " exceeds " +
+             std::to_string(k::kBatchMatmulMaxDepthS8) + " (the int32 accumulator could overflow)";
+    return "";
+  }
+
+  // The op on its float32 kernel between a dequantize of each activation input and a quantize
+  // of its output (the portable path), each emitted op carrying the reason.
+  void lower_as_float(const Op& op, const std::string& why) {
+    fallback_reason_ = why;
+    std::vector<std::pair<int, int>> int8_of;  // IR tensor -> its int8 program tensor
+    for (int ir : op.inputs) {
+      const Tensor& t = tensor(ir);
+      if (t.constant || std::any_of(int8_of.begin(), int8_of.end(), [&](auto& e) { return e.first == ir; })) continue;
+      const int q = activation(ir);
+      ProgramTensor f = activation_record(ir, DType::kFloat32);
+      f.name = t.name + ".dequantized";
+      f.ir_tensor = -1;
+      f.dims = p_.tensors[q].dims;
+      const int fid = p_.add_tensor(std::move(f));
+      k::QuantizeParams qp{int32_t(t.numel()), t.quant.scale, t.quant.zero_point};
+      emit(KernelId::dequantize_s8_f32, {q}, {fid}, params_bytes(qp), &op);
+      int8_of.push_back({ir, q});
+      program_of_[ir] = fid;
+    }
+    float_fallback_ = true;
+    lower_op_kernels(op);
+    float_fallback_ = false;
+    const int y_ir = op.outputs[0];
+    const int f_out = program_of_[y_ir];
+    p_.tensors[f_out].ir_tensor = -1;
+    p_.tensors[f_out].name = tensor(y_ir).name + ".float";
+    program_of_[y_ir] = -1;
+    for (const auto& [ir, q] : int8_of) program_of_[ir] = q;
+    const Tensor& y = tensor(y_ir);
+    k::QuantizeParams qp{int32_t(y.numel()), y.quant.scale, y.quant.zero_point};
+    emit(KernelId::quantize_f32_s8, {f_out}, {activation(y_ir)}, params_bytes(qp), &op);
+    fallback_reason_.clear();
+  }
+
+  void lower_op_kernels(const Op& op) {
     if (op.kind == "conv2d") return lower_conv(op);
     if (op.kind == "linear") return lower_linear(op);
-    if (op.kind == "add" || op.kind == "mul") return lower_binary(op);
+    if (op.kind == "add" || op.kind == "mul" || op.kind == "sub" || op.kind == "minimum" || op.kind == "maximum")
+      return lower_binary(op);
     if (op.kind == "max_pool2d" || op.kind == "avg_pool2d") return lower_pool(op);
-    if (op.kind == "mean" || op.kind == "adaptive_avg_pool2d") return lower_global_pool(op);
+    if (op.kind == "adaptive_avg_pool2d" || is_spatial_mean(op)) return lower_global_pool(op);
+    if (op.kind == "mean" || op.kind == "sum" || op.kind == "amax") return lower_reduce(op);
+    if (op.kind == "argmax") return lower_argmax(op);
+    if (activation_function(op.kind) >= 0) return lower_activation(op);
+    if (op.kind == "pad" || op.kind == "slice" || op.kind == "expand" || op.kind == "upsample_nearest2d")
+      return lower_strided_copy(op);
+    if (op.kind == "conv_transpose2d") return lower_conv_transpose(op);
+    if (op.kind == "matmul") return lower_matmul(op);
+    if (op.kind == "layer_norm") return lower_layer_norm(op);
     if (op.kind == "softmax") return lower_softmax(op);
     if (op.kind == "relu" || op.kind == "clamp") return lower_clamp(op);
     if (op.kind == "cat") return lower_cat(op);
@@ -378,20 +458,23 @@ class Lowering {
     p.output_offset = int8() ? y.quant.zero_point : 0;
     fill_activation(p, op, y);
     const std::vector<float> bias = bias_of(op, out_c);
-    const int in = activation(op.inputs[0]);
-    const int out = activation(op.outputs[0]);
+    // A 4-D input is NHWC on device; the product runs over the logical last dim.
+    const bool image = layout_of(x) == Layout::kNhwc;
+    const int in = image ? reordered(op, op.inputs[0], identity_order(x.shape.size())) : activation(op.inputs[0]);
+    const int out = image ? scratch(op.outputs[0], logical_dims(y)) : activation(op.outputs[0]);
     const int64_t macs = int64_t(p.rows) * in_c * out_c;
     if (!int8()) {
       const int wid = constant(w.name, DType::kFloat32, {out_c, in_c}, w.data);
       const int bid = constant(w.name + ".bias", DType::kFloat32, {out_c}, bias);
       emit(KernelId::fc_f32, {in, wid, bid}, {out}, params_bytes(p), &op, macs);
-      return;
+    } else {
+      const SymmetricWeights sw = quantize_symmetric(w.data, 1);
+      int bid, mid, sid;
+      requant_tables(w.name, x, y, bias, sw.scales, bid, mid, sid);
+      const int wid = constant(w.name, DType::kInt8, {out_c, in_c}, sw.q);
+      emit(KernelId::fc_s8, {in, wid, bid, mid, sid}, {out}, params_bytes(p), &op, macs);
     }
-    const SymmetricWeights sw = quantize_symmetric(w.data, 1);
-    int bid, mid, sid;
-    requant_tables(w.name, x, y, bias, sw.scales, bid, mid, sid);
-    const int wid = constant(w.name, DType::kInt8, {out_c, in_c}, sw.q);
-    emit(KernelId::fc_s8, {in, wid, bid, mid, sid}, {out}, params_bytes(p), &op, macs);
+    if (image) define_output(op, op.outputs[0], out, identity_order(y.shape.size()));
   }
 
   // Constant data (logical order) rearranged into the physical order of `layout`.
@@ -425,8 +508,11 @@ class Lowering {
   void lower_binary(const Op& op) {
     int a_id = op.inputs[0], b_id = op.inputs[1];
     const Tensor& y = tensor(op.outputs[0]);
-    // The kernels broadcast only their second operand: both ops are commutative.
-    if (tensor(a_id).numel() != y.numel() || tensor(a_id).constant) std::swap(a_id, b_id);
+    // The kernels broadcast only their second operand: all but sub are commutative.
+    if (tensor(a_id).numel() != y.numel() || tensor(a_id).constant) {
+      if (op.kind == "sub") fail(op, "the first operand of a subtraction must be an activation of the output's shape");
+      std::swap(a_id, b_id);
+    }
     const Tensor& a = tensor(a_id);
     const Tensor& b = tensor(b_id);
     if (a.constant || a.numel() != y.numel()) fail(op, "broadcasting both operands is not supported");
@@ -440,7 +526,6 @@ class Lowering {
     p.outer = int32_t(y.numel() / p.inner);
     p.in2_mode = mode;
     fill_activation(p, op, y);
-    const bool is_add = op.kind == "add";
 
     Quant bq = b.quant;
     int bid;
@@ -461,7 +546,14 @@ class Lowering {
       p.input1_offset = -a.quant.zero_point;
       p.input2_offset = -bq.zero_point;
       p.output_offset = y.quant.zero_point;
-      if (is_add) {
+      if (op.kind == "minimum" || op.kind == "maximum") {
+        const QuantizedMultiplier m1 = quantize_multiplier(double(a.quant.scale) / y.quant.scale);
+        const QuantizedMultiplier m2 = quantize_multiplier(double(bq.scale) / y.quant.scale);
+        p.input1_multiplier = m1.multiplier;
+        p.input1_shift = m1.shift;
+        p.input2_multiplier = m2.multiplier;
+        p.input2_shift = m2.shift;
+      } else if (op.kind == "add" || op.kind == "sub") {
         const AddRescale r = add_rescale(a.quant.scale, bq.scale, y.quant.scale);
         p.left_shift = r.left_shift;
         p.input1_multiplier = r.input1.multiplier;
@@ -475,13 +567,20 @@ class Lowering {
         p.output_multiplier = m.multiplier;
         p.output_shift = m.shift;
       }
-      emit(is_add ? KernelId::add_s8 : KernelId::mul_s8, {aid, bid}, {out}, params_bytes(p), &op);
-    } else {
-      emit(is_add ? KernelId::add_f32 : KernelId::mul_f32, {aid, bid}, {out}, params_bytes(p), &op);
     }
+    emit(binary_kernel(op.kind, int8()), {aid, bid}, {out}, params_bytes(p), &op);
   }
 
-  void emit_pool(const Op& op, bool is_max, int32_t kh, int32_t kw, int32_t sh, int32_t sw, int32_t ph, int32_t pw) {
+  static KernelId binary_kernel(const std::string& kind, bool int8) {
+    if (kind == "add") return int8 ? KernelId::add_s8 : KernelId::add_f32;
+    if (kind == "sub") return int8 ? KernelId::sub_s8 : KernelId::sub_f32;
+    if (kind == "mul") return int8 ? KernelId::mul_s8 : KernelId::mul_f32;
+    if (kind == "minimum") return int8 ? KernelId::minimum_s8 : KernelId::minimum_f32;
+    return int8 ? KernelId::maximum_s8 : KernelId::maximum_f32;
+  }
+
+  void emit_pool(const Op& op, bool is_max, int32_t kh, int32_t kw, int32_t sh, int32_t sw, int32_t ph, int32_t pw,
+                 bool padding_counts = false) {
     const Tensor& x = tensor(op.inputs[0]);
     const Tensor& y = tensor(op.outputs[0]);
     require_batch1(op, x);
@@ -498,9 +597,16 @@ class Lowering {
       fail(op, "pooling input and output must share quantization");
     const int in = activation(op.inputs[0]);
     const int out = activation(op.outputs[0]);
+    const int64_t macs = int64_t(p.out_h) * p.out_w * p.c * kh * kw;
+    if (padding_counts) {
+      const k::AvgPoolIncludePadParams ip{p, int8() ? x.quant.zero_point : 0};
+      emit(int8() ? KernelId::avgpool_include_pad_s8 : KernelId::avgpool_include_pad_f32, {in}, {out},
+           params_bytes(ip), &op, macs);
+      return;
+    }
     const KernelId id = is_max ? (int8() ? KernelId::maxpool_s8 : KernelId::maxpool_f32)
                                : (int8() ? KernelId::avgpool_s8 : KernelId::avgpool_f32);
-    emit(id, {in}, {out}, params_bytes(p), &op, int64_t(p.out_h) * p.out_w * p.c * kh * kw);
+    emit(id, {in}, {out}, params_bytes(p), &op, macs);
   }
 
   void lower_pool(const Op& op) {
@@ -513,8 +619,12 @@ class Lowering {
     const auto kernel = pair("kernel", {});
     const auto stride = pair("stride", kernel);
     const auto pad = pair("padding", {0, 0});
+    const auto pad_end = pair("padding_end", pad);
+    const bool padded = pad[0] || pad[1] || pad_end[0] || pad_end[1];
+    const bool padding_counts = op.kind == "avg_pool2d" && padded && op.has_attr("count_include_pad") &&
+                                op.int_attr("count_include_pad") != 0;
     emit_pool(op, op.kind == "max_pool2d", int32_t(kernel[0]), int32_t(kernel[1]), int32_t(stride[0]),
-              int32_t(stride[1]), int32_t(pad[0]), int32_t(pad[1]));
+              int32_t(stride[1]), int32_t(pad[0]), int32_t(pad[1]), padding_counts);
   }
 
   void lower_global_pool(const Op& op) {
@@ -527,9 +637,9 @@ class Lowering {
 
   void lower_softmax(const Op& op) {
     const Tensor& x = tensor(op.inputs[0]);
-    if (x.nhwc) fail(op, "softmax over the width of an image tensor is not supported");
     k::SoftmaxParams p{};
-    p.depth = int32_t(x.shape.back());
+    const int dim = int(op.int_attr("dim") < 0 ? op.int_attr("dim") + int64_t(x.shape.size()) : op.int_attr("dim"));
+    p.depth = int32_t(x.shape[size_t(dim)]);
     p.rows = int32_t(x.numel() / p.depth);
     if (int8()) {
       const SoftmaxRescale r = softmax_rescale(x.quant.scale);
@@ -537,9 +647,16 @@ class Lowering {
       p.input_left_shift = r.input_left_shift;
       p.diff_min = r.diff_min;
     }
-    const int in = activation(op.inputs[0]);
-    const int out = activation(op.outputs[0]);
+    // The kernel works on the last physical axis: the other dims keep x's physical order.
+    std::vector<int> order;
+    for (int d : physical_order(layout_of(x), x.shape.size())) {
+      if (d != dim) order.push_back(d);
+    }
+    order.push_back(dim);
+    const int in = reordered(op, op.inputs[0], order);
+    const int out = scratch(op.outputs[0], dims_in_order(x.shape, order));
     emit(int8() ? KernelId::softmax_s8 : KernelId::softmax_f32, {in}, {out}, params_bytes(p), &op);
+    define_output(op, op.outputs[0], out, order);
   }
 
   void lower_clamp(const Op& op) {
@@ -676,10 +793,383 @@ class Lowering {
     program_of_[op.outputs[0]] = permute_or_alias(op, activation(op.inputs[0]), perm, y.name, op.outputs[0]);
   }
 
+  // --- layouts: computing in one dim order, defining outputs in another ---
+
+  static std::vector<int> identity_order(size_t rank) {
+    std::vector<int> order(rank);
+    std::iota(order.begin(), order.end(), 0);
+    return order;
+  }
+
+  static std::vector<int32_t> dims_in_order(const Shape& shape, const std::vector<int>& order) {
+    std::vector<int32_t> dims;
+    for (int d : order) dims.push_back(int32_t(shape[size_t(d)]));
+    if (dims.empty()) dims.push_back(1);
+    return dims;
+  }
+
+  static std::vector<int32_t> logical_dims(const Tensor& t) { return dims_in_order(t.shape, identity_order(t.shape.size())); }
+
+  // A program tensor holding IR activation `ir` with its logical dims in `order` (a view when
+  // that is its physical order up to size-1 dims, a permuted copy otherwise).
+  int reordered(const Op& op, int ir, const std::vector<int>& order) {
+    const Tensor& t = tensor(ir);
+    if (layout_of(t) == Layout::kFlatNhwc) fail(op, "this op cannot read a flattened image tensor");
+    const std::vector<int> phys = physical_order(layout_of(t), t.shape.size());
+    std::vector<int> perm;
+    for (int d : order) perm.push_back(int(std::find(phys.begin(), phys.end(), d) - phys.begin()));
+    if (perm.empty()) return activation(ir);
+    return permute_or_alias(op, activation(ir), perm, t.name + ".reordered", -1);
+  }
+
+  // An arena tensor for an op to write: `ir_y`'s dtype and quantization, the given dims.
+  int scratch(int ir_y, std::vector<int32_t> dims, bool indices = false) {
+    ProgramTensor pt = activation_record(ir_y, indices ? DType::kInt32 : act_dtype());
+    pt.name += ".unordered";
+    pt.dims = std::move(dims);
+    pt.logical_shape.assign(pt.dims.begin(), pt.dims.end());
+    pt.layout = Layout::kPlain;
+    pt.ir_tensor = -1;
+    return p_.add_tensor(std::move(pt));
+  }
+
+  // Makes IR tensor `ir_y` from `result`, a tensor holding y's logical dims in `order`.
+  void define_output(const Op& op, int ir_y, int result, const std::vector<int>& order) {
+    const Tensor& y = tensor(ir_y);
+    const std::vector<int> phys = physical_order(layout_of(y), y.shape.size());
+    std::vector<int> perm;
+    for (int d : phys) perm.push_back(int(std::find(order.begin(), order.end(), d) - order.begin()));
+    program_of_[ir_y] = perm.empty() ? alias(result, y.name, physical_dims(y), ir_y)
+                                     : permute_or_alias(op, result, perm, y.name, ir_y);
+  }
+
+  // --- pad, slice, expand, upsample: one strided gather ---
+
+  void lower_strided_copy(const Op& op) {
+    const Tensor& x = tensor(op.inputs[0]);
+    const Tensor& y = tensor(op.outputs[0]);
+    const size_t rank = y.shape.size();
+    // Per logical dim of y: source index start + floor(o * num / den) into x (rank-extended).
+    std::vector<int64_t> start(rank, 0), num(rank, 1), den(rank, 1);
+    Shape x_shape = x.shape;
+    x_shape.insert(x_shape.begin(), rank - x.shape.size(), 1);
+    int32_t fill = 0;
+    if (op.kind == "pad") {
+      const auto& pad = op.ints_attr("pad");
+      for (size_t i = 0; i < pad.size() / 2; ++i) start[rank - 1 - i] = -pad[2 * i];
+      const float value = float(op.float_attr("value"));
+      if (int8()) fill = int8_bound(value, y.quant, false);
+      else std::memcpy(&fill, &value, sizeof(fill));
+    } else if (op.kind == "slice") {
+      const size_t dim = size_t(op.int_attr("dim") < 0 ? op.int_attr("dim") + int64_t(rank) : op.int_attr("dim"));
+      start[dim] = op.int_attr("start");
+      num[dim] = op.int_attr("step");
+    } else if (op.kind == "expand") {
+      for (size_t d = 0; d < rank; ++d) num[d] = x_shape[d] == y.shape[d] ? 1 : 0;
+    } else {  // upsample_nearest2d
+      const auto scale = op.ints_attr("scale");
+      den[2] = scale[0];
+      den[3] = scale.size() > 1 ? scale[1] : scale[0];
+    }
+    // The input in y's physical order (a rank-extended view when expand adds leading dims).
+    const std::vector<int> phys = physical_order(layout_of(y), rank);
+    int in = activation(op.inputs[0]);
+    if (x.shape.size() != rank || layout_of(x) != layout_of(y)) {
+      const int logical = reordered(op, op.inputs[0], identity_order(x.shape.size()));
+      const int view = alias(logical, x.name + ".extended", dims_in_order(x_shape, identity_order(rank)));
+      std::vector<int> perm(phys.begin(), phys.end());
+      in = permute_or_alias(op, view, perm, x.name + ".reordered", -1);
+    }
+    if (int8() && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point)) {
+      in = requantized(op, in, x.quant, y.quant);
+    }
+    k::StridedCopyParams p{};
+    const int lead = 4 - int(rank);
+    for (int d = 0; d < 4; ++d) {
+      const int logical = d < lead ? -1 : phys[size_t(d - lead)];
+      p.in_dims[d] = logical < 0 ? 1 : int32_t(x_shape[size_t(logical)]);
+      p.out_dims[d] = logical < 0 ? 1 : int32_t(y.shape[size_t(logical)]);
+      p.start[d] = logical < 0 ? 0 : int32_t(start[size_t(logical)]);
+      p.num[d] = logical < 0 ? 1 : int32_t(num[size_t(logical)]);
+      p.den[d] = logical < 0 ? 1 : int32_t(den[size_t(logical)]);
+    }
+    p.fill = fill;
+    const int out = activation(op.outputs[0]);
+    const bool bytes1 = p_.tensors[out].dtype == DType::kInt8;
+    emit(bytes1 ? KernelId::strided_copy_b8 : KernelId::strided_copy_b32, {in}, {out}, params_bytes(p), &op);
+  }
+
+  // A copy of int8 tensor `in` requantized from `from` to `to`.
+  int requantized(const Op& op, int in, const Quant& from, const Quant& to) {
+    ProgramTensor pt = p_.tensors[in];
+    pt.name += ".requantized";
+    pt.alias_of = -1;
+    pt.ir_tensor = -1;
+    pt.scale = to.scale;
+    pt.zero_point = to.zero_point;
+    const int out = p_.add_tensor(std::move(pt));
+    k::RequantizeParams r{};
+    r.n = int32_t(p_.tensors[out].byte_size());
+    r.input_offset = -from.zero_point;
+    r.output_offset = to.zero_point;
+    const QuantizedMultiplier m = quantize_multiplier(double(from.scale) / to.scale);
+    r.multiplier = m.multiplier;
+    r.shift = m.shift;
+    r.act_min = -128;
+    r.act_max = 127;
+    emit(KernelId::requantize_s8, {in}, {out}, params_bytes(r), &op);
+    return out;
+  }
+
+  // --- activations: an int8 lookup table, or activation_f32 ---
+
+  static int activation_function(const std::string& kind) {
+    static const std::pair<const char*, int> kFunctions[] = {
+        {"sigmoid", k::kActSigmoid}, {"tanh", k::kActTanh}, {"hardswish", k::kActHardswish},
+        {"hardsigmoid", k::kActHardsigmoid}, {"silu", k::kActSilu}, {"gelu", k::kActGelu},
+        {"elu", k::kActElu}, {"leaky_relu", k::kActLeakyRelu}, {"neg", k::kActNeg}, {"abs", k::kActAbs}};
+    for (const auto& [name, function] : kFunctions) {
+      if (kind == name) return function;
+    }
+    return -1;
+  }
+
+  static float activation_alpha(const Op& op) {
+    if (op.kind == "elu") return float(op.float_attr("alpha"));
+    if (op.kind == "leaky_relu") return float(op.float_attr("negative_slope"));
+    return 0.0f;
+  }
+
+  static int activation_function(const Op& op) {
+    const bool tanh_gelu = op.kind == "gelu" && op.has_attr("approximate") && op.int_attr("approximate") != 0;
+    return tanh_gelu ? k::kActGeluTanh : activation_function(op.kind);
+  }
+
+  void lower_activation(const Op& op) {
+    const Tensor& x = tensor(op.inputs[0]);
+    const Tensor& y = tensor(op.outputs[0]);
+    const int function = activation_function(op);
+    const float alpha = activation_alpha(op);
+    const int in = activation(op.inputs[0]);
+    const int out = activation(op.outputs[0]);
+    if (!int8()) {
+      const k::ActivationParams p{int32_t(x.numel()), function, alpha};
+      emit(KernelId::activation_f32, {in}, {out}, params_bytes(p), &op);
+      return;
+    }
+    // Bit-exact by construction: every int8 input's real value through the exact function,
+    // rounded (half away from zero) to the output's quantization.
+    std::vector<int8_t> table(256);
+    for (int q = -128; q <= 127; ++q) {
+      const double real = double(x.quant.scale) * (q - x.quant.zero_point);
+      const double v = std::round(activation_value(function, alpha, real) / y.quant.scale) + y.quant.zero_point;
+      table[size_t(q + 128)] = int8_t(std::clamp(v, -128.0, 127.0));
+    }
+    const int tid = constant(y.name + ".table", DType::kInt8, {256}, table);
+    emit(KernelId::lut_s8, {in, tid}, {out}, params_bytes(k::LutParams{int32_t(x.numel())}), &op);
+  }
+
+  // --- reductions ---
+
+  // A mean over H and W of an image tensor is a global average pool.
+  bool is_spatial_mean(const Op& op) const {
+    if (op.kind != "mean" || tensor(op.inputs[0]).shape.size() != 4) return false;
+    std::vector<int64_t> dims = op.ints_attr("dims");
+    for (int64_t& d : dims) d = d < 0 ? d + 4 : d;
+    std::sort(dims.begin(), dims.end());
+    return dims == std::vector<int64_t>{2, 3};
+  }
+
+  // The dims of `x` reduced by `op` ("dims" for mean/sum/amax, "dim" for argmax).
+  static std::vector<bool> reduced_dims(const Op& op, const Tensor& x) {
+    const int64_t rank = int64_t(x.shape.size());
+    std::vector<int64_t> dims = op.kind == "argmax" ? std::vector<int64_t>{op.int_attr("dim")} : op.ints_attr("dims");
+    std::vector<bool> reduced(x.shape.size(), dims.empty());
+    for (int64_t d : dims) reduced[size_t(d < 0 ? d + rank : d)] = true;
+    return reduced;
+  }
+
+  // Reductions run on [outer][reduce][inner] in x's physical order when the reduced dims are
+  // adjacent there, otherwise after a permutation that moves them last.
+  struct ReduceLayout {
+    int in;                   // program tensor read by the kernel
+    std::vector<int> order;   // x's logical dims in that tensor's order
+    int32_t outer = 1, reduce = 1, inner = 1;
+  };
+
+  ReduceLayout reduce_layout(const Op& op, const std::vector<bool>& reduced) {
+    const Tensor& x = tensor(op.inputs[0]);
+    ReduceLayout r;
+    r.order = physical_order(layout_of(x), x.shape.size());
+    size_t first = r.order.size(), last = 0, count = 0;
+    for (size_t k = 0; k < r.order.size(); ++k) {
+      if (!reduced[size_t(r.order[k])]) continue;
+      first = std::min(first, k);
+      last = k;
+      ++count;
+    }
+    if (count > 0 && last - first + 1 != count) {
+      std::stable_partition(r.order.begin(), r.order.end(), [&](int d) { return !reduced[size_t(d)]; });
+      first = r.order.size() - count;
+    }
+    r.in = reordered(op, op.inputs[0], r.order);
+    for (size_t k = 0; k < r.order.size(); ++k) {
+      const int32_t n = int32_t(x.shape[size_t(r.order[k])]);
+      if (reduced[size_t(r.order[k])]) r.reduce *= n;
+      else if (k < first) r.outer *= n;
+      else r.inner *= n;
+    }
+    return r;
+  }
+
+  // y's logical dims in the kernel's output order: x's order without the reduced dims (with
+  // them, as size-1 dims, when y keeps them).
+  static std::vector<int> reduced_output_order(const std::vector<int>& x_order, const std::vector<bool>& reduced,
+                                               bool keepdim) {
+    std::vector<int> order;
+    for (int d : x_order) {
+      if (keepdim) {
+        order.push_back(d);
+      } else if (!reduced[size_t(d)]) {
+        order.push_back(d - int(std::count(reduced.begin(), reduced.begin() + d, true)));
+      }
+    }
+    return order;
+  }
+
+  void lower_reduce(const Op& op) {
+    const Tensor& x = tensor(op.inputs[0]);
+    const Tensor& y = tensor(op.outputs[0]);
+    const std::vector<bool> reduced = reduced_dims(op, x);
+    const ReduceLayout r = reduce_layout(op, reduced);
+    k::ReduceParams p{};
+    p.outer = r.outer;
+    p.reduce = r.reduce;
+    p.inner = r.inner;
+    p.op = op.kind == "sum" ? k::kReduceSum : op.kind == "mean" ? k::kReduceMean : k::kReduceMax;
+    p.act_min = -128;
+    p.act_max = 127;
+    if (int8()) {
+      p.input_offset = -x.quant.zero_point;
+      p.output_offset = y.quant.zero_point;
+      const double count = p.op == k::kReduceMean ? double(p.reduce) : 1.0;
+      const QuantizedMultiplier m = quantize_multiplier(double(x.quant.scale) / (count * y.quant.scale));
+      p.multiplier = m.multiplier;
+      p.shift = m.shift;
+    }
+    const std::vector<int> order = reduced_output_order(r.order, reduced, op.int_attr("keepdim") != 0);
+    const int out = scratch(op.outputs[0], dims_in_order(y.shape, order));
+    emit(int8() ? KernelId::reduce_s8 : KernelId::reduce_f32, {r.in}, {out}, params_bytes(p), &op,
+         x.numel());
+    define_output(op, op.outputs[0], out, order);
+  }
+
+  void lower_argmax(const Op& op) {
+    const Tensor& x = tensor(op.inputs[0]);
+    const Tensor& y = tensor(op.outputs[0]);
+    if (!g_.is_graph_output(op.outputs[0]) || !g_.consumers(op.outputs[0]).empty())
+      fail(op, "argmax is supported as a model output only (its int32 indices feed no other op)");
+    const std::vector<bool> reduced = reduced_dims(op, x);
+    const ReduceLayout r = reduce_layout(op, reduced);
+    const k::ArgmaxParams p{r.outer, r.reduce, r.inner};
+    const std::vector<int> order = reduced_output_order(r.order, reduced, op.int_attr("keepdim") != 0);
+    const int out = scratch(op.outputs[0], dims_in_order(y.shape, order), /*indices=*/true);
+    emit(int8() ? KernelId::argmax_s8 : KernelId::argmax_f32, {r.in}, {out}, params_bytes(p), &op);
+    define_output(op, op.outputs[0], out, order);
+  }
+
+  // --- transposed convolution, matrix products, layer norm ---
+
+  void lower_conv_transpose(const Op& op) {
+    const Tensor& x = tensor(op.inputs[0]);
+    const Tensor& w = tensor(op.inputs[1]);  // PyTorch [in_c][out_c][k_h][k_w]
+    const Tensor& y = tensor(op.outputs[0]);
+    require_batch1(op, x);
+    const int32_t in_c = int32_t(w.shape[0]), out_c = int32_t(w.shape[1]);
+    const int32_t kh = int32_t(w.shape[2]), kw = int32_t(w.shape[3]);
+    std::vector<float> ohwi(w.data.size());
+    for (int32_t i = 0; i < in_c; ++i)
+      for (int32_t o = 0; o < out_c; ++o)
+        for (int32_t ky = 0; ky < kh; ++ky)
+          for (int32_t kx = 0; kx < kw; ++kx)
+            ohwi[((size_t(o) * kh + ky) * kw + kx) * in_c + i] = w.data[((size_t(i) * out_c + o) * kh + ky) * kw + kx];
+    const auto stride = op.ints_attr("stride"), pad = op.ints_attr("padding"), dil = op.ints_attr("dilation");
+    auto second = [](const std::vector<int64_t>& v) { return int32_t(v.size() > 1 ? v[1] : v[0]); };
+    k::ConvParams p{};
+    p.in_h = int32_t(x.shape[2]); p.in_w = int32_t(x.shape[3]); p.in_c = in_c;
+    p.out_h = int32_t(y.shape[2]); p.out_w = int32_t(y.shape[3]); p.out_c = out_c;
+    p.k_h = kh; p.k_w = kw;
+    p.stride_h = int32_t(stride[0]); p.stride_w = second(stride);
+    p.pad_top = int32_t(pad[0]); p.pad_left = second(pad);
+    p.dil_h = int32_t(dil[0]); p.dil_w = second(dil);
+    p.input_offset = int8() ? -x.quant.zero_point : 0;
+    p.output_offset = int8() ? y.quant.zero_point : 0;
+    fill_activation(p, op, y);
+    const std::vector<float> bias = bias_of(op, out_c);
+    const int in = activation(op.inputs[0]);
+    const int out = activation(op.outputs[0]);
+    const int64_t macs = x.numel() * out_c * kh * kw;
+    const std::vector<int32_t> w_dims = {out_c, kh, kw, in_c};
+    if (!int8()) {
+      const int wid = constant(w.name, DType::kFloat32, w_dims, ohwi);
+      const int bid = constant(w.name + ".bias", DType::kFloat32, {out_c}, bias);
+      emit(KernelId::transpose_conv_f32, {in, wid, bid}, {out}, params_bytes(p), &op, macs);
+      return;
+    }
+    const SymmetricWeights sw = quantize_symmetric(ohwi, size_t(out_c));  // OHWI: one group per output channel
+    int bid, mid, sid;
+    requant_tables(w.name, x, y, bias, sw.scales, bid, mid, sid);
+    const int wid = constant(w.name, DType::kInt8, w_dims, sw.q);
+    emit(KernelId::transpose_conv_s8, {in, wid, bid, mid, sid}, {out}, params_bytes(p), &op, macs);
+  }
+
+  void lower_matmul(const Op& op) {
+    const Tensor& a = tensor(op.inputs[0]);
+    const Tensor& b = tensor(op.inputs[1]);
+    const Tensor& y = tensor(op.outputs[0]);
+    if (a.constant || b.constant) fail(op, "matmul with a constant operand is a linear layer");
+    k::BatchMatmulParams p{};
+    p.m = int32_t(a.shape[a.shape.size() - 2]);
+    p.k = int32_t(a.shape.back());
+    p.n = int32_t(b.shape.back());
+    p.batch = int32_t(y.numel() / (int64_t(p.m) * p.n));
+    if (int8()) {
+      p.lhs_offset = -a.quant.zero_point;
+      p.rhs_offset = -b.quant.zero_point;
+      p.output_offset = y.quant.zero_point;
+      const QuantizedMultiplier m = mul_rescale(a.quant.scale, b.quant.scale, y.quant.scale);
+      p.multiplier = m.multiplier;
+      p.shift = m.shift;
+    }
+    fill_activation(p, op, y);
+    const std::vector<int> order = identity_order(y.shape.size());
+    const int lhs = reordered(op, op.inputs[0], order);
+    const int rhs = reordered(op, op.inputs[1], order);
+    const int out = scratch(op.outputs[0], logical_dims(y));
+    emit(int8() ? KernelId::batch_matmul_s8 : KernelId::batch_matmul_f32, {lhs, rhs}, {out}, params_bytes(p), &op,
+         y.numel() * p.k);
+    define_output(op, op.outputs[0], out, order);
+  }
+
+  void lower_layer_norm(const Op& op) {
+    const Tensor& x = tensor(op.inputs[0]);
+    const Tensor& w = tensor(op.inputs[1]);
+    const k::LayerNormParams p{int32_t(x.numel() / x.shape.back()), int32_t(x.shape.back()), float(op.float_attr("eps"))};
+    const std::vector<int> order = identity_order(x.shape.size());
+    const int in = reordered(op, op.inputs[0], order);
+    const int out = scratch(op.outputs[0], logical_dims(x));
+    const int wid = constant(w.name, DType::kFloat32, {p.depth}, w.data);
+    const int bid = constant(tensor(op.inputs[2]).name, DType::kFloat32, {p.depth}, tensor(op.inputs[2]).data);
+    emit(KernelId::layer_norm_f32, {in, wid, bid}, {out}, params_bytes(p), &op);
+    define_output(op, op.outputs[0], out, order);
+  }
+
   const Graph& g_;
   const LowerOptions& o_;
   LoweredProgram p_;
   std::vector<int> program_of_;
+  bool float_fallback_ = false;   // lowering one op of an int8 program in float (lower_as_float)
+  std::string fallback_reason_;   // recorded on every op emitted meanwhile
 };
 
 }  // namespace

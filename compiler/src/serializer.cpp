@@ -83,7 +83,8 @@ std::string metadata_json(const LoweredProgram& p) {
     const ProgramOp& op = p.ops[i];
     os << (i ? "," : "") << "{\"kernel\":" << json_string(kernel_name(op.kernel))
        << ",\"kind\":" << json_string(op.ir_kind) << ",\"source\":" << json_string(op.source)
-       << ",\"reason\":" << json_string(op.reason) << ",\"macs\":" << op.macs << "}";
+       << ",\"reason\":" << json_string(op.reason) << ",\"fallback\":" << json_string(op.fallback)
+       << ",\"macs\":" << op.macs << "}";
   }
   os << "]}";
   return os.str();

@@ -29,12 +29,20 @@ std::vector<int64_t> pair_attr(const Op& op, const std::string& name) {
   return v;
 }
 
-int64_t window_out(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil, bool ceil_mode) {
-  const int64_t span = in + 2 * pad - dil * (k - 1) - 1;
+int64_t window_out(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t pad_end, int64_t dil, bool ceil_mode) {
+  const int64_t span = in + pad + pad_end - dil * (k - 1) - 1;
   int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
   // PyTorch: with ceil_mode the last window must start inside the input or left padding.
   if (ceil_mode && (out - 1) * stride >= in + pad) --out;
   return out;
+}
+
+// Bottom/right padding: "padding_end" when a folded pad made it differ from "padding".
+std::vector<int64_t> end_padding(const Op& op, const std::vector<int64_t>& pad) {
+  if (!op.has_attr("padding_end")) return pad;
+  std::vector<int64_t> end = pair_attr(op, "padding_end");
+  if (end[0] < 0 || end[1] < 0) fail(op, "padding must be >= 0");
+  return end;
 }
 
 Shape infer_conv2d(const Graph& g, const Op& op) {
@@ -52,10 +60,31 @@ Shape infer_conv2d(const Graph& g, const Op& op) {
   for (int i = 0; i < 2; ++i) {
     if (stride[i] < 1 || dil[i] < 1 || pad[i] < 0) fail(op, "stride/dilation must be >= 1 and padding >= 0");
   }
-  const int64_t oh = window_out(x[2], w[2], stride[0], pad[0], dil[0], false);
-  const int64_t ow = window_out(x[3], w[3], stride[1], pad[1], dil[1], false);
+  const auto pad_end = end_padding(op, pad);
+  const int64_t oh = window_out(x[2], w[2], stride[0], pad[0], pad_end[0], dil[0], false);
+  const int64_t ow = window_out(x[3], w[3], stride[1], pad[1], pad_end[1], dil[1], false);
   if (oh < 1 || ow < 1) fail(op, "kernel larger than the padded input");
   return {x[0], w[0], oh, ow};
+}
+
+Shape infer_conv_transpose2d(const Graph& g, const Op& op) {
+  const Shape& x = in_shape(g, op, 0);
+  const Shape& w = in_shape(g, op, 1);
+  if (x.size() != 4 || w.size() != 4) fail(op, "expects a 4-D input and 4-D weight, got " + shape_str(x));
+  if (!g.tensors[op.inputs[1]].constant) fail(op, "weights must be constant");
+  if (op.inputs.size() > 2 && !g.tensors[op.inputs[2]].constant) fail(op, "bias must be constant");
+  if (op.int_attr("groups") != 1) fail(op, "grouped transposed convolution is not supported (groups must be 1)");
+  if (w[0] != x[1]) fail(op, "weight " + shape_str(w) + " does not match input " + shape_str(x));
+  auto stride = pair_attr(op, "stride"), pad = pair_attr(op, "padding"), dil = pair_attr(op, "dilation");
+  auto extra = pair_attr(op, "output_padding");
+  Shape out = {x[0], w[1], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    if (stride[i] < 1 || dil[i] < 1 || pad[i] < 0 || extra[i] < 0) fail(op, "stride/dilation must be >= 1 and padding >= 0");
+    if (extra[i] >= stride[i] && extra[i] >= dil[i]) fail(op, "output_padding must be smaller than stride or dilation");
+    out[2 + i] = (x[2 + i] - 1) * stride[i] - 2 * pad[i] + dil[i] * (w[2 + i] - 1) + extra[i] + 1;
+    if (out[2 + i] < 1) fail(op, "padding larger than the output");
+  }
+  return out;
 }
 
 Shape infer_linear(const Graph& g, const Op& op) {
@@ -93,16 +122,17 @@ Shape infer_pool(const Graph& g, const Op& op, bool is_avg) {
   if (op.has_attr("dilation")) dil = pair_attr(op, "dilation");
   if (dil[0] != 1 || dil[1] != 1) fail(op, "dilated pooling is not supported");
   const bool ceil_mode = op.has_attr("ceil_mode") && op.int_attr("ceil_mode") != 0;
+  const auto pad_end = end_padding(op, pad);
+  // Folded pads (padding_end present) may exceed PyTorch's half-kernel limit: they are data.
+  const bool folded = op.has_attr("padding_end");
   for (int i = 0; i < 2; ++i) {
-    if (k[i] < 1 || stride[i] < 1 || pad[i] < 0 || 2 * pad[i] > k[i]) fail(op, "invalid kernel/stride/padding");
+    if (k[i] < 1 || stride[i] < 1 || pad[i] < 0 || (!folded && 2 * pad[i] > k[i])) fail(op, "invalid kernel/stride/padding");
   }
-  if (is_avg && op.has_attr("count_include_pad") && op.int_attr("count_include_pad") != 0 && (pad[0] || pad[1]))
-    fail(op, "count_include_pad=True with padding is not supported (pass count_include_pad=False)");
   if (is_avg && op.has_attr("divisor_override")) fail(op, "divisor_override is not supported");
-  const int64_t oh = window_out(x[2], k[0], stride[0], pad[0], 1, ceil_mode);
-  const int64_t ow = window_out(x[3], k[1], stride[1], pad[1], 1, ceil_mode);
-  if (is_avg && ceil_mode && (oh != window_out(x[2], k[0], stride[0], pad[0], 1, false) ||
-                              ow != window_out(x[3], k[1], stride[1], pad[1], 1, false)))
+  const int64_t oh = window_out(x[2], k[0], stride[0], pad[0], pad_end[0], 1, ceil_mode);
+  const int64_t ow = window_out(x[3], k[1], stride[1], pad[1], pad_end[1], 1, ceil_mode);
+  if (is_avg && ceil_mode && (oh != window_out(x[2], k[0], stride[0], pad[0], pad_end[0], 1, false) ||
+                              ow != window_out(x[3], k[1], stride[1], pad[1], pad_end[1], 1, false)))
     fail(op, "avg_pool2d with ceil_mode=True that adds partial windows is not supported");
   if (oh < 1 || ow < 1) fail(op, "kernel larger than the padded input");
   return {x[0], x[1], oh, ow};
@@ -145,15 +175,26 @@ Shape infer_permute(const Graph& g, const Op& op) {
   return out;
 }
 
-Shape infer_mean(const Graph& g, const Op& op) {
+// mean / sum / amax over "dims" (all dims when empty), keepdim or not.
+Shape infer_reduce(const Graph& g, const Op& op) {
   const Shape& x = in_shape(g, op, 0);
-  std::vector<int64_t> dims;
-  for (int64_t d : op.ints_attr("dims")) dims.push_back(normalize_dim(op, d, x.size()));
-  std::sort(dims.begin(), dims.end());
-  if (x.size() != 4 || dims != std::vector<int64_t>{2, 3})
-    fail(op, "mean is supported over the spatial dims (H, W) of a 4-D tensor only");
+  std::vector<bool> reduced(x.size(), op.ints_attr("dims").empty());
+  for (int64_t d : op.ints_attr("dims")) reduced[normalize_dim(op, d, x.size())] = true;
   const bool keep = op.int_attr("keepdim") != 0;
-  return keep ? Shape{x[0], x[1], 1, 1} : Shape{x[0], x[1]};
+  Shape out;
+  for (size_t d = 0; d < x.size(); ++d) {
+    if (!reduced[d]) out.push_back(x[d]);
+    else if (keep) out.push_back(1);
+  }
+  return out;
+}
+
+Shape infer_argmax(const Graph& g, const Op& op) {
+  Shape out = in_shape(g, op, 0);
+  const int64_t dim = normalize_dim(op, op.int_attr("dim"), out.size());
+  if (op.int_attr("keepdim") != 0) out[dim] = 1;
+  else out.erase(out.begin() + dim);
+  return out;
 }
 
 Shape infer_adaptive_avg_pool(const Graph& g, const Op& op) {
@@ -167,8 +208,7 @@ Shape infer_adaptive_avg_pool(const Graph& g, const Op& op) {
 
 Shape infer_softmax(const Graph& g, const Op& op) {
   const Shape& x = in_shape(g, op, 0);
-  if (normalize_dim(op, op.int_attr("dim"), x.size()) != static_cast<int64_t>(x.size()) - 1)
-    fail(op, "softmax is supported over the last dim only");
+  normalize_dim(op, op.int_attr("dim"), x.size());
   return x;
 }
 
@@ -199,7 +239,75 @@ Shape infer_batch_norm(const Graph& g, const Op& op) {
 
 Shape same_as_input(const Graph& g, const Op& op) { return in_shape(g, op, 0); }
 
-Shape infer_binary(const Graph& g, const Op& op) {
+// "pad": PyTorch F.pad order, (before, after) pairs starting from the last dim; negative
+// values crop.
+Shape infer_pad(const Graph& g, const Op& op) {
+  Shape out = in_shape(g, op, 0);
+  const auto& pad = op.ints_attr("pad");
+  if (pad.size() % 2 != 0 || pad.size() > 2 * out.size()) fail(op, "pad must hold (before, after) pairs for at most every dim");
+  for (size_t i = 0; i < pad.size() / 2; ++i) {
+    int64_t& d = out[out.size() - 1 - i];
+    d += pad[2 * i] + pad[2 * i + 1];
+    if (d < 1) fail(op, "padding leaves an empty dimension");
+  }
+  return out;
+}
+
+Shape infer_slice(const Graph& g, const Op& op) {
+  Shape out = in_shape(g, op, 0);
+  const int64_t dim = normalize_dim(op, op.int_attr("dim"), out.size());
+  const int64_t start = op.int_attr("start"), end = op.int_attr("end"), step = op.int_attr("step");
+  if (step < 1) fail(op, "slice step must be >= 1");
+  if (start < 0 || end > out[dim] || start >= end) fail(op, "slice [" + std::to_string(start) + ", " + std::to_string(end) + ") is empty or outside dim " + std::to_string(dim) + " of " + shape_str(out));
+  out[dim] = (end - start + step - 1) / step;
+  return out;
+}
+
+Shape infer_expand(const Graph& g, const Op& op) {
+  const Shape& x = in_shape(g, op, 0);
+  Shape out = op.ints_attr("shape");
+  if (out.size() < x.size()) fail(op, "cannot expand " + shape_str(x) + " to fewer dims");
+  const size_t lead = out.size() - x.size();
+  for (size_t d = 0; d < out.size(); ++d) {
+    const int64_t have = d < lead ? 1 : x[d - lead];
+    if (out[d] == -1 && d >= lead) out[d] = have;
+    if (out[d] < 1 || (have != 1 && have != out[d])) fail(op, "cannot expand " + shape_str(x) + " to " + shape_str(op.ints_attr("shape")));
+  }
+  return out;
+}
+
+Shape infer_upsample(const Graph& g, const Op& op) {
+  Shape out = in_shape(g, op, 0);
+  if (out.size() != 4) fail(op, "expects a 4-D input");
+  const auto scale = pair_attr(op, "scale");
+  if (scale[0] < 1 || scale[1] < 1) fail(op, "scale factors must be positive integers");
+  out[2] *= scale[0];
+  out[3] *= scale[1];
+  return out;
+}
+
+Shape infer_matmul(const Graph& g, const Op& op) {
+  const Shape& a = in_shape(g, op, 0);
+  const Shape& b = in_shape(g, op, 1);
+  if (a.size() < 2 || b.size() != a.size()) fail(op, "expects two operands of the same rank >= 2, got " + shape_str(a) + " and " + shape_str(b));
+  if (!std::equal(a.begin(), a.end() - 2, b.begin()) || a.back() != b[b.size() - 2])
+    fail(op, "shapes " + shape_str(a) + " and " + shape_str(b) + " do not multiply (batch dims must be equal)");
+  Shape out = a;
+  out.back() = b.back();
+  return out;
+}
+
+Shape infer_layer_norm(const Graph& g, const Op& op) {
+  const Shape& x = in_shape(g, op, 0);
+  if (op.inputs.size() != 3 || x.empty()) fail(op, "expects input, weight and bias");
+  for (size_t i = 1; i < 3; ++i) {
+    const Tensor& t = g.tensors[op.inputs[i]];
+    if (!t.constant || t.shape != Shape{x.back()}) fail(op, "normalizes the last dim only: weight and bias must be constants of shape [" + std::to_string(x.back()) + "]");
+  }
+  return x;
+}
+
+Shape infer_binary(const Graph& g, const Op& op) {  // add, sub, mul, minimum, maximum
   if (op.inputs.size() != 2) fail(op, "expects two inputs");
   if (op.has_attr("alpha") && op.float_attr("alpha") != 1.0) fail(op, "alpha != 1 is not supported");
   return broadcast(op, in_shape(g, op, 0), in_shape(g, op, 1));
@@ -221,13 +329,36 @@ const std::map<std::string, std::function<Shape(const Graph&, const Op&)>>& rule
       {"mul", infer_binary},
       {"max_pool2d", [](const Graph& g, const Op& op) { return infer_pool(g, op, false); }},
       {"avg_pool2d", [](const Graph& g, const Op& op) { return infer_pool(g, op, true); }},
-      {"mean", infer_mean},
+      {"mean", infer_reduce},
       {"adaptive_avg_pool2d", infer_adaptive_avg_pool},
       {"reshape", infer_reshape},
       {"permute", infer_permute},
       {"softmax", infer_softmax},
       {"cat", infer_cat},
       {"identity", same_as_input},
+      {"pad", infer_pad},
+      {"sigmoid", same_as_input},
+      {"tanh", same_as_input},
+      {"hardswish", same_as_input},
+      {"hardsigmoid", same_as_input},
+      {"silu", same_as_input},
+      {"gelu", same_as_input},
+      {"elu", same_as_input},
+      {"leaky_relu", same_as_input},
+      {"neg", same_as_input},
+      {"abs", same_as_input},
+      {"sub", infer_binary},
+      {"minimum", infer_binary},
+      {"maximum", infer_binary},
+      {"sum", infer_reduce},
+      {"amax", infer_reduce},
+      {"argmax", infer_argmax},
+      {"slice", infer_slice},
+      {"expand", infer_expand},
+      {"conv_transpose2d", infer_conv_transpose2d},
+      {"matmul", infer_matmul},
+      {"upsample_nearest2d", infer_upsample},
+      {"layer_norm", infer_layer_norm},
   };
   return kRules;
 }

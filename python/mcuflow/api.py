@@ -207,7 +207,23 @@ class Program:
             lines.append(f"{op['index']:>3}  {op['kind']:<20} {op['kernel']:<18} {shape:<18} {op['macs']:>9}  "
                          f"{op['source']}")
         lines.append(f"total MACs: {total_macs}")
+        fallbacks = self.fallbacks()
+        if fallbacks:
+            lines.append(f"float fallbacks: {len(fallbacks)} model op(s) run on float32 kernels between a dequantize "
+                         f"and a quantize")
+            for f in fallbacks:
+                lines.append(f"  op {f['index']} {f['kind']} ({f['kernel']}) at {f['source']}: {f['reason']}")
         return "\n".join(lines)
+
+    def fallbacks(self) -> list[dict]:
+        """The model ops of an int8 program that run on a float32 kernel, in execution order:
+        ``index`` (program op), ``kind``, ``kernel``, ``source`` and ``reason``. The dequantize,
+        quantize and layout ops around each carry the same reason but are not listed."""
+        around = ("dequantize_s8_f32", "quantize_f32_s8", "permute_b32")
+        return [{"index": i, "kind": op["kind"], "kernel": op["kernel"], "source": op["source"],
+                 "reason": op["fallback"]}
+                for i, op in enumerate(self.metadata.get("ops", []))
+                if op.get("fallback") and op["kernel"] not in around]
 
     def __repr__(self) -> str:
         return f"<mcuflow.Program {self.precision} {len(self.data)} bytes, arena {self.arena_bytes}>"
@@ -218,12 +234,16 @@ def _io_json(spec: dict) -> dict:
 
 
 def compile(exported_program, target: str = "cortex-m55", calibration: Any = None, *,
-            precision: str = "int8", io: str = "float32", source: dict[str, str] | None = None) -> Program:
+            precision: str = "int8", io: str = "float32", source: dict[str, str] | None = None,
+            fallback: str = "float") -> Program:
     """Compiles a ``torch.export.ExportedProgram`` into an mcuflow ``Program``.
 
     ``calibration``: representative inputs (an iterable of input tuples, or one array per
     input with a leading batch dimension); required for ``precision="int8"``.
     ``io="int8"`` keeps the program's inputs and outputs int8.
+    ``fallback``: what an int8 program does with an op that has no usable int8 kernel:
+    ``"float"`` runs it on its float32 kernel between a dequantize and a quantize (listed by
+    ``Program.summary()`` and ``mcuflow inspect`` with the reason), ``"error"`` refuses it.
     ``source``: provenance strings stored in the program's metadata under "source" (``mcuflow
     compile`` records the model file's name and SHA-256 there).
     """
@@ -234,6 +254,8 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
         raise InputError(f"unknown precision '{precision}' (int8 or fp32)")
     if io not in ("float32", "int8"):
         raise InputError(f"unknown io '{io}' (float32 or int8)")
+    if fallback not in ("float", "error"):
+        raise InputError(f"unknown fallback '{fallback}' (float or error)")
     if source is not None and not (isinstance(source, dict)
                                    and all(isinstance(k, str) and isinstance(v, str) for k, v in source.items())):
         raise InputError("source maps strings to strings")
@@ -246,7 +268,7 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
                 raise InputError("int8 compilation needs calibration data (calibration=...)")
             samples = normalize_calibration(calibration, user_inputs(exported_program))
             source = {**(source or {}), CALIBRATION_SAMPLES_KEY: " ".join(sample_hash(s) for s in samples)}
-        data = _core.compile(builder, target, [list(s) for s in samples], precision, io, source or {})
+        data = _core.compile(builder, target, [list(s) for s in samples], precision, io, source or {}, fallback)
     except _core.CompileError as e:
         raise UnsupportedModelError(str(e)) from None
     return Program(data)

@@ -67,6 +67,29 @@ SUPPORTED_KINDS: tuple[str, ...] = (
     "softmax",
     "cat",
     "identity",
+    "pad",
+    "sigmoid",
+    "tanh",
+    "hardswish",
+    "hardsigmoid",
+    "silu",
+    "gelu",
+    "elu",
+    "leaky_relu",
+    "neg",
+    "abs",
+    "sub",
+    "minimum",
+    "maximum",
+    "sum",
+    "amax",
+    "argmax",
+    "slice",
+    "expand",
+    "conv_transpose2d",
+    "matmul",
+    "upsample_nearest2d",
+    "layer_norm",
 )
 
 # Stand-in for an open clamp bound (the contract keeps infinities out of the program).
@@ -432,14 +455,20 @@ class _Describer:
             raise _dynamic_error(node_source(node), node.name, val.shape)
         return [int(d) for d in val.shape]
 
-    def emit(self, node, kind: str, inputs: list, attrs: dict | None = None, val=None) -> "_TensorId":
+    def emit(self, node, kind: str, inputs: list, attrs: dict | None = None, val=None, shape=None,
+             indices: bool = False) -> "_TensorId":
+        """One contract op for ``node``. ``shape``: the output shape when the op is one step
+        of a node that becomes several (else the node's own); ``indices``: the node's
+        result is an int64 index tensor (argmax), not float32."""
         assert is_supported_kind(kind), kind
         ids = [self.input_id(node, v) for v in inputs]
-        shape = self.out_shape(node, val)
-        out_val = val if val is not None else node.meta.get("val")
-        if isinstance(out_val, (list, tuple)):
-            out_val = out_val[0]
-        _val_dtype_check(out_val, node.name, node_source(node))
+        if shape is None:
+            shape = self.out_shape(node, val)
+            out_val = val if val is not None else node.meta.get("val")
+            if isinstance(out_val, (list, tuple)):
+                out_val = out_val[0]
+            if not indices:
+                _val_dtype_check(out_val, node.name, node_source(node))
         source = node_source(node)
         try:
             out = self.builder.add_op(kind, ids, dict(attrs or {}), source, [shape])
@@ -669,7 +698,7 @@ def _in(d: _Describer, node, a):
     return d.arg(node, a)
 
 
-def _conv(d: _Describer, node, x, w, b, stride, padding, dilation, groups):
+def _conv(d: _Describer, node, x, w, b, stride, padding, dilation, groups, padding_end=None):
     wrank = _rank(d, w)
     if wrank is not None and wrank != 4:
         raise d.unsupported(node, f"only 2-D convolution is supported (weight has rank {wrank})")
@@ -682,6 +711,8 @@ def _conv(d: _Describer, node, x, w, b, stride, padding, dilation, groups):
         }
     except ValueError as e:
         raise d.unsupported(node, str(e)) from None
+    if padding_end is not None:
+        attrs["padding_end"] = list(padding_end)
     inputs = [_in(d, node, x), _in(d, node, w)]
     if b is not None:
         inputs.append(_in(d, node, b))
@@ -708,13 +739,12 @@ def _h_conv2d_padding(d, node):
             wv = d.env[a["weight"]].tensor
         if wv is None or wv.dim() != 4:
             raise d.unsupported(node, "padding='same' needs a 4-D weight")
-        padding = []
-        for k, dil in zip(wv.shape[2:], dilation):
-            total = dil * (int(k) - 1)
-            if total % 2:
-                raise d.unsupported(node, "padding='same' with an even kernel pads asymmetrically; "
-                                          "pad explicitly (F.pad is not supported either)")
-            padding.append(total // 2)
+        # PyTorch puts the odd extra row/column of 'same' padding at the bottom/right.
+        totals = [dil * (int(k) - 1) for k, dil in zip(wv.shape[2:], dilation)]
+        padding = [t // 2 for t in totals]
+        padding_end = [t - t // 2 for t in totals]
+        return _conv(d, node, a["input"], a["weight"], a["bias"], a["stride"], padding, dilation,
+                     a["groups"], padding_end=padding_end if padding_end != padding else None)
     else:
         raise d.unsupported(node, f"padding={mode!r}")
     return _conv(d, node, a["input"], a["weight"], a["bias"], a["stride"], padding, dilation,
@@ -725,9 +755,33 @@ def _h_conv2d_padding(d, node):
 def _h_convolution(d, node):
     a = _bind(node)
     if a["transposed"]:
-        raise d.unsupported(node, "transposed convolution is not supported")
+        return _conv_transpose(d, node, a["input"], a["weight"], a["bias"], a["stride"], a["padding"],
+                               a["output_padding"], a["groups"], a["dilation"])
     return _conv(d, node, a["input"], a["weight"], a["bias"], a["stride"], a["padding"],
                  a["dilation"], a["groups"])
+
+
+def _conv_transpose(d, node, x, w, b, stride, padding, output_padding, groups, dilation):
+    wrank = _rank(d, w)
+    if wrank is not None and wrank != 4:
+        raise d.unsupported(node, f"only 2-D transposed convolution is supported (weight has rank {wrank})")
+    try:
+        attrs = {"stride": _pair(stride, "stride"), "padding": _pair(padding, "padding"),
+                 "output_padding": _pair(output_padding, "output_padding"),
+                 "dilation": _pair(dilation, "dilation"), "groups": int(groups)}
+    except ValueError as e:
+        raise d.unsupported(node, str(e)) from None
+    inputs = [_in(d, node, x), _in(d, node, w)]
+    if b is not None:
+        inputs.append(_in(d, node, b))
+    return d.emit(node, "conv_transpose2d", inputs, attrs)
+
+
+@_handles("aten.conv_transpose2d.input")
+def _h_conv_transpose2d(d, node):
+    a = _bind(node)
+    return _conv_transpose(d, node, a["input"], a["weight"], a["bias"], a["stride"], a["padding"],
+                           a["output_padding"], a["groups"], a["dilation"])
 
 
 @_handles("aten.linear.default")
@@ -743,7 +797,7 @@ def _weight_from_rhs(d, node, rhs) -> _Const:
     """The (out, in) linear weight for ``x @ rhs`` where rhs is a constant (in, out) matrix."""
     v = d.env.get(rhs) if isinstance(rhs, torch.fx.Node) else None
     if not isinstance(v, _Const):
-        raise d.unsupported(node, "matrix product of two activations; only x @ constant (a linear layer) is supported")
+        raise d.unsupported(node, "matrix product with a non-constant weight; only x @ constant (a linear layer) is supported")
     if v.tensor.dim() != 2:
         raise d.unsupported(node, f"matrix product with a constant of rank {v.tensor.dim()}; only 2-D weights are supported")
     if v.transpose_of is not None:
@@ -751,11 +805,14 @@ def _weight_from_rhs(d, node, rhs) -> _Const:
     return _Const(v.tensor.t().contiguous(), f"{v.name}.T")
 
 
-@_handles("aten.matmul.default", "aten.mm.default")
+@_handles("aten.matmul.default", "aten.mm.default", "aten.bmm.default")
 def _h_matmul(d, node):
     x, rhs = node.args[0], node.args[1]
-    w = _weight_from_rhs(d, node, rhs)
-    return d.emit(node, "linear", [_in(d, node, x), w])
+    if isinstance(d.env.get(rhs), _Const):
+        return d.emit(node, "linear", [_in(d, node, x), _weight_from_rhs(d, node, rhs)])
+    if _rank(d, x) != _rank(d, rhs) or _rank(d, x) < 2:
+        raise d.unsupported(node, "matrix product of two activations needs operands of the same rank >= 2")
+    return d.emit(node, "matmul", [_in(d, node, x), _in(d, node, rhs)])
 
 
 @_handles("aten.addmm.default")
@@ -873,17 +930,34 @@ def _h_add(d, node):
 def _negated_const(d, node, v, scale: float):
     if isinstance(v, _Scalar):
         return _Scalar(-scale * v.value)
-    if isinstance(v, _Const):
-        return _Const(-scale * v.tensor, f"{v.name}.neg")
-    raise d.unsupported(node, "subtracting an activation is not supported; only x - constant")
+    return _Const(-scale * v.tensor, f"{v.name}.neg")
+
+
+def _subtract(d, node, minuend, subtrahend, alpha):
+    """minuend - alpha * subtrahend: an add of a negated constant, a sub of two activations,
+    or (constant - activation) an add to the negated activation."""
+    lhs, rhs = _in(d, node, minuend), _in(d, node, subtrahend)
+    alpha = 1.0 if alpha is None else float(alpha)
+    if isinstance(rhs, (_Scalar, _Const)):
+        return d.emit(node, "add", [lhs, _negated_const(d, node, rhs, alpha)])
+    if alpha != 1.0:
+        raise d.unsupported(node, f"alpha={alpha} with an activation operand; only 1 is supported")
+    if isinstance(lhs, (_Scalar, _Const)):
+        negated = d.emit(node, "neg", [rhs], shape=_shape_of(d, subtrahend))
+        return d.emit(node, "add", [negated, lhs])
+    return d.emit(node, "sub", [lhs, rhs])
 
 
 @_handles("aten.sub.Tensor", "aten.sub.Scalar", "aten.sub_.Tensor", "aten.sub_.Scalar")
 def _h_sub(d, node):
     a = _bind(node)
-    alpha = 1.0 if a["alpha"] is None else float(a["alpha"])
-    other = _negated_const(d, node, _in(d, node, a["other"]), alpha)
-    return d.emit(node, "add", [_in(d, node, a["self"]), other])
+    return _subtract(d, node, a["self"], a["other"], a["alpha"])
+
+
+@_handles("aten.rsub.Scalar", "aten.rsub.Tensor")
+def _h_rsub(d, node):
+    a = _bind(node)
+    return _subtract(d, node, a["other"], a["self"], a["alpha"])
 
 
 @_handles("aten.mul.Tensor", "aten.mul.Scalar", "aten.mul_.Tensor", "aten.mul_.Scalar")
@@ -966,12 +1040,57 @@ def _h_mean(d, node):
     return d.emit(node, "mean", [_in(d, node, x)], {"dims": dims, "keepdim": int(bool(a.get("keepdim", False)))})
 
 
+def _reduce(d, node, kind, x, dims, keepdim, val=None):
+    rank = _rank(d, x)
+    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        dims = list(range(rank))
+    elif isinstance(dims, int):
+        dims = [dims]
+    dims = sorted(_norm_dim(k, rank) for k in dims)
+    return d.emit(node, kind, [_in(d, node, x)], {"dims": dims, "keepdim": int(bool(keepdim))}, val=val)
+
+
+@_handles("aten.sum.dim_IntList", "aten.sum.default")
+def _h_sum(d, node):
+    a = _bind(node)
+    if a.get("dtype") not in (None, torch.float32):
+        raise d.unsupported(node, f"sum with dtype={a['dtype']}")
+    return _reduce(d, node, "sum", a["self"], a.get("dim"), a.get("keepdim", False))
+
+
+@_handles("aten.amax.default", "aten.max.default")
+def _h_amax(d, node):
+    a = _bind(node)
+    return _reduce(d, node, "amax", a["self"], a.get("dim"), a.get("keepdim", False))
+
+
+@_handles("aten.max.dim")
+def _h_max_dim(d, node):
+    a = _bind(node)
+    values = _reduce(d, node, "amax", a["self"], a["dim"], a["keepdim"], val=node.meta["val"][0])
+    return (values, _Missing("max's indices (use argmax as the model's output)"))
+
+
+@_handles("aten.argmax.default")
+def _h_argmax(d, node):
+    a = _bind(node)
+    x = a["self"]
+    if a["dim"] is None:  # over the flattened input
+        if a["keepdim"]:
+            raise d.unsupported(node, "keepdim=True without a dim")
+        flat = [int(torch.Size(_shape_of(d, x)).numel())]
+        x_id = d.emit(node, "reshape", [_in(d, node, x)], {"shape": flat}, shape=flat)
+        return d.emit(node, "argmax", [x_id], {"dim": 0, "keepdim": 0}, indices=True)
+    return d.emit(node, "argmax", [_in(d, node, x)], {"dim": _norm_dim(a["dim"], _rank(d, x)),
+                                                       "keepdim": int(bool(a["keepdim"]))}, indices=True)
+
+
 @_handles("aten.view.default", "aten.reshape.default", "aten._unsafe_view.default",
           "aten.view_copy.default", "aten._reshape_copy.default", "aten._reshape_alias.default",
           "aten.flatten.using_ints", "aten.squeeze.default", "aten.squeeze.dim", "aten.squeeze.dims",
           "aten.unsqueeze.default", "aten.squeeze_copy.default", "aten.squeeze_copy.dim",
           "aten.squeeze_copy.dims", "aten.unsqueeze_copy.default", "aten.view_as.default",
-          "aten.reshape_as.default")
+          "aten.reshape_as.default", "aten.unflatten.int")
 def _h_reshape(d, node):
     return d.emit(node, "reshape", [_in(d, node, node.args[0])], {"shape": d.out_shape(node)})
 
@@ -1037,6 +1156,229 @@ def _h_dropout(d, node):
 def _h_identity(d, node):
     # dtype conversions: the output dtype is checked (float32 only) by emit().
     return d.emit(node, "identity", [_in(d, node, node.args[0])])
+
+
+# --- pad, activations, element-wise binaries --------------------------------------------------
+
+
+def _pad(d, node, x, pad, value):
+    pad = [int(p) for p in pad]
+    return d.emit(node, "pad", [_in(d, node, x)], {"pad": pad, "value": float(value or 0.0)})
+
+
+@_handles("aten.constant_pad_nd.default")
+def _h_constant_pad(d, node):
+    a = _bind(node)
+    return _pad(d, node, a["self"], a["pad"], a["value"])
+
+
+@_handles("aten.pad.default")
+def _h_pad(d, node):
+    a = _bind(node)
+    if a["mode"] != "constant":
+        raise d.unsupported(node, f"mode={a['mode']!r}; only constant padding is supported")
+    return _pad(d, node, a["self"], a["pad"], a["value"])
+
+
+_UNARY = {"aten.sigmoid.default": "sigmoid", "aten.sigmoid_.default": "sigmoid", "aten.tanh.default": "tanh",
+          "aten.tanh_.default": "tanh", "aten.hardswish.default": "hardswish",
+          "aten.hardswish_.default": "hardswish", "aten.hardsigmoid.default": "hardsigmoid",
+          "aten.hardsigmoid_.default": "hardsigmoid", "aten.silu.default": "silu", "aten.silu_.default": "silu",
+          "aten.neg.default": "neg", "aten.abs.default": "abs"}
+
+
+@_handles(*_UNARY)
+def _h_unary(d, node):
+    return d.emit(node, _UNARY[_op_key(node.target)], [_in(d, node, node.args[0])])
+
+
+@_handles("aten.gelu.default", "aten.gelu_.default")
+def _h_gelu(d, node):
+    a = _bind(node)
+    if a["approximate"] not in ("none", "tanh"):
+        raise d.unsupported(node, f"approximate={a['approximate']!r}")
+    return d.emit(node, "gelu", [_in(d, node, a["self"])], {"approximate": int(a["approximate"] == "tanh")})
+
+
+@_handles("aten.elu.default", "aten.elu_.default")
+def _h_elu(d, node):
+    a = _bind(node)
+    if float(a["scale"]) != 1.0 or float(a["input_scale"]) != 1.0:
+        raise d.unsupported(node, "elu with scale or input_scale other than 1 (selu, celu)")
+    return d.emit(node, "elu", [_in(d, node, a["self"])], {"alpha": float(a["alpha"])})
+
+
+@_handles("aten.leaky_relu.default", "aten.leaky_relu_.default")
+def _h_leaky_relu(d, node):
+    a = _bind(node)
+    return d.emit(node, "leaky_relu", [_in(d, node, a["self"])], {"negative_slope": float(a["negative_slope"])})
+
+
+@_handles("aten.minimum.default", "aten.maximum.default")
+def _h_min_max(d, node):
+    a = _bind(node)
+    kind = "minimum" if "minimum" in _op_key(node.target) else "maximum"
+    return d.emit(node, kind, [_in(d, node, a["self"]), _in(d, node, a["other"])])
+
+
+# --- slices, splits, expand, upsample -----------------------------------------------------
+
+
+def _shape_of(d, a) -> list[int]:
+    v = d.val_of(a)
+    if v is None and isinstance(d.env.get(a), _Const):
+        v = d.env[a].tensor
+    return [int(s) for s in v.shape]
+
+
+def _slice(d, node, x, dim: int, start: int, end: int, step: int = 1, shape=None):
+    """x[start:end:step] along ``dim`` (already normalized and clamped)."""
+    size = _shape_of(d, x)[dim]
+    if start == 0 and end == size and step == 1:
+        return _in(d, node, x)
+    if shape is None:
+        shape = _shape_of(d, x)
+        shape[dim] = (end - start + step - 1) // step
+    return d.emit(node, "slice", [_in(d, node, x)], {"dim": dim, "start": start, "end": end, "step": step},
+                  shape=shape)
+
+
+@_handles("aten.slice.Tensor", "aten.slice_copy.Tensor")
+def _h_slice(d, node):
+    a = _bind(node)
+    x = a["self"]
+    dim = _norm_dim(a["dim"], _rank(d, x))
+    size = _shape_of(d, x)[dim]
+    start, end, step = slice(a["start"], a["end"], a["step"]).indices(size)
+    if end <= start:
+        raise d.unsupported(node, "empty slice")
+    return _slice(d, node, x, dim, start, end, step)
+
+
+@_handles("aten.narrow.default")
+def _h_narrow(d, node):
+    a = _bind(node)
+    dim = _norm_dim(a["dim"], _rank(d, a["self"]))
+    start = int(a["start"]) % _shape_of(d, a["self"])[dim]
+    return _slice(d, node, a["self"], dim, start, start + int(a["length"]))
+
+
+def _select(d, node, x, dim: int, index: int, shape: list[int]):
+    """x.select(dim, index): a slice of one element, then a view without that dim."""
+    one = _slice(d, node, x, dim, index, index + 1)
+    return d.emit(node, "reshape", [one], {"shape": shape}, shape=shape)
+
+
+@_handles("aten.select.int", "aten.select_copy.int")
+def _h_select(d, node):
+    a = _bind(node)
+    x = a["self"]
+    dim = _norm_dim(a["dim"], _rank(d, x))
+    index = int(a["index"]) % _shape_of(d, x)[dim]
+    return _select(d, node, x, dim, index, d.out_shape(node))
+
+
+def _pieces(d, node, x, dim: int, sizes: list[int]):
+    out, start = [], 0
+    for n in sizes:
+        out.append(_slice(d, node, x, dim, start, start + n))
+        start += n
+    return tuple(out)
+
+
+@_handles("aten.split.Tensor", "aten.split_with_sizes.default", "aten.split_copy.Tensor",
+          "aten.split_with_sizes_copy.default")
+def _h_split(d, node):
+    x, size_arg = node.args[0], node.args[1]
+    dim = _norm_dim(node.args[2] if len(node.args) > 2 else node.kwargs.get("dim", 0), _rank(d, x))
+    total = _shape_of(d, x)[dim]
+    if isinstance(size_arg, (list, tuple)):
+        sizes = [int(n) for n in size_arg]
+    else:
+        sizes = [min(int(size_arg), total - s) for s in range(0, total, int(size_arg))]
+    return _pieces(d, node, x, dim, sizes)
+
+
+@_handles("aten.chunk.default")
+def _h_chunk(d, node):
+    a = _bind(node)
+    x = a["self"]
+    dim = _norm_dim(a["dim"], _rank(d, x))
+    return _pieces(d, node, x, dim, [int(v.shape[dim]) for v in node.meta["val"]])
+
+
+@_handles("aten.unbind.int", "aten.unbind_copy.int")
+def _h_unbind(d, node):
+    a = _bind(node)
+    x = a["self"]
+    dim = _norm_dim(a["dim"], _rank(d, x))
+    shape = _shape_of(d, x)
+    rest = shape[:dim] + shape[dim + 1:]
+    return tuple(_select(d, node, x, dim, i, rest) for i in range(shape[dim]))
+
+
+@_handles("aten.expand.default", "aten.expand_copy.default", "aten.expand_as.default")
+def _h_expand(d, node):
+    x = node.args[0]
+    shape = d.out_shape(node)
+    if _shape_of(d, x) == shape:
+        return _in(d, node, x)
+    return d.emit(node, "expand", [_in(d, node, x)], {"shape": shape})
+
+
+@_handles("aten.upsample_nearest2d.vec", "aten.upsample_nearest2d.default")
+def _h_upsample_nearest(d, node):
+    x = node.args[0]
+    in_hw, out_hw = _shape_of(d, x)[2:], d.out_shape(node)[2:]
+    if any(o % i for i, o in zip(in_hw, out_hw)):
+        raise d.unsupported(node, f"nearest upsampling from {in_hw} to {out_hw}; only integer scale factors are supported")
+    return d.emit(node, "upsample_nearest2d", [_in(d, node, x)], {"scale": [o // i for i, o in zip(in_hw, out_hw)]})
+
+
+# --- normalization and attention ----------------------------------------------------------
+
+
+def _layer_norm(d, node, val=None):
+    a = _bind(node)
+    shape = list(a["normalized_shape"])
+    if len(shape) != 1:
+        raise d.unsupported(node, f"normalized_shape={shape}; only the last dim is supported")
+    n = int(shape[0])
+    weight = _in(d, node, a["weight"]) if a["weight"] is not None else _Const(torch.ones(n), f"{node.name}.weight")
+    bias = _in(d, node, a["bias"]) if a["bias"] is not None else _Const(torch.zeros(n), f"{node.name}.bias")
+    return d.emit(node, "layer_norm", [_in(d, node, a["input"]), weight, bias], {"eps": float(a["eps"])}, val=val)
+
+
+@_handles("aten.layer_norm.default")
+def _h_layer_norm(d, node):
+    return _layer_norm(d, node)
+
+
+@_handles("aten.native_layer_norm.default")
+def _h_native_layer_norm(d, node):
+    out = _layer_norm(d, node, val=node.meta["val"][0])
+    return (out, _Missing("layer_norm's mean"), _Missing("layer_norm's inverse std"))
+
+
+@_handles("aten.scaled_dot_product_attention.default")
+def _h_sdpa(d, node):
+    """softmax(q @ k^T * scale) @ v as matmul, mul, softmax, matmul (no mask, no dropout)."""
+    a = _bind(node)
+    if a["attn_mask"] is not None or a["is_causal"] or float(a["dropout_p"]) != 0.0 or a.get("enable_gqa"):
+        raise d.unsupported(node, "attention with a mask, causal masking, dropout or grouped queries")
+    q, k, v = a["query"], a["key"], a["value"]
+    qs, ks = _shape_of(d, q), _shape_of(d, k)
+    if len(qs) != len(ks) or _shape_of(d, v)[:-2] != qs[:-2] or ks[:-2] != qs[:-2]:
+        raise d.unsupported(node, "query, key and value must have the same batch dims")
+    rank = len(qs)
+    perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+    kt = d.emit(node, "permute", [_in(d, node, k)], {"perm": perm}, shape=[ks[i] for i in perm])
+    scores_shape = qs[:-1] + [ks[-2]]
+    scores = d.emit(node, "matmul", [_in(d, node, q), kt], shape=scores_shape)
+    scale = a["scale"] if a["scale"] is not None else 1.0 / float(qs[-1]) ** 0.5
+    scaled = d.emit(node, "mul", [scores, _Scalar(float(scale))], shape=scores_shape)
+    weights = d.emit(node, "softmax", [scaled], {"dim": rank - 1}, shape=scores_shape)
+    return d.emit(node, "matmul", [weights, _in(d, node, v)])
 
 
 @_handles("getitem")

@@ -95,7 +95,7 @@ class GraphBuilder {
 
 py::bytes compile_program(const GraphBuilder& builder, const std::string& target, const py::list& calibration,
                           const std::string& precision, const std::string& io,
-                          const std::map<std::string, std::string>& source) {
+                          const std::map<std::string, std::string>& source, const std::string& fallback) {
   CompileOptions options;
   options.target = target;
   if (precision == "int8") options.precision = Precision::kInt8;
@@ -103,6 +103,8 @@ py::bytes compile_program(const GraphBuilder& builder, const std::string& target
   else throw CompileError("unknown precision '" + precision + "' (int8 or fp32)");
   if (io != "float32" && io != "int8") throw CompileError("unknown io '" + io + "' (float32 or int8)");
   options.int8_io = io == "int8";
+  if (fallback != "float" && fallback != "error") throw CompileError("unknown fallback '" + fallback + "' (float or error)");
+  options.allow_fallback = fallback == "float";
   options.source = source;
   Calibration samples;
   for (auto sample : calibration) {
@@ -327,7 +329,7 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("compile", &compile_program, py::arg("builder"), py::arg("target"), py::arg("calibration"),
         py::arg("precision") = "int8", py::arg("io") = "float32",
-        py::arg("source") = std::map<std::string, std::string>{});
+        py::arg("source") = std::map<std::string, std::string>{}, py::arg("fallback") = "float");
   m.def("kernel_ids", [] {
     std::map<std::string, int> ids;
 #define MCUFLOW_KERNEL_ID(name, id) ids[#name] = id;

@@ -242,6 +242,47 @@ SINGLE_OP_CASES: dict[str, tuple[tuple[int, ...], ...]] = {
     "dropout": ((1, 8),),
     "clone": ((1, 8),),
     "detach": ((1, 8),),
+    # operator coverage (issue 8): odd shapes on purpose
+    "pad": ((1, 3, 5, 5),),
+    "pad_value_crop": ((1, 4, 7),),
+    "zero_pad2d": ((1, 2, 5, 6),),
+    "pad_conv": ((1, 3, 8, 7),),
+    "pad_avg_pool2d": ((1, 3, 7, 7),),
+    "avg_pool2d_include_pad": ((1, 3, 7, 6),),
+    "conv2d_same_even": ((1, 2, 7, 6),),
+    "sigmoid": ((1, 5, 7),),
+    "tanh": ((1, 5, 7),),
+    "hardswish": ((1, 3, 5, 5),),
+    "hardsigmoid": ((1, 3, 5, 5),),
+    "silu": ((1, 3, 5, 5),),
+    "gelu": ((1, 5, 7),),
+    "gelu_tanh": ((1, 5, 7),),
+    "elu": ((1, 5, 7),),
+    "leaky_relu": ((1, 3, 5, 5),),
+    "neg": ((1, 5, 7),),
+    "abs": ((1, 5, 7),),
+    "sub": ((1, 4, 3, 5), (1, 4, 3, 5)),
+    "rsub": ((1, 7),),
+    "minimum": ((1, 3, 5), (1, 3, 5)),
+    "maximum": ((1, 3, 5), (1, 3, 5)),
+    "sum": ((1, 3, 4, 5),),
+    "sum_keepdim": ((1, 4, 6),),
+    "mean_channels": ((1, 3, 4, 5),),
+    "amax": ((1, 3, 4, 5),),
+    "max_dim": ((1, 5, 6),),
+    "argmax": ((1, 10),),
+    "slice": ((1, 3, 5),),
+    "select": ((1, 3, 4),),
+    "split": ((1, 3, 4),),
+    "chunk": ((1, 3, 6),),
+    "expand": ((1, 1, 4),),
+    "conv_transpose2d": ((1, 3, 5, 4),),
+    "matmul": ((1, 2, 5, 4), (1, 2, 4, 3)),
+    "bmm": ((1, 5, 4), (1, 4, 3)),
+    "linear_3d": ((1, 5, 8),),
+    "upsample_nearest2d": ((1, 3, 4, 3),),
+    "layer_norm": ((1, 5, 8),),
+    "softmax_dim1": ((1, 4, 3, 3),),
 }
 
 
@@ -279,6 +320,18 @@ class SingleOp(nn.Module):
                 self.register_buffer("k", torch.rand(1, 4, 1, 1) + 0.5)
             elif case == "dropout":
                 self.drop = nn.Dropout(0.5)
+            elif case == "zero_pad2d":
+                self.pad = nn.ZeroPad2d((1, 0, 2, 1))
+            elif case == "pad_conv":
+                self.conv = nn.Conv2d(3, 4, 3, stride=2)
+            elif case == "conv2d_same_even":
+                self.conv = nn.Conv2d(2, 3, (4, 2), padding="same")
+            elif case == "conv_transpose2d":
+                self.conv = nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1)
+            elif case == "linear_3d":
+                self.fc = nn.Linear(8, 4)
+            elif case == "layer_norm":
+                self.norm = nn.LayerNorm(8)
         init_bn_stats(self, seed)
         self.eval()
 
@@ -330,6 +383,46 @@ class SingleOp(nn.Module):
         if c == "dropout": return self.drop(x)
         if c == "clone": return x.clone()
         if c == "detach": return x.detach()
+        if c == "pad": return F.pad(x, (1, 2, 0, 1))
+        if c == "pad_value_crop": return F.pad(x, (2, -1), value=0.5)
+        if c == "zero_pad2d": return self.pad(x)
+        if c == "pad_conv": return self.conv(F.pad(x, (0, 1, 1, 0)))
+        if c == "pad_avg_pool2d": return F.avg_pool2d(F.pad(x, (0, 1, 0, 1)), 2)
+        if c == "avg_pool2d_include_pad": return F.avg_pool2d(x, 3, stride=2, padding=1)
+        if c == "conv2d_same_even": return self.conv(x)
+        if c == "sigmoid": return torch.sigmoid(x)
+        if c == "tanh": return torch.tanh(x)
+        if c == "hardswish": return F.hardswish(x)
+        if c == "hardsigmoid": return F.hardsigmoid(x)
+        if c == "silu": return F.silu(x)
+        if c == "gelu": return F.gelu(x)
+        if c == "gelu_tanh": return F.gelu(x, approximate="tanh")
+        if c == "elu": return F.elu(x, alpha=0.7)
+        if c == "leaky_relu": return F.leaky_relu(x, 0.2)
+        if c == "neg": return -x
+        if c == "abs": return x.abs()
+        if c == "sub": return x - y
+        if c == "rsub": return 1.0 - x
+        if c == "minimum": return torch.minimum(x, y)
+        if c == "maximum": return torch.maximum(x, y)
+        if c == "sum": return x.sum(dim=(1, 3))
+        if c == "sum_keepdim": return x.sum(dim=-1, keepdim=True)
+        if c == "mean_channels": return x.mean(dim=1)
+        if c == "amax": return x.amax(dim=2)
+        if c == "max_dim": return x.max(dim=1).values
+        if c == "argmax": return x.argmax(dim=-1)
+        if c == "slice": return x[:, 1:3, ::2]
+        if c == "select": return x[:, 1]
+        if c == "split": return torch.split(x, [1, 2], dim=1)[1]
+        if c == "chunk": return x.chunk(2, dim=-1)[1]
+        if c == "expand": return x.expand(1, 3, 4)
+        if c == "conv_transpose2d": return self.conv(x)
+        if c == "matmul": return torch.matmul(x, y)
+        if c == "bmm": return torch.bmm(x, y)
+        if c == "linear_3d": return self.fc(x)
+        if c == "upsample_nearest2d": return F.interpolate(x, scale_factor=2, mode="nearest")
+        if c == "layer_norm": return self.norm(x)
+        if c == "softmax_dim1": return F.softmax(x, dim=1)
         raise AssertionError(c)
 
 

@@ -109,7 +109,11 @@ def interpret(b: RecordingBuilder, inputs) -> list[torch.Tensor]:
         vals[i] = torch.from_numpy(arr)
     for op in b.ops:
         k, a, xs = op["kind"], op["attrs"], [vals[i] for i in op["inputs"]]
-        if k == "conv2d":
+        if k == "conv2d" and "padding_end" in a:  # asymmetric: pad explicitly
+            (top, left), (bottom, right) = a["padding"], a["padding_end"]
+            y = F.conv2d(F.pad(xs[0], (left, right, top, bottom)), xs[1], xs[2] if len(xs) > 2 else None,
+                         a["stride"], 0, a["dilation"], a["groups"])
+        elif k == "conv2d":
             y = F.conv2d(xs[0], xs[1], xs[2] if len(xs) > 2 else None, a["stride"], a["padding"], a["dilation"], a["groups"])
         elif k == "linear":
             y = F.linear(xs[0], xs[1], xs[2] if len(xs) > 2 else None)
@@ -142,6 +146,41 @@ def interpret(b: RecordingBuilder, inputs) -> list[torch.Tensor]:
             y = torch.cat(xs, dim=a["dim"])
         elif k == "identity":
             y = xs[0]
+        elif k == "pad":
+            y = F.pad(xs[0], a["pad"], value=a["value"])
+        elif k in ("sigmoid", "tanh", "neg", "abs"):
+            y = getattr(torch, k)(xs[0])
+        elif k in ("hardswish", "hardsigmoid", "silu"):
+            y = getattr(F, k)(xs[0])
+        elif k == "gelu":
+            y = F.gelu(xs[0], approximate="tanh" if a["approximate"] else "none")
+        elif k == "elu":
+            y = F.elu(xs[0], a["alpha"])
+        elif k == "leaky_relu":
+            y = F.leaky_relu(xs[0], a["negative_slope"])
+        elif k == "sub":
+            y = xs[0] - xs[1]
+        elif k in ("minimum", "maximum"):
+            y = getattr(torch, k)(xs[0], xs[1])
+        elif k in ("sum", "amax"):
+            y = getattr(torch, k)(xs[0], dim=a["dims"], keepdim=bool(a["keepdim"]))
+        elif k == "argmax":
+            y = xs[0].argmax(dim=a["dim"], keepdim=bool(a["keepdim"]))
+        elif k == "slice":
+            index = [slice(None)] * xs[0].dim()
+            index[a["dim"]] = slice(a["start"], a["end"], a["step"])
+            y = xs[0][tuple(index)]
+        elif k == "expand":
+            y = xs[0].expand(a["shape"])
+        elif k == "conv_transpose2d":
+            y = F.conv_transpose2d(xs[0], xs[1], xs[2] if len(xs) > 2 else None, a["stride"], a["padding"],
+                                   a["output_padding"], a["groups"], a["dilation"])
+        elif k == "matmul":
+            y = torch.matmul(xs[0], xs[1])
+        elif k == "upsample_nearest2d":
+            y = F.interpolate(xs[0], scale_factor=tuple(float(f) for f in a["scale"]), mode="nearest")
+        elif k == "layer_norm":
+            y = F.layer_norm(xs[0], [xs[0].shape[-1]], xs[1], xs[2], a["eps"])
         else:
             raise AssertionError(k)
         assert list(y.shape) == op["shape"], (op, list(y.shape))
@@ -393,6 +432,46 @@ EXPECTED = {
     "dropout": [("identity", {}, 1)],
     "clone": [("identity", {}, 1)],
     "detach": [("identity", {}, 1)],
+    "pad": [("pad", {"pad": [1, 2, 0, 1], "value": 0.0}, 1)],
+    "pad_value_crop": [("pad", {"pad": [2, -1], "value": 0.5}, 1)],
+    "zero_pad2d": [("pad", {"pad": [1, 0, 2, 1], "value": 0.0}, 1)],
+    "pad_conv": [("pad", {"pad": [0, 1, 1, 0], "value": 0.0}, 1), ("conv2d", {"stride": [2, 2], "padding": [0, 0], "dilation": [1, 1], "groups": 1}, 3)],
+    "pad_avg_pool2d": [("pad", {"pad": [0, 1, 0, 1], "value": 0.0}, 1), ("avg_pool2d", {"kernel": [2, 2], "stride": [2, 2], "padding": [0, 0], "ceil_mode": 0, "count_include_pad": 1}, 1)],
+    "avg_pool2d_include_pad": [("avg_pool2d", {"kernel": [3, 3], "stride": [2, 2], "padding": [1, 1], "ceil_mode": 0, "count_include_pad": 1}, 1)],
+    "conv2d_same_even": [("conv2d", {"stride": [1, 1], "padding": [1, 0], "dilation": [1, 1], "groups": 1, "padding_end": [2, 1]}, 3)],
+    "sigmoid": [("sigmoid", {}, 1)],
+    "tanh": [("tanh", {}, 1)],
+    "hardswish": [("hardswish", {}, 1)],
+    "hardsigmoid": [("hardsigmoid", {}, 1)],
+    "silu": [("silu", {}, 1)],
+    "gelu": [("gelu", {"approximate": 0}, 1)],
+    "gelu_tanh": [("gelu", {"approximate": 1}, 1)],
+    "elu": [("elu", {"alpha": 0.7}, 1)],
+    "leaky_relu": [("leaky_relu", {"negative_slope": 0.2}, 1)],
+    "neg": [("neg", {}, 1)],
+    "abs": [("abs", {}, 1)],
+    "sub": [("sub", {}, 2)],
+    "rsub": [("neg", {}, 1), ("add", {}, 2)],
+    "minimum": [("minimum", {}, 2)],
+    "maximum": [("maximum", {}, 2)],
+    "sum": [("sum", {"dims": [1, 3], "keepdim": 0}, 1)],
+    "sum_keepdim": [("sum", {"dims": [2], "keepdim": 1}, 1)],
+    "mean_channels": [("mean", {"dims": [1], "keepdim": 0}, 1)],
+    "amax": [("amax", {"dims": [2], "keepdim": 0}, 1)],
+    "max_dim": [("amax", {"dims": [1], "keepdim": 0}, 1)],
+    "argmax": [("argmax", {"dim": 1, "keepdim": 0}, 1)],
+    "slice": [("slice", {"dim": 1, "start": 1, "end": 3, "step": 1}, 1), ("slice", {"dim": 2, "start": 0, "end": 5, "step": 2}, 1)],
+    "select": [("slice", {"dim": 1, "start": 1, "end": 2, "step": 1}, 1), ("reshape", {"shape": [1, 4]}, 1)],
+    "split": [("slice", {"dim": 1, "start": 0, "end": 1, "step": 1}, 1), ("slice", {"dim": 1, "start": 1, "end": 3, "step": 1}, 1)],
+    "chunk": [("slice", {"dim": 2, "start": 0, "end": 3, "step": 1}, 1), ("slice", {"dim": 2, "start": 3, "end": 6, "step": 1}, 1)],
+    "expand": [("expand", {"shape": [1, 3, 4]}, 1)],
+    "conv_transpose2d": [("conv_transpose2d", {"stride": [2, 2], "padding": [1, 1], "output_padding": [1, 1], "dilation": [1, 1], "groups": 1}, 3)],
+    "matmul": [("matmul", {}, 2)],
+    "bmm": [("matmul", {}, 2)],
+    "linear_3d": [("linear", {}, 3)],
+    "upsample_nearest2d": [("upsample_nearest2d", {"scale": [2, 2]}, 1)],
+    "layer_norm": [("layer_norm", {"eps": 1e-05}, 3)],
+    "softmax_dim1": [("softmax", {"dim": 1}, 1)],
 }
 
 
@@ -551,13 +630,13 @@ class _Mutates(nn.Module):
 
 class _Matmul(nn.Module):
     def forward(self, x):
-        return x @ x.t()  # two activations
+        return x @ x[0]  # two activations of different ranks
 
 
 class _ConvT(nn.Module):
     def __init__(self):
         super().__init__()
-        self.up = nn.ConvTranspose2d(2, 2, 2, stride=2)
+        self.up = nn.ConvTranspose1d(2, 2, 2, stride=2)
 
     def forward(self, x):
         return self.up(x)  # transposed conv
@@ -578,12 +657,12 @@ def test_unsupported_arguments_name_op_and_line():
     msg = str(ei.value)
     assert_one_line(msg)
     assert msg.startswith("unsupported arguments for aten.matmul.default at ")
-    assert src_ref(msg.split(" at ", 1)[1]) == (THIS_FILE, marker_line("# two activations", THIS_FILE))
+    assert src_ref(msg.split(" at ", 1)[1]) == (THIS_FILE, marker_line("# two activations of different ranks", THIS_FILE))
 
-    ep = export(_ConvT().eval(), (torch.randn(1, 2, 3, 3),))
-    with pytest.raises(UnsupportedModelError) as ei:  # default graph: aten.conv_transpose2d.input
+    ep = export(_ConvT().eval(), (torch.randn(1, 2, 3),))
+    with pytest.raises(UnsupportedModelError) as ei:  # default graph: aten.conv_transpose1d.default
         describe(ep, RecordingBuilder())
-    assert str(ei.value).startswith("unsupported op aten.conv_transpose2d.input at ")
+    assert str(ei.value).startswith("unsupported op aten.conv_transpose1d.default at ")
     with pytest.raises(UnsupportedModelError) as ei:  # core ATen: convolution(transposed=True)
         describe(ep.run_decompositions(), RecordingBuilder())
     msg = str(ei.value)

@@ -105,7 +105,7 @@ def test_int8_io_keeps_inputs_and_outputs_int8():
 
 # --- single ops ----------------------------------------------------------------------------
 
-UNSUPPORTED_HERE = {"add_alpha", "mean_last"}  # rejected with a clear error (tested below)
+UNSUPPORTED_HERE = {"add_alpha"}  # rejected with a clear error (tested below)
 OP_CASES = [c for c in SINGLE_OP_CASES if c not in UNSUPPORTED_HERE]
 
 
@@ -133,7 +133,7 @@ def test_single_op_int8_close_to_float(case):
     assert np.abs(out - ref).max() <= tolerance, case
 
 
-@pytest.mark.parametrize("case, reason", [("add_alpha", "alpha"), ("mean_last", "spatial dims")])
+@pytest.mark.parametrize("case, reason", [("add_alpha", "alpha")])
 def test_unsupported_arguments_are_clear_errors(case, reason):
     model = make_model(case)
     with pytest.raises(mcuflow.UnsupportedModelError, match=rf"^{case.split('_')[0]} at .*models.py:\d+.*{reason}"):

@@ -90,8 +90,51 @@ void remove_dead_ops(Graph& g) {
   erase_ops(g, removed);
 }
 
+namespace {
+
+// Ops whose kernels read or write image tensors NHWC: their rank-4 activations are NHWC.
+bool is_image_op(const Graph& g, const Op& op) {
+  static const char* kKinds[] = {"conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+                                 "upsample_nearest2d"};
+  if (std::find(std::begin(kKinds), std::end(kKinds), op.kind) != std::end(kKinds)) return true;
+  return op.kind == "mean" && g.tensors[op.inputs[0]].shape.size() == 4;  // a global average pool, or a reduce
+}
+
+// Element-wise ops: they work in any layout, so their rank-4 operands share one.
+bool is_layout_agnostic(const std::string& kind) {
+  static const char* kKinds[] = {"relu",    "clamp",      "add",      "sub",         "mul",     "minimum",
+                                 "maximum", "identity",   "sigmoid",  "tanh",        "hardswish", "hardsigmoid",
+                                 "silu",    "gelu",       "elu",      "leaky_relu",  "neg",     "abs",
+                                 "batch_norm", "pad",     "cat",      "slice"};
+  return std::find(std::begin(kKinds), std::end(kKinds), kind) != std::end(kKinds);
+}
+
+}  // namespace
+
 void assign_layouts(Graph& g) {
-  for (Tensor& t : g.tensors) t.nhwc = !t.constant && t.shape.size() == 4;
+  // Rank-4 activations are NHWC when they are model inputs, meet an image op, or reach one
+  // through element-wise ops; the others (such as attention's [batch, heads, tokens, dim])
+  // keep PyTorch's order, which is the one matrix products and softmax work in.
+  auto is_activation4 = [&](int t) { return !g.tensors[t].constant && g.tensors[t].shape.size() == 4; };
+  for (Tensor& t : g.tensors) t.nhwc = false;
+  for (int t : g.inputs) g.tensors[t].nhwc = is_activation4(t);
+  for (const Op& op : g.ops) {
+    if (!is_image_op(g, op)) continue;
+    for (int t : op.inputs) g.tensors[t].nhwc = g.tensors[t].nhwc || is_activation4(t);
+    for (int t : op.outputs) g.tensors[t].nhwc = is_activation4(t);
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Op& op : g.ops) {
+      if (!is_layout_agnostic(op.kind)) continue;
+      std::vector<int> operands = op.inputs;
+      operands.insert(operands.end(), op.outputs.begin(), op.outputs.end());
+      const bool any_nhwc = std::any_of(operands.begin(), operands.end(), [&](int t) { return g.tensors[t].nhwc; });
+      for (int t : operands) {
+        if (any_nhwc && is_activation4(t) && !g.tensors[t].nhwc) g.tensors[t].nhwc = changed = true;
+      }
+    }
+  }
 }
 
 void fold_flatten_into_linear(Graph& g) {

@@ -9,7 +9,8 @@ void fuse_activations(Graph& g) {
   std::vector<bool> removed(g.ops.size(), false);
   for (size_t i = 0; i < g.ops.size(); ++i) {
     Op& op = g.ops[i];
-    if (op.kind != "conv2d" && op.kind != "linear" && op.kind != "add" && op.kind != "mul") continue;
+    static const char* kFusing[] = {"conv2d", "linear", "add", "mul", "sub", "minimum", "maximum", "conv_transpose2d", "matmul"};
+    if (std::find(std::begin(kFusing), std::end(kFusing), op.kind) == std::end(kFusing)) continue;
     // Chains such as conv → relu → clamp fuse one after the other.
     for (;;) {
       const int y = op.outputs[0];

@@ -8,9 +8,6 @@ namespace {
 using format::DType;
 using kernels::BatchMatmulParams;
 
-// The int8 sum of k products of two offset operands (|x| <= 255 each) must fit int32.
-constexpr int32_t kMaxDepthS8 = INT32_MAX / (255 * 255);
-
 Error check_batch_matmul(const OpCheck& c, DType dtype) {
   const auto& p = c.get_params<BatchMatmulParams>();
   if (!positive(p.batch) || !positive(p.m) || !positive(p.k) || !positive(p.n) || !in_range(p.rhs_transposed, 0, 1))
@@ -20,7 +17,7 @@ Error check_batch_matmul(const OpCheck& c, DType dtype) {
       !output_is(c, dtype, b * p.m * p.n))
     return Error::kBadParams;
   if (dtype == DType::kFloat32) return Error::kOk;
-  return ok_if(p.k <= kMaxDepthS8 && zero_point_offsets(p.lhs_offset, p.output_offset) &&
+  return ok_if(p.k <= kernels::kBatchMatmulMaxDepthS8 && zero_point_offsets(p.lhs_offset, p.output_offset) &&
                zero_point_offsets(p.rhs_offset, p.output_offset) && p.multiplier >= 0 &&
                in_range(p.shift, -31, 30) && int8_activation_range(p.act_min, p.act_max));
 }

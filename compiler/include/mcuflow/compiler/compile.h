@@ -15,6 +15,7 @@ struct CompileOptions {
   std::string target = "cortex-m55";
   Precision precision = Precision::kInt8;
   bool int8_io = false;
+  bool allow_fallback = true;  // int8: ops without a usable int8 kernel run in float32 (else an error)
   std::map<std::string, std::string> source;  // provenance copied into the metadata
 };
 

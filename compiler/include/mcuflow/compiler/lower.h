@@ -11,6 +11,7 @@ enum class Precision { kInt8, kFloat32 };
 struct LowerOptions {
   Precision precision = Precision::kInt8;
   bool int8_io = false;  // int8 programs: keep inputs/outputs int8 (no quantize/dequantize ops)
+  bool allow_fallback = true;  // int8 programs: ops without a usable int8 kernel run in float32
 };
 
 // int8 lowering needs every activation's Quant assigned (quantizer.h).

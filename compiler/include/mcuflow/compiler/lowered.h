@@ -34,6 +34,7 @@ struct ProgramOp {
   std::string ir_kind;   // the model op this came from
   std::string source;    // its model source line
   std::string reason;    // why this kernel was chosen
+  std::string fallback;  // int8 program: why this op runs in float32 (dequantize, float kernel, quantize)
   int64_t macs = 0;
 };
 

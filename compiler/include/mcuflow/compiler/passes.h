@@ -5,12 +5,13 @@
 namespace mcuflow::compiler {
 
 void remove_identities(Graph& g);        // dropout, clone, … : consumers read the input
+void fold_pads(Graph& g);                // zero pad of H, W → the reading conv's / avg pool's padding
 void fold_batch_norm(Graph& g);          // conv → batch_norm: scale weights, shift bias
 void lower_batch_norm(Graph& g);         // remaining batch_norm → per-channel mul + add
 void fuse_activations(Graph& g);         // conv/linear/add/mul → relu/clamp: bounds move into the op
 void fold_constants(Graph& g);           // ops over constants only are evaluated now
 void remove_dead_ops(Graph& g);          // ops whose results nobody reads
-void assign_layouts(Graph& g);           // rank-4 activations are NHWC on device
+void assign_layouts(Graph& g);           // rank-4 activations around image ops are NHWC on device
 void fold_flatten_into_linear(Graph& g); // flatten of NHWC → linear: permute weight columns instead
 
 // All of the above, in order.

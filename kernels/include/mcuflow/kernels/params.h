@@ -178,6 +178,9 @@ struct ArgmaxParams {          // argmax_s8 / argmax_f32
   int32_t outer, reduce, inner;
 };
 
+// Largest int8 depth k whose sum of k products of offset operands (|x| <= 255) fits int32.
+constexpr int32_t kBatchMatmulMaxDepthS8 = 2147483647 / (255 * 255);
+
 // out[b][m][n] = sum_k lhs[b][m][k] * rhs[b][k][n] (rhs_transposed: rhs[b][n][k]); both
 // operands are activations (attention). int8: (lhs + lhs_offset) * (rhs + rhs_offset)
 // accumulated in int32, requantized with one multiplier.

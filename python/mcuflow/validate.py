@@ -927,6 +927,12 @@ def compare_records(old: str | os.PathLike, new: str | os.PathLike) -> str:
     identity("model", old_manifest["model"]["sha256"], new_manifest["model"]["sha256"])
     identity("program", old_manifest["program"]["sha256"], new_manifest["program"]["sha256"])
     identity("evaluation data", old_manifest["evaluation"]["sha256"], new_manifest["evaluation"]["sha256"])
+    identity("firmware.elf", old_manifest["files"].get("firmware/firmware.elf"),
+             new_manifest["files"].get("firmware/firmware.elf"))
+    if old_manifest["mcuflow"] != new_manifest["mcuflow"]:
+        versions = [f"{m['mcuflow']['version']} at {str(m['mcuflow']['git_commit'])[:12]}"
+                    for m in (old_manifest, new_manifest)]
+        lines.append(f"mcuflow: {versions[0]} -> {versions[1]}")
     if old_report["board"] != new_report["board"]:
         lines.append(f"board: {old_report['board']} -> {new_report['board']}")
 

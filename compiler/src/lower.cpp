@@ -84,12 +84,12 @@ std::vector<int8_t> quantize_values(const std::vector<float>& values, const Quan
 
 // The float function an ActivationFunction names, in double precision (int8 lookup tables).
 double activation_value(int function, double alpha, double x) {
-  const double hard = std::clamp(x + 3.0, 0.0, 6.0) / 6.0;
+  const double relu6_shifted = std::clamp(x + 3.0, 0.0, 6.0);
   switch (function) {
     case k::kActSigmoid: return 1.0 / (1.0 + std::exp(-x));
     case k::kActTanh: return std::tanh(x);
-    case k::kActHardswish: return x * hard;
-    case k::kActHardsigmoid: return hard;
+    case k::kActHardswish: return x * relu6_shifted / 6.0;  // PyTorch's order of operations
+    case k::kActHardsigmoid: return relu6_shifted / 6.0;
     case k::kActSilu: return x / (1.0 + std::exp(-x));
     case k::kActGelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
     case k::kActGeluTanh: return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));

@@ -163,17 +163,13 @@ def file_sha256(path: Path) -> str:
 
 def index_ranges(indices: Sequence[int]) -> str:
     """[1, 2, 3, 7] -> "1-3, 7": every index, compactly."""
-    parts, run = [], []
+    runs: list[list[int]] = []
     for i in sorted(indices):
-        if run and i == run[-1] + 1:
-            run.append(i)
-            continue
-        if run:
-            parts.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
-        run = [i]
-    if run:
-        parts.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
-    return ", ".join(parts)
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return ", ".join(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]) for run in runs)
 
 
 class Progress:

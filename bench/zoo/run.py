@@ -115,7 +115,7 @@ def markdown(rows: list[dict], header: dict) -> str:
              "| flash total KiB | arena planned / lower bound (bytes) | host = board |",
              "|---|---|---:|---|---:|---:|---|---|"]
     for r in rows:
-        plan = f"{r['arena_planned']:,} / {r['arena_lower_bound']:,}"
+        plan = f"{r['arena_planned']:,} / {r['arena_lower_bound']:,}" if "arena_planned" in r else ""
         if r["status"] != "ok":
             lines.append(f"| {r['model']} | {r['board']} | {r['status']} | | | | {plan} | |")
             continue
@@ -139,13 +139,20 @@ def run(args) -> int:
         ep = model.export()
         calibration = model.calibration(args.calibration_samples)
         inputs = model.evaluation(args.samples)
-        programs: dict[str, mcuflow.Program] = {}
+        programs: dict[str, mcuflow.Program | McuflowError] = {}
         for board in boards:
             core = get_board(board).core
             if core not in programs:
-                programs[core] = mcuflow.compile(ep, target=core, calibration=calibration)
+                try:
+                    programs[core] = mcuflow.compile(ep, target=core, calibration=calibration)
+                except McuflowError as e:
+                    programs[core] = e
             log(f"[{time.monotonic() - started:6.0f} s] {name} on {board} ({core}): build, run {args.samples} inputs")
-            row = bench_one(model, programs[core], board, inputs, args.timeout)
+            program = programs[core]
+            if isinstance(program, McuflowError):
+                row = {"model": name, "board": board, "target": core, "status": f"failed: compile: {program}"}
+            else:
+                row = bench_one(model, program, board, inputs, args.timeout)
             rows.append(row)
             if row["status"] == "ok":
                 log(f"         {row['instructions_median']:,} instructions, RAM {row['ram_total']:,} B, "

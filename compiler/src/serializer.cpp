@@ -17,6 +17,11 @@ const char* kernel_name(KernelId id) {
     return #name;
     MCUFLOW_KERNELS(MCUFLOW_KERNEL_NAME)
 #undef MCUFLOW_KERNEL_NAME
+#define MCUFLOW_TIER_KERNEL_NAME(name, value, reference) \
+  case KernelId::name:                                   \
+    return #name;
+    MCUFLOW_TIER_KERNELS(MCUFLOW_TIER_KERNEL_NAME)
+#undef MCUFLOW_TIER_KERNEL_NAME
     default:
       return "unknown";
   }

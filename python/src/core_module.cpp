@@ -335,6 +335,9 @@ PYBIND11_MODULE(_core, m) {
 #define MCUFLOW_KERNEL_ID(name, id) ids[#name] = id;
     MCUFLOW_KERNELS(MCUFLOW_KERNEL_ID)
 #undef MCUFLOW_KERNEL_ID
+#define MCUFLOW_TIER_KERNEL_ID(name, id, reference) ids[#name] = id;
+    MCUFLOW_TIER_KERNELS(MCUFLOW_TIER_KERNEL_ID)
+#undef MCUFLOW_TIER_KERNEL_ID
     return ids;
   });
   // I/O layout conversion (PyTorch order <-> a program tensor's physical order).

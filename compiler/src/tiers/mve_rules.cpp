@@ -1,9 +1,131 @@
 // MVE tier (Helium, Armv8.1-M): which ops qualify for which kernel, and what the compiler
-// precomputes for them.
+// precomputes for them: the prepared input of kernels/include/mcuflow/kernels/kernels_mve.h
+// (the same functions build it here and verify it on the device), plus the im2col scratch of
+// conv_s8_mve.
+#include <cstring>
+
 #include "mcuflow/compiler/kernel_selection.h"
+#include "mcuflow/kernels/kernels_mve.h"
 
 namespace mcuflow::compiler {
+namespace {
 
-std::vector<TierCandidate> mve_candidates() { return {}; }
+using format::DType;
+using kernels::ConvParams;
+using kernels::DwConvParams;
+using kernels::FcParams;
+
+constexpr int32_t kMaxTensorDim = 65536;  // the program format's limit per dimension
+
+template <typename T>
+std::vector<T> input_values(const LoweredProgram& p, const ProgramOp& op, int slot) {
+  const ProgramTensor& t = p.tensors[op.inputs[slot]];
+  std::vector<T> v(t.bytes.size() / sizeof(T));
+  std::memcpy(v.data(), t.bytes.data(), v.size() * sizeof(T));
+  return v;
+}
+
+std::string size_str(int32_t h, int32_t w) { return std::to_string(h) + "x" + std::to_string(w); }
+
+std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op) {
+  for (int slot = 1; slot <= 4; ++slot) {
+    if (!p.tensors[op.inputs[slot]].constant) return "needs constant weights, bias and requantization tables";
+  }
+  return "";
+}
+
+// Appends the prepared input of `layout`, as [blocks][block bytes / 16][16] int8.
+template <typename Layout>
+void append_prepared_input(LoweredProgram& p, ProgramOp& op, const Layout& layout, int32_t input_offset,
+                           bool per_channel_requant) {
+  const std::vector<int8_t> weights = input_values<int8_t>(p, op, 1);
+  const std::vector<int32_t> bias = input_values<int32_t>(p, op, 2), multipliers = input_values<int32_t>(p, op, 3),
+                             shifts = input_values<int32_t>(p, op, 4);
+  const kernels::MveReferenceInputs reference{weights.data(), bias.data(), multipliers.data(), shifts.data(),
+                                              per_channel_requant, input_offset};
+  std::vector<uint8_t> bytes(size_t(layout.blocks()) * size_t(layout.block_bytes()));
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = kernels::mve_prepared_byte(layout, int32_t(i), reference);
+  op.inputs.push_back(add_constant_tensor(p, p.tensors[op.inputs[1]].name + ".mve", DType::kInt8,
+                                          {layout.blocks(), layout.block_bytes() / 16, 16}, std::move(bytes)));
+}
+
+kernels::MveGemmLayout conv_gemm_layout(const ConvParams& c) { return {c.k_h * c.k_w * c.in_c, c.out_c}; }
+
+// --- conv_s8_1x1_mve ---
+
+std::string pointwise_rejects(const LoweredProgram& p, const ProgramOp& op) {
+  const auto c = params_of<ConvParams>(op);
+  if (c.k_h != 1 || c.k_w != 1) return "needs a 1x1 kernel, got " + size_str(c.k_h, c.k_w);
+  if (c.pad_top != 0 || c.pad_left != 0) return "needs no padding";
+  return needs_constant_inputs(p, op);
+}
+
+void pointwise_prepare(LoweredProgram& p, ProgramOp& op) {
+  const auto c = params_of<ConvParams>(op);
+  append_prepared_input(p, op, conv_gemm_layout(c), c.input_offset, true);
+}
+
+// --- conv_s8_mve ---
+
+std::string conv_rejects(const LoweredProgram& p, const ProgramOp& op) {
+  const auto c = params_of<ConvParams>(op);
+  const int64_t depth = int64_t(c.k_h) * c.k_w * c.in_c;
+  if (depth > kMaxTensorDim) return "needs k_h*k_w*in_c <= " + std::to_string(kMaxTensorDim) + ", got " + std::to_string(depth);
+  return needs_constant_inputs(p, op);
+}
+
+void conv_prepare(LoweredProgram& p, ProgramOp& op) {
+  const auto c = params_of<ConvParams>(op);
+  const kernels::MveGemmLayout l = conv_gemm_layout(c);
+  append_prepared_input(p, op, l, c.input_offset, true);
+  ProgramTensor scratch;  // two im2col rows, used by this op only
+  scratch.name = p.tensors[op.inputs[1]].name + ".im2col";
+  scratch.dtype = DType::kInt8;
+  scratch.dims = {2, l.depth};
+  scratch.logical_shape = {2, l.depth};
+  op.inputs.push_back(p.add_tensor(std::move(scratch)));
+}
+
+// --- dwconv_s8_mve ---
+
+std::string dwconv_rejects(const LoweredProgram& p, const ProgramOp& op) {
+  const auto c = params_of<DwConvParams>(op);
+  if (c.ch_mult != 1) return "needs channel multiplier 1, got " + std::to_string(c.ch_mult);
+  const std::string constant = needs_constant_inputs(p, op);
+  if (!constant.empty()) return constant;
+  for (int8_t w : input_values<int8_t>(p, op, 1)) {
+    if (w == -128) return "needs weights in [-127, 127]";  // sums two products in int16
+  }
+  return "";
+}
+
+void dwconv_prepare(LoweredProgram& p, ProgramOp& op) {
+  const auto c = params_of<DwConvParams>(op);
+  append_prepared_input(p, op, kernels::MveDwLayout{c.in_c, c.k_h * c.k_w}, c.input_offset, true);
+}
+
+// --- fc_s8_mve ---
+
+std::string fc_rejects(const LoweredProgram& p, const ProgramOp& op) { return needs_constant_inputs(p, op); }
+
+void fc_prepare(LoweredProgram& p, ProgramOp& op) {
+  const auto f = params_of<FcParams>(op);
+  append_prepared_input(p, op, kernels::MveGemmLayout{f.in_c, f.out_c}, f.input_offset, f.per_channel == 1);
+}
+
+}  // namespace
+
+std::vector<TierCandidate> mve_candidates() {
+  return {
+      {KernelId::conv_s8_1x1_mve, KernelId::conv_s8, pointwise_rejects, pointwise_prepare,
+       "1x1 conv: MVE GEMM, VMLADAV over 2 pixels x 4 channels x 16 inputs"},
+      {KernelId::conv_s8_mve, KernelId::conv_s8, conv_rejects, conv_prepare,
+       "conv: im2col rows + MVE GEMM, VMLADAV over 2 windows x 4 channels x 16 taps"},
+      {KernelId::dwconv_s8_mve, KernelId::dwconv_s8, dwconv_rejects, dwconv_prepare,
+       "depthwise conv: MVE, 16 channels per VMULL pair"},
+      {KernelId::fc_s8_mve, KernelId::fc_s8, fc_rejects, fc_prepare,
+       "linear: MVE GEMM, VMLADAV over 2 rows x 4 channels x 16 inputs"},
+  };
+}
 
 }  // namespace mcuflow::compiler

@@ -58,7 +58,11 @@ namespace mcuflow {
 // constant inputs the compiler precomputed (ignored by the reference). Hosts run the
 // reference in their place, so host results equal device results. Source files:
 // kernels/<tier>/<name>.cpp and runtime/src/ops/<tier>/; the name ends in _dsp or _mve.
-#define MCUFLOW_TIER_KERNELS(X)
+#define MCUFLOW_TIER_KERNELS(X)                 \
+  X(conv_s8_1x1_mve, 96, conv_s8)               \
+  X(conv_s8_mve, 97, conv_s8)                   \
+  X(dwconv_s8_mve, 98, dwconv_s8)               \
+  X(fc_s8_mve, 99, fc_s8)
 
 enum class KernelId : uint16_t {
 #define MCUFLOW_KERNEL_ENUM(name, id) name = id,

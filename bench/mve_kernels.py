@@ -1,0 +1,90 @@
+"""MVE kernels against the reference kernels, layer by layer, on the same board (qemu-m55).
+
+Each layer is a one-op program with int8 input and output (io="int8": no quantize/dequantize
+ops), compiled twice from the same exported model and calibration: for cortex-m0 (scalar tier:
+the reference kernels, which run on any board) and for cortex-m55 (MVE tier). Both run on
+qemu-m55; the figure is the firmware's per-inference counter, i.e. instructions (QEMU) of
+Session::run for that one op (kernel plus the runtime's dispatch), median over the samples.
+Prints a Markdown table; --json prints the raw records.
+
+    .venv/bin/python bench/mve_kernels.py [--samples 3] [--json] [--only TEXT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+import mcuflow
+from mcuflow import device
+
+BOARD = "qemu-m55"
+
+
+def layers():
+    """(name, module, input shape NCHW or NC) — DS-CNN's layer types and two larger layers."""
+    torch.manual_seed(0)
+    return [
+        ("DS-CNN conv 10x4 s2 1->64, 49x10, pad (5,1)", nn.Conv2d(1, 64, (10, 4), stride=2, padding=(5, 1)),
+         (1, 1, 49, 10)),
+        ("DS-CNN depthwise 3x3 64ch, 25x5, pad 1", nn.Conv2d(64, 64, 3, padding=1, groups=64), (1, 64, 25, 5)),
+        ("DS-CNN pointwise 64->64, 25x5", nn.Conv2d(64, 64, 1), (1, 64, 25, 5)),
+        ("DS-CNN FC 64->12", nn.Linear(64, 12), (1, 64)),
+        ("conv 3x3 16->32, 48x48, pad 1", nn.Conv2d(16, 32, 3, padding=1), (1, 16, 48, 48)),
+        ("pointwise 128->128, 12x12", nn.Conv2d(128, 128, 1), (1, 128, 12, 12)),
+    ]
+
+
+def measure_layer(module: nn.Module, shape, samples: int) -> dict:
+    module = module.eval()
+    rng = np.random.RandomState(0)
+    calibration = [rng.standard_normal(shape).astype(np.float32) for _ in range(8)]
+    ep = torch.export.export(module, (torch.from_numpy(calibration[0]),))
+    xs = [[rng.randint(-128, 128, size=shape).astype(np.int8)] for _ in range(samples)]
+    record = {}
+    for tier, target in (("reference", "cortex-m0"), ("mve", "cortex-m55")):
+        program = mcuflow.compile(ep, target=target, calibration=calibration, io="int8")
+        (op,) = program.metadata["ops"]
+        fw = device.cached_build(program, BOARD)
+        outputs, counts = device.run_elf_on_inputs(fw, program, xs, BOARD)
+        record[tier] = {"kernel": op["kernel"], "macs": op["macs"], "instructions": int(statistics.median(counts)),
+                        "counts": counts, "outputs": [o[0] for o in outputs]}
+    ref, mve = record["reference"], record["mve"]
+    record["bit_exact"] = all(np.array_equal(a, b) for a, b in zip(ref.pop("outputs"), mve.pop("outputs")))
+    return record
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--samples", type=int, default=3)
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--only", default="", help="only layers whose name contains this text")
+    args = ap.parse_args(argv)
+    records = []
+    for name, module, shape in layers():
+        if args.only not in name:
+            continue
+        records.append({"layer": name, **measure_layer(module, shape, args.samples)})
+    if args.json:
+        print(json.dumps(records, indent=1))
+        return 0
+    print(f"instructions (QEMU) per inference on {BOARD}, median of {args.samples} random int8 inputs")
+    print("| layer | MACs | reference kernel | instr | MACs/instr | MVE kernel | instr | MACs/instr | speed-up | same output |")
+    print("|---|---:|---|---:|---:|---|---:|---:|---:|---|")
+    for r in records:
+        ref, mve = r["reference"], r["mve"]
+        print(f"| {r['layer']} | {ref['macs']} | {ref['kernel']} | {ref['instructions']} | "
+              f"{ref['macs'] / ref['instructions']:.3f} | {mve['kernel']} | {mve['instructions']} | "
+              f"{mve['macs'] / mve['instructions']:.2f} | {ref['instructions'] / mve['instructions']:.1f}x | "
+              f"{'yes' if r['bit_exact'] else 'NO'} |")
+    return 0 if all(r["bit_exact"] for r in records) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,284 @@
+// MVE (Helium, Armv8.1-M) kernels. Each computes bit for bit what its reference kernel
+// computes from the same params and leading inputs, using one more constant input the compiler
+// prepared (compiler/src/tiers/mve_rules.cpp) in the layouts below; the kernel adapters
+// (runtime/src/ops/mve/) verify it against the reference inputs when a program is loaded.
+//
+// GEMM-shaped kernels (conv_s8_1x1_mve, conv_s8_mve, fc_s8_mve) compute
+//   out[row][oc] = requantize(bias'[oc] + sum_k a[row][k] * w[oc][k]),   k < depth,
+// where a row is one input pixel (1x1 conv), one im2col window (conv) or one input row (fc).
+// bias' = bias + input_offset * sum_k w[oc][k] folds the input offset in; im2col fills
+// padding taps with the input zero point so that they contribute nothing. The depthwise kernel
+// (dwconv_s8_mve, ch_mult 1) folds its bias over all taps the same way (padding taps read the
+// zero point).
+//
+// The prepared input is a sequence of blocks of channels (four output channels for the GEMM,
+// 16 channels for depthwise), each holding:
+//   the block's channel table, int32 [4 rows][channels of the block]: bias', multiplier,
+//     left shift max(shift, 0), minus right shift min(shift, 0) (padding channels: zero);
+//     depthwise lists each row's channels in the kernel's accumulator order;
+//   the block's weights, int8: GEMM [chunks of 16 along k][4 channels][16],
+//     depthwise [k_h * k_w taps][16 channels]; zero padded.
+#pragma once
+#include <cstdint>
+#include "mcuflow/kernels/params.h"
+
+namespace mcuflow::kernels {
+
+constexpr int32_t kMveChunk = 16;      // int8 lanes of one MVE vector
+constexpr int32_t kMveGemmBlock = 4;   // output channels per GEMM block
+constexpr int32_t kMveDwGroup = 16;    // channels per depthwise block
+constexpr int32_t kMveTableRows = 4;
+
+enum MveTableRow : int32_t { kMveBiasFolded = 0, kMveMultiplier = 1, kMveLeftShift = 2, kMveMinusRightShift = 3 };
+
+// Depthwise accumulator a holds channels kMveDwFirstChannel[a] + 4 * lane of its block (the
+// order VMULLB/T then VMOVLB/T produce).
+inline constexpr int32_t kMveDwFirstChannel[4] = {0, 2, 1, 3};
+
+// The value of a channel's table row. Wrapping arithmetic: the kernels accumulate modulo 2^32.
+constexpr int32_t mve_table_value(int32_t row, int32_t bias, int32_t input_offset, int32_t weight_sum,
+                                  int32_t multiplier, int32_t shift) {
+  switch (row) {
+    case kMveBiasFolded: return int32_t(uint32_t(bias) + uint32_t(input_offset) * uint32_t(weight_sum));
+    case kMveMultiplier: return multiplier;
+    case kMveLeftShift: return shift > 0 ? shift : 0;
+    default: return shift < 0 ? shift : 0;
+  }
+}
+
+struct MveTableEntry {
+  int32_t channel;  // -1: padding
+  int32_t row;
+};
+
+struct MveGemmLayout {
+  int32_t depth, out_c;
+
+  constexpr int32_t chunks() const { return (depth + kMveChunk - 1) / kMveChunk; }
+  constexpr int32_t blocks() const { return (out_c + kMveGemmBlock - 1) / kMveGemmBlock; }
+  constexpr int32_t table_bytes() const { return kMveTableRows * kMveGemmBlock * 4; }
+  constexpr int32_t block_bytes() const { return table_bytes() + chunks() * kMveGemmBlock * kMveChunk; }
+  constexpr MveTableEntry table_entry(int32_t block, int32_t e) const {
+    const int32_t oc = block * kMveGemmBlock + e % kMveGemmBlock;
+    return {oc < out_c ? oc : -1, e / kMveGemmBlock};
+  }
+  // Weight byte j of a block holds w[oc][k] = reference weight oc * depth + k; -1: padding.
+  constexpr int32_t weight_source(int32_t block, int32_t j) const {
+    const int32_t oc = block * kMveGemmBlock + j / kMveChunk % kMveGemmBlock;
+    const int32_t k = j / (kMveGemmBlock * kMveChunk) * kMveChunk + j % kMveChunk;
+    return oc < out_c && k < depth ? oc * depth + k : -1;
+  }
+  int32_t weight_sum(const int8_t* weights, int32_t oc) const {
+    int32_t sum = 0;
+    for (int32_t k = 0; k < depth; ++k) sum += weights[oc * depth + k];
+    return sum;
+  }
+};
+
+struct MveDwLayout {
+  int32_t channels, taps;
+
+  constexpr int32_t blocks() const { return (channels + kMveDwGroup - 1) / kMveDwGroup; }
+  constexpr int32_t table_bytes() const { return kMveTableRows * kMveDwGroup * 4; }
+  constexpr int32_t block_bytes() const { return table_bytes() + taps * kMveDwGroup; }
+  // Each row lists the four accumulators' lanes in turn.
+  constexpr MveTableEntry table_entry(int32_t block, int32_t e) const {
+    const int32_t in_row = e % kMveDwGroup;
+    const int32_t c = block * kMveDwGroup + kMveDwFirstChannel[in_row / 4] + 4 * (in_row % 4);
+    return {c < channels ? c : -1, e / kMveDwGroup};
+  }
+  // Weight byte j of a block holds tap t of channel c = reference weight t * channels + c.
+  constexpr int32_t weight_source(int32_t block, int32_t j) const {
+    const int32_t c = block * kMveDwGroup + j % kMveDwGroup;
+    return c < channels ? j / kMveDwGroup * channels + c : -1;
+  }
+  int32_t weight_sum(const int8_t* weights, int32_t c) const {
+    int32_t sum = 0;
+    for (int32_t t = 0; t < taps; ++t) sum += weights[t * channels + c];
+    return sum;
+  }
+};
+
+// The reference inputs the prepared one derives from (requantization per channel or, when
+// !per_channel_requant, one multiplier and shift for all channels).
+struct MveReferenceInputs {
+  const int8_t* weights;
+  const int32_t* bias;
+  const int32_t* multipliers;
+  const int32_t* shifts;
+  bool per_channel_requant;
+  int32_t input_offset;
+};
+
+// Byte i of the prepared input of a layout (MveGemmLayout, MveDwLayout); tables little-endian.
+template <typename Layout>
+uint8_t mve_prepared_byte(const Layout& layout, int32_t i, const MveReferenceInputs& r) {
+  const int32_t block = i / layout.block_bytes(), at = i % layout.block_bytes();
+  if (at >= layout.table_bytes()) {
+    const int32_t source = layout.weight_source(block, at - layout.table_bytes());
+    return source < 0 ? uint8_t{0} : uint8_t(r.weights[source]);
+  }
+  const MveTableEntry e = layout.table_entry(block, at / 4);
+  if (e.channel < 0) return 0;
+  const int32_t q = r.per_channel_requant ? e.channel : 0;
+  const int32_t weight_sum = e.row == kMveBiasFolded ? layout.weight_sum(r.weights, e.channel) : 0;
+  const int32_t value = mve_table_value(e.row, r.bias[e.channel], r.input_offset, weight_sum, r.multipliers[q], r.shifts[q]);
+  return uint8_t(uint32_t(value) >> (8 * (at % 4)));
+}
+
+// prepared: the layout above (16-byte aligned, like every constant).
+void conv_s8_1x1_mve(const ConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output);
+// scratch: 2 * k_h * k_w * in_c bytes of arena for two im2col rows.
+void conv_s8_mve(const ConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* scratch, int8_t* output);
+void fc_s8_mve(const FcParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output);
+void dwconv_s8_mve(const DwConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output);
+
+}  // namespace mcuflow::kernels
+
+#if defined(__ARM_FEATURE_MVE)
+#include <arm_mve.h>
+
+// Building blocks shared by the MVE kernels (inline: each kernel is its own translation unit).
+namespace mcuflow::kernels::mve {
+
+// The reference requantization (arith.h multiply_by_quantized_multiplier, then output offset
+// and clamp) of four lanes, whose multipliers, left shifts and minus right shifts are at byte
+// offsets kMultiplierAt, kLeftShiftAt and kMinusRightShiftAt of `table`. VQRDMULH rounds
+// exactly like sat_rounding_doubling_high_mul (half up, saturating INT32_MIN^2). VRSHL rounds
+// half up too, so negative values are first stepped down by one (saturating) wherever a right
+// shift happens: that makes ties go away from zero. In assembly so that the compiler keeps the
+// steps of several accumulators apart instead of interleaving them into spills.
+template <int32_t kMultiplierAt, int32_t kLeftShiftAt, int32_t kMinusRightShiftAt>
+inline int32x4_t requantize(int32x4_t acc, const int32_t* table, int32_t output_offset, int32x4_t act_min,
+                            int32x4_t act_max) {
+  constexpr int32_t kEnd = (kMultiplierAt > kLeftShiftAt ? (kMultiplierAt > kMinusRightShiftAt ? kMultiplierAt : kMinusRightShiftAt)
+                                                         : (kLeftShiftAt > kMinusRightShiftAt ? kLeftShiftAt : kMinusRightShiftAt)) + 16;
+  int32x4_t row, fixup;
+  asm("vldrw.32 %q[row], [%[table], %[left]]\n\t"
+      "vshl.s32 %q[acc], %q[acc], %q[row]\n\t"
+      "vldrw.32 %q[row], [%[table], %[mult]]\n\t"
+      "vqrdmulh.s32 %q[acc], %q[acc], %q[row]\n\t"
+      "vldrw.32 %q[row], [%[table], %[right]]\n\t"
+      "vand %q[fixup], %q[acc], %q[row]\n\t"
+      "vshr.s32 %q[fixup], %q[fixup], #31\n\t"
+      "vqadd.s32 %q[acc], %q[acc], %q[fixup]\n\t"
+      "vrshl.s32 %q[acc], %q[acc], %q[row]\n\t"
+      "vadd.i32 %q[acc], %q[acc], %[offset]\n\t"
+      "vmax.s32 %q[acc], %q[acc], %q[lo]\n\t"
+      "vmin.s32 %q[acc], %q[acc], %q[hi]"
+      : [acc] "+w"(acc), [row] "=&w"(row), [fixup] "=&w"(fixup)
+      : [table] "r"(table), [mult] "i"(kMultiplierAt), [left] "i"(kLeftShiftAt), [right] "i"(kMinusRightShiftAt),
+        [offset] "r"(output_offset), [lo] "w"(act_min), [hi] "w"(act_max),
+        "m"(*reinterpret_cast<const int32_t(*)[kEnd / 4]>(table)));
+  return acc;
+}
+
+struct GemmArgs {
+  int32_t depth;  // k
+  int32_t out_c;
+  const uint8_t* prepared;
+  int32_t output_offset, act_min, act_max;
+};
+
+// Two rows against one block of four output channels: acc_r[j] = bias'[j] + row_r . w[j].
+// Hand-scheduled because the eight accumulators must live in the eight even core registers
+// VMLADAVA accepts (r0 ... r12, lr), which the compiler does not manage without spilling.
+// `weights` points at the block's weights and comes back past them.
+inline void dot_2x4(const int8_t* row0, const int8_t* row1, const int8_t*& weights, int32_t depth,
+                    const int32_t* bias, int32x4_t& acc0, int32x4_t& acc1) {
+  asm volatile(
+      "ldm %[bias], {r0, r2, r4, r6}\n\t"
+      "ldm %[bias], {r8, r10, r12, lr}\n\t"
+      "subs %[k], %[k], #16\n\t"  // k: depth left minus one chunk
+      "blt 2f\n"
+      "1:\n\t"
+      "vldrb.8 q0, [%[a0]], #16\n\t"
+      "vldrb.8 q1, [%[a1]], #16\n\t"
+      "vldrb.8 q2, [%[w]], #16\n\t"
+      "vmladava.s8 r0, q0, q2\n\t"
+      "vmladava.s8 r8, q1, q2\n\t"
+      "vldrb.8 q2, [%[w]], #16\n\t"
+      "vmladava.s8 r2, q0, q2\n\t"
+      "vmladava.s8 r10, q1, q2\n\t"
+      "vldrb.8 q2, [%[w]], #16\n\t"
+      "vmladava.s8 r4, q0, q2\n\t"
+      "vmladava.s8 r12, q1, q2\n\t"
+      "vldrb.8 q2, [%[w]], #16\n\t"
+      "vmladava.s8 r6, q0, q2\n\t"
+      "vmladava.s8 lr, q1, q2\n\t"
+      "subs %[k], %[k], #16\n\t"
+      "bge 1b\n"
+      "2:\n\t"
+      "adds %[k], %[k], #16\n\t"  // k: depth left, 0 ... 15
+      "beq 3f\n\t"
+      // Last partial chunk: the rows are read only up to depth (the other lanes are zeroed);
+      // the packed weights are zero padded there anyway.
+      "vctp.8 %[k]\n\t"
+      "vpstt\n\t"
+      "vldrbt.8 q0, [%[a0]]\n\t"
+      "vldrbt.8 q1, [%[a1]]\n\t"
+      "vldrb.8 q2, [%[w]], #16\n\t"
+      "vmladava.s8 r0, q0, q2\n\t"
+      "vmladava.s8 r8, q1, q2\n\t"
+      "vldrb.8 q2, [%[w]], #16\n\t"
+      "vmladava.s8 r2, q0, q2\n\t"
+      "vmladava.s8 r10, q1, q2\n\t"
+      "vldrb.8 q2, [%[w]], #16\n\t"
+      "vmladava.s8 r4, q0, q2\n\t"
+      "vmladava.s8 r12, q1, q2\n\t"
+      "vldrb.8 q2, [%[w]], #16\n\t"
+      "vmladava.s8 r6, q0, q2\n\t"
+      "vmladava.s8 lr, q1, q2\n"
+      "3:\n\t"
+      // Lanes 0, 1 are the low doubleword of the q register, lanes 2, 3 the high one.
+      "vmov %e[acc0], r0, r2\n\t"
+      "vmov %f[acc0], r4, r6\n\t"
+      "vmov %e[acc1], r8, r10\n\t"
+      "vmov %f[acc1], r12, lr\n\t"
+      : [acc0] "=&w"(acc0), [acc1] "=&w"(acc1), [a0] "+r"(row0), [a1] "+r"(row1), [w] "+r"(weights),
+        [k] "+r"(depth)
+      : [bias] "r"(bias)
+      : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "p0", "cc", "memory");
+}
+
+// out0[oc] (and out1[oc] unless out1 is null) for every output channel, from row0 (row1).
+inline void gemm_two_rows(const GemmArgs& g, const int8_t* row0, const int8_t* row1, int8_t* out0, int8_t* out1) {
+  const int32x4_t act_min = vdupq_n_s32(g.act_min), act_max = vdupq_n_s32(g.act_max);
+  const MveGemmLayout layout{g.depth, g.out_c};
+  const int8_t* block = reinterpret_cast<const int8_t*>(g.prepared);
+  for (int32_t oc = 0; oc < g.out_c; oc += kMveGemmBlock) {
+    const int32_t* table = reinterpret_cast<const int32_t*>(block);
+    block += layout.table_bytes();
+    int32x4_t acc0, acc1;
+    dot_2x4(row0, row1, block, g.depth, table, acc0, acc1);  // moves `block` to the next one
+    constexpr int32_t kRow = kMveGemmBlock * 4;  // bytes
+    const int32x4_t y0 = requantize<kMveMultiplier * kRow, kMveLeftShift * kRow, kMveMinusRightShift * kRow>(
+        acc0, table, g.output_offset, act_min, act_max);
+    const int32x4_t y1 = requantize<kMveMultiplier * kRow, kMveLeftShift * kRow, kMveMinusRightShift * kRow>(
+        acc1, table, g.output_offset, act_min, act_max);
+    if (oc + kMveGemmBlock <= g.out_c) {
+      vstrbq_s32(out0 + oc, y0);
+      if (out1) vstrbq_s32(out1 + oc, y1);
+    } else {
+      const mve_pred16_t valid = vctp32q(uint32_t(g.out_c - oc));
+      vstrbq_p_s32(out0 + oc, y0, valid);
+      if (out1) vstrbq_p_s32(out1 + oc, y1, valid);
+    }
+  }
+}
+
+// dst[0, n) = src[0, n), 16 bytes per step.
+inline void copy_bytes(int8_t* dst, const int8_t* src, int32_t n) {
+  for (; n > 0; n -= kMveChunk, src += kMveChunk, dst += kMveChunk) {
+    const mve_pred16_t p = vctp8q(uint32_t(n));
+    vstrbq_p_s8(dst, vldrbq_z_s8(src, p), p);
+  }
+}
+
+// dst[0, n) = value.
+inline void fill_bytes(int8_t* dst, int8x16_t value, int32_t n) {
+  for (; n > 0; n -= kMveChunk, dst += kMveChunk) vstrbq_p_s8(dst, value, vctp8q(uint32_t(n)));
+}
+
+}  // namespace mcuflow::kernels::mve
+#endif  // __ARM_FEATURE_MVE

@@ -1,0 +1,175 @@
+// Depthwise convolution (channel multiplier 1), int8, MVE, any window, stride, dilation and
+// padding; 16 channels at a time (kernels_mve.h describes the prepared input).
+//
+// A tap's products come from VMULLB/VMULLT (int8 x int8 -> int16, even and odd channels),
+// widened by VMOVLB/VMOVLT into four int32 accumulators whose lanes hold channels
+// {0,4,8,12}, {2,6,10,14}, {1,5,9,13} and {3,7,11,15} of the block (kMveDwFirstChannel): the
+// channel table is prepared in that order, and VMOVNT narrows the results back into channel
+// order. The bias has the input offset folded in over all taps, so taps in the padding
+// read the input zero point instead of being skipped.
+#include "mcuflow/kernels/kernels_mve.h"
+
+namespace mcuflow::kernels {
+namespace {
+
+struct Window {
+  int32_t iy0, ix0;  // input position of tap (0, 0)
+  int8_t* out;
+};
+
+struct Accumulators {
+  int32x4_t a0, a1, a2, a3;
+};
+
+// The asm blocks below widen int16 products into the accumulators, using x as scratch.
+#define MCUFLOW_DW_WIDEN_INTO_ACCUMULATORS  \
+  "vmovlb.s16 %q[x], %q[even]\n\t"         \
+  "vadd.i32 %q[a0], %q[a0], %q[x]\n\t"     \
+  "vmovlt.s16 %q[x], %q[even]\n\t"         \
+  "vadd.i32 %q[a1], %q[a1], %q[x]\n\t"     \
+  "vmovlb.s16 %q[x], %q[odd]\n\t"          \
+  "vadd.i32 %q[a2], %q[a2], %q[x]\n\t"     \
+  "vmovlt.s16 %q[x], %q[odd]\n\t"          \
+  "vadd.i32 %q[a3], %q[a3], %q[x]"
+
+// acc += x * w, widened, for the 16 input bytes at x_at and the next 16 weights. In assembly,
+// loads included, so that the compiler neither hoists an unrolled window's loads nor
+// reassociates its sums (both keep every tap alive at once and spill): four accumulators, x,
+// w and the two int16 products fill the eight q registers.
+inline void accumulate_tap(Accumulators& acc, const int8_t* x_at, const int8_t*& weights) {
+  int8x16_t x, w;
+  int16x8_t even, odd;
+  asm("vldrb.8 %q[x], [%[x_at]]\n\t"
+      "vldrb.8 %q[w], [%[w_at]], #16\n\t"
+      "vmullb.s8 %q[even], %q[x], %q[w]\n\t"
+      "vmullt.s8 %q[odd], %q[x], %q[w]\n\t" MCUFLOW_DW_WIDEN_INTO_ACCUMULATORS
+      : [a0] "+w"(acc.a0), [a1] "+w"(acc.a1), [a2] "+w"(acc.a2), [a3] "+w"(acc.a3), [x] "=&w"(x), [w] "=&w"(w),
+        [even] "=&w"(even), [odd] "=&w"(odd), [w_at] "+r"(weights)
+      : [x_at] "r"(x_at), "m"(*reinterpret_cast<const int8_t(*)[kMveChunk]>(x_at)),
+        "m"(*reinterpret_cast<const int8_t(*)[kMveChunk]>(weights)));
+}
+
+// Two taps: their products are summed in int16 first (|x * w| <= 128 * 127 with w != -128,
+// so two fit), which halves the widening. The second tap's input is loaded twice because
+// VMULLB/VMULLT overwrite it and no q register is left.
+inline void accumulate_tap_pair(Accumulators& acc, const int8_t* x0_at, const int8_t* x1_at, const int8_t*& weights) {
+  int8x16_t x, w;
+  int16x8_t even, odd;
+  asm("vldrb.8 %q[x], [%[x0_at]]\n\t"
+      "vldrb.8 %q[w], [%[w_at]], #16\n\t"
+      "vmullb.s8 %q[even], %q[x], %q[w]\n\t"
+      "vmullt.s8 %q[odd], %q[x], %q[w]\n\t"
+      "vldrb.8 %q[x], [%[x1_at]]\n\t"
+      "vldrb.8 %q[w], [%[w_at]], #16\n\t"
+      "vmullt.s8 %q[x], %q[x], %q[w]\n\t"
+      "vadd.i16 %q[odd], %q[odd], %q[x]\n\t"
+      "vldrb.8 %q[x], [%[x1_at]]\n\t"
+      "vmullb.s8 %q[x], %q[x], %q[w]\n\t"
+      "vadd.i16 %q[even], %q[even], %q[x]\n\t" MCUFLOW_DW_WIDEN_INTO_ACCUMULATORS
+      : [a0] "+w"(acc.a0), [a1] "+w"(acc.a1), [a2] "+w"(acc.a2), [a3] "+w"(acc.a3), [x] "=&w"(x), [w] "=&w"(w),
+        [even] "=&w"(even), [odd] "=&w"(odd), [w_at] "+r"(weights)
+      : [x0_at] "r"(x0_at), [x1_at] "r"(x1_at), "m"(*reinterpret_cast<const int8_t(*)[kMveChunk]>(x0_at)),
+        "m"(*reinterpret_cast<const int8_t(*)[kMveChunk]>(x1_at)),
+        "m"(*reinterpret_cast<const int8_t(*)[2 * kMveChunk]>(weights)));
+}
+
+#undef MCUFLOW_DW_WIDEN_INTO_ACCUMULATORS
+
+// Requantizes accumulator kAcc of a block.
+template <int32_t kAcc>
+int32x4_t requantize_accumulator(int32x4_t acc, const int32_t* table, const DwConvParams& p, int32x4_t act_min,
+                                 int32x4_t act_max) {
+  constexpr int32_t kRow = kMveDwGroup * 4, kLanes = 16 * kAcc;  // bytes
+  return mve::requantize<kMveMultiplier * kRow + kLanes, kMveLeftShift * kRow + kLanes,
+                         kMveMinusRightShift * kRow + kLanes>(acc, table, p.output_offset, act_min, act_max);
+}
+
+// One output pixel for the 16 channels (`channels` when kPartial) of one block. kKh/kKw are
+// the window size when known at compile time (0: read from p), which unrolls the taps. Taps
+// in the padding read zero_point_row, 16 copies of the input zero point.
+template <int32_t kKh, int32_t kKw, bool kInterior, bool kPartial>
+void pixel_block(const DwConvParams& p, const int8_t* input, const int8_t* weights, const int32_t* table,
+                 const Window& win, int32_t channels, const int8_t* zero_point_row) {
+  const int32_t k_h = kKh ? kKh : p.k_h, k_w = kKw ? kKw : p.k_w;
+  Accumulators acc{vldrwq_s32(table), vldrwq_s32(table + 4), vldrwq_s32(table + 8), vldrwq_s32(table + 12)};
+  alignas(16) int8_t partial[2][kMveChunk];  // a partial block's inputs, zero padded
+  const int8_t* row = kInterior ? input + (win.iy0 * p.in_w + win.ix0) * p.in_c : nullptr;  // tap (ky, 0)
+  int32_t ky = 0, kx = 0;
+  // The input of the next tap in (ky, kx) order, staged in partial[slot] for a partial block.
+  auto next_tap = [&](int32_t slot) {
+    const int32_t iy = win.iy0 + ky * p.dil_h, ix = win.ix0 + kx * p.dil_w;
+    const int8_t* x = zero_point_row;
+    if (kInterior || (iy >= 0 && iy < p.in_h && ix >= 0 && ix < p.in_w)) {
+      x = kInterior ? row + kx * p.dil_w * p.in_c : input + (iy * p.in_w + ix) * p.in_c;
+      if (kPartial) {
+        vstrbq_s8(partial[slot], vldrbq_z_s8(x, vctp8q(uint32_t(channels))));
+        x = partial[slot];
+      }
+    }
+    if (++kx == k_w) kx = 0, ++ky, row += kInterior ? p.dil_h * p.in_w * p.in_c : 0;
+    return x;
+  };
+  const int32_t taps = k_h * k_w;
+  for (int32_t t = 0; t + 1 < taps; t += 2) {
+    const int8_t* x0 = next_tap(0);
+    accumulate_tap_pair(acc, x0, next_tap(1), weights);
+  }
+  if (taps % 2) accumulate_tap(acc, next_tap(0), weights);
+  // Narrowing keeps the low half of each lane, so VMOVNT alone interleaves two vectors:
+  // channels 0, 2, 4 ... from accumulators 0 and 1, 1, 3, 5 ... from 2 and 3, then all.
+  const int32x4_t act_min = vdupq_n_s32(p.act_min), act_max = vdupq_n_s32(p.act_max);
+  const int16x8_t even = vmovntq_s32(vreinterpretq_s16_s32(requantize_accumulator<0>(acc.a0, table, p, act_min, act_max)),
+                                     requantize_accumulator<1>(acc.a1, table, p, act_min, act_max));
+  const int16x8_t odd = vmovntq_s32(vreinterpretq_s16_s32(requantize_accumulator<2>(acc.a2, table, p, act_min, act_max)),
+                                    requantize_accumulator<3>(acc.a3, table, p, act_min, act_max));
+  const int8x16_t out = vmovntq_s16(vreinterpretq_s8_s16(even), odd);
+  if (kPartial) vstrbq_p_s8(win.out, out, vctp8q(uint32_t(channels)));
+  else vstrbq_s8(win.out, out);
+}
+
+template <int32_t kKh, int32_t kKw, bool kInterior>
+void pixel(const DwConvParams& p, const int8_t* input, const uint8_t* prepared, const Window& win,
+           const int8_t* zero_point_row) {
+  const MveDwLayout layout{p.in_c, p.k_h * p.k_w};
+  for (int32_t c = 0; c < p.in_c; c += kMveDwGroup, prepared += layout.block_bytes()) {
+    const int32_t* table = reinterpret_cast<const int32_t*>(prepared);
+    const int8_t* weights = reinterpret_cast<const int8_t*>(prepared + layout.table_bytes());
+    const Window block_win{win.iy0, win.ix0, win.out + c};
+    if (c + kMveDwGroup <= p.in_c)
+      pixel_block<kKh, kKw, kInterior, false>(p, input + c, weights, table, block_win, kMveDwGroup, zero_point_row);
+    else
+      pixel_block<kKh, kKw, kInterior, true>(p, input + c, weights, table, block_win, p.in_c - c, zero_point_row);
+  }
+}
+
+template <int32_t kKh, int32_t kKw>
+void dwconv(const DwConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output) {
+  alignas(16) int8_t zero_point_row[kMveChunk];
+  vstrbq_s8(zero_point_row, vdupq_n_s8(int8_t(-p.input_offset)));
+  // Outputs whose whole window lies inside the input: oy in [y_lo, y_hi), ox in [x_lo, x_hi).
+  auto first_inside = [](int32_t pad, int32_t stride) { return (pad + stride - 1) / stride; };
+  auto end_inside = [](int32_t in, int32_t pad, int32_t span, int32_t stride, int32_t out) {
+    const int32_t end = in + pad >= span ? (in + pad - span) / stride + 1 : 0;
+    return end < out ? end : out;
+  };
+  const int32_t y_lo = first_inside(p.pad_top, p.stride_h), x_lo = first_inside(p.pad_left, p.stride_w);
+  const int32_t y_hi = end_inside(p.in_h, p.pad_top, (p.k_h - 1) * p.dil_h + 1, p.stride_h, p.out_h);
+  const int32_t x_hi = end_inside(p.in_w, p.pad_left, (p.k_w - 1) * p.dil_w + 1, p.stride_w, p.out_w);
+  for (int32_t oy = 0; oy < p.out_h; ++oy) {
+    const bool row_inside = oy >= y_lo && oy < y_hi;
+    for (int32_t ox = 0; ox < p.out_w; ++ox, output += p.out_c) {
+      const Window win{oy * p.stride_h - p.pad_top, ox * p.stride_w - p.pad_left, output};
+      if (row_inside && ox >= x_lo && ox < x_hi) pixel<kKh, kKw, true>(p, input, prepared, win, zero_point_row);
+      else pixel<kKh, kKw, false>(p, input, prepared, win, zero_point_row);
+    }
+  }
+}
+
+}  // namespace
+
+void dwconv_s8_mve(const DwConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output) {
+  if (p.k_h == 3 && p.k_w == 3) dwconv<3, 3>(p, input, prepared, output);
+  else dwconv<0, 0>(p, input, prepared, output);
+}
+
+}  // namespace mcuflow::kernels

@@ -1,0 +1,359 @@
+"""MVE (Helium) kernels on qemu-m55, bit for bit against the reference kernels the host runs.
+
+Each family (1x1 conv, general conv, depthwise conv, linear) is one program of many
+differently shaped single layers side by side (odd channel counts, tails, strides, paddings,
+dilations, fused activations), int8 in and out, compiled for cortex-m55: one firmware build
+and one QEMU run per family. Every layer must have been given its MVE kernel, and every output
+of every random input must equal the host's. The requantization helper is also checked alone
+on edge cases (ties, saturation, every shift) by a small firmware.
+
+MCUFLOW_LARGE_SWEEP=1 adds a family of randomly drawn shapes and more samples.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+
+import mcuflow  # noqa: E402
+from mcuflow import crossbuild, device, qemu  # noqa: E402
+from fwutil import REPO, requires_cross  # noqa: E402
+
+pytestmark = requires_cross
+
+BOARD = "qemu-m55"
+LARGE_SWEEP = os.environ.get("MCUFLOW_LARGE_SWEEP") == "1"
+SAMPLES = 24 if LARGE_SWEEP else 6
+
+
+@pytest.fixture(scope="session", autouse=True)
+def firmware_cache(tmp_path_factory):
+    """A fresh firmware cache per session: every build below really happens once."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("MCUFLOW_CACHE_DIR", str(tmp_path_factory.mktemp("fwcache")))
+    yield
+    mp.undo()
+
+
+# --- layer families -------------------------------------------------------------------------
+# Each case: (description, module, input shape). Activations after a layer are fused into it.
+
+def conv(cin, cout, hw, k, stride=1, pad=0, dil=1, act=None, bias=True):
+    layer = nn.Conv2d(cin, cout, k, stride=stride, padding=pad, dilation=dil, bias=bias)
+    desc = f"conv {cin}->{cout} {hw} k={k} s={stride} p={pad} d={dil}{' ' + act.__name__ if act else ''}"
+    return desc, nn.Sequential(layer, act()) if act else layer, (1, cin) + tuple(hw)
+
+
+def dwconv(c, hw, k, stride=1, pad=0, dil=1, act=None):
+    layer = nn.Conv2d(c, c, k, stride=stride, padding=pad, dilation=dil, groups=c)
+    desc = f"dwconv {c} {hw} k={k} s={stride} p={pad} d={dil}{' ' + act.__name__ if act else ''}"
+    return desc, nn.Sequential(layer, act()) if act else layer, (1, c) + tuple(hw)
+
+
+def linear(rows, cin, cout, act=None):
+    layer = nn.Linear(cin, cout)
+    shape = (1, cin) if rows == 1 else (1, rows, cin)
+    desc = f"linear {rows}x{cin}->{cout}{' ' + act.__name__ if act else ''}"
+    return desc, nn.Sequential(layer, act()) if act else layer, shape
+
+
+def families():
+    torch.manual_seed(0)
+    return {
+        "conv_s8_1x1_mve": [
+            conv(1, 1, (3, 3), 1), conv(3, 5, (4, 5), 1), conv(16, 4, (3, 3), 1, act=nn.ReLU),
+            conv(17, 3, (5, 4), 1), conv(31, 7, (3, 5), 1, stride=2), conv(64, 64, (5, 5), 1),
+            conv(65, 13, (3, 4), 1, act=nn.ReLU6), conv(128, 9, (2, 3), 1), conv(130, 6, (3, 3), 1, stride=2),
+            conv(48, 33, (4, 4), 1, stride=3), conv(8, 12, (7, 3), 1, stride=(2, 1), bias=False),
+            conv(15, 2, (1, 1), 1), conv(33, 5, (3, 2), 1, act=nn.ReLU),
+        ],
+        "conv_s8_mve": [
+            conv(1, 64, (49, 10), (10, 4), stride=2, pad=(5, 1)),  # DS-CNN's first layer
+            conv(3, 5, (9, 9), 3, pad=1), conv(16, 32, (12, 12), 3, pad=1, act=nn.ReLU),
+            conv(5, 7, (8, 11), (2, 3)), conv(17, 9, (9, 7), 5, stride=2, pad=2),
+            conv(4, 6, (10, 10), 3, pad=2, dil=2), conv(2, 3, (6, 6), 3, stride=3),
+            conv(33, 17, (5, 5), 3, pad=1, act=nn.ReLU6), conv(8, 8, (6, 6), 1, pad=1),
+            conv(1, 1, (5, 5), 3, stride=2, pad=1), conv(7, 1, (6, 5), (3, 1), pad=(1, 0)),
+            conv(3, 4, (3, 3), 2, pad=3), conv(6, 10, (7, 9), (3, 5), stride=(1, 2), pad=(0, 2), dil=(2, 1)),
+        ],
+        "dwconv_s8_mve": [
+            dwconv(64, (25, 5), 3, pad=1, act=nn.ReLU),  # DS-CNN's depthwise layers
+            dwconv(2, (5, 5), 3, pad=1), dwconv(7, (6, 6), 3, pad=1), dwconv(16, (5, 4), 3, stride=2, pad=1),
+            dwconv(17, (7, 7), 3), dwconv(33, (6, 5), 5, pad=2), dwconv(24, (9, 9), 3, stride=2, pad=1, dil=2),
+            dwconv(20, (8, 6), (3, 1), pad=(1, 0)), dwconv(5, (4, 4), 2), dwconv(48, (3, 3), 3, pad=2),
+            dwconv(3, (10, 10), 7, stride=3, pad=3, act=nn.ReLU6), dwconv(31, (4, 7), (1, 3), pad=(0, 1)),
+        ],
+        "fc_s8_mve": [
+            linear(1, 64, 12), linear(1, 1, 1), linear(1, 7, 5), linear(1, 16, 4, act=nn.ReLU),
+            linear(1, 17, 33), linear(1, 200, 10), linear(3, 24, 9), linear(5, 33, 7, act=nn.ReLU),
+            linear(1, 255, 3), linear(2, 48, 16),
+        ],
+    }
+
+
+def random_family(seed: int, count: int):
+    """Randomly drawn conv / depthwise / linear shapes (large sweep)."""
+    rng = np.random.RandomState(seed)
+    cases, kernels = [], []
+    for _ in range(count):
+        kind = rng.choice(["conv1x1", "conv", "dw", "fc"])
+        if kind == "fc":
+            cases.append(linear(int(rng.randint(1, 4)), int(rng.randint(1, 300)), int(rng.randint(1, 40))))
+            kernels.append("fc_s8_mve")
+            continue
+        hw = (int(rng.randint(1, 12)), int(rng.randint(1, 12)))
+        if kind == "conv1x1":
+            cases.append(conv(int(rng.randint(1, 160)), int(rng.randint(1, 40)), hw, 1, stride=int(rng.randint(1, 3))))
+            kernels.append("conv_s8_1x1_mve")
+            continue
+        k = (int(rng.randint(1, 6)), int(rng.randint(1, 6)))
+        dil = (int(rng.randint(1, 3)), int(rng.randint(1, 3)))
+        span = [(k[i] - 1) * dil[i] + 1 for i in range(2)]
+        pad = tuple(int(rng.randint(0, span[i] // 2 + 1)) for i in range(2))
+        hw = tuple(max(hw[i], span[i] - 2 * pad[i]) for i in range(2))
+        stride = int(rng.randint(1, 4))
+        if kind == "dw":
+            cases.append(dwconv(int(rng.randint(2, 70)), hw, k, stride=stride, pad=pad, dil=dil))
+            kernels.append("dwconv_s8_mve")
+        else:
+            cases.append(conv(int(rng.randint(1, 40)), int(rng.randint(1, 40)), hw, k, stride=stride, pad=pad, dil=dil))
+            kernels.append("conv_s8_1x1_mve" if k == (1, 1) and pad == (0, 0) else "conv_s8_mve")
+    return cases, kernels
+
+
+class SideBySide(nn.Module):
+    """Applies layer i to input i; returns every output."""
+
+    def __init__(self, layers):
+        super().__init__()
+        self.layers = nn.ModuleList(layers)
+
+    def forward(self, *xs):
+        return tuple(layer(x) for layer, x in zip(self.layers, xs))
+
+
+def compile_cases(cases, target="cortex-m55"):
+    model = SideBySide([m for _, m, _ in cases]).eval()
+    rng = np.random.RandomState(1)
+    calibration = [tuple(rng.standard_normal(shape).astype(np.float32) for _, _, shape in cases) for _ in range(4)]
+    ep = torch.export.export(model, tuple(torch.from_numpy(x) for x in calibration[0]))
+    return mcuflow.compile(ep, target=target, calibration=calibration, io="int8")
+
+
+def layer_kernels(program):
+    """The kernel of every op, sorted (the compiler may schedule the side-by-side layers in any order)."""
+    return sorted(op["kernel"] for op in program.metadata["ops"])
+
+
+def random_int8_samples(cases, seed, n):
+    rng = np.random.RandomState(seed)
+    return [[rng.randint(-128, 128, size=shape).astype(np.int8) for _, _, shape in cases] for _ in range(n)]
+
+
+def assert_board_matches_host(program, cases, seed):
+    samples = random_int8_samples(cases, seed, SAMPLES)
+    fw = device.cached_build(program, BOARD)
+    on_board, _ = device.run_elf_on_inputs(fw, program, samples, BOARD)
+    bad = []
+    for k, (sample, board_outs) in enumerate(zip(samples, on_board)):
+        for (desc, _, _), b, h in zip(cases, board_outs, program.run(sample)):
+            assert b.shape == h.shape and b.dtype == h.dtype == np.int8
+            if not np.array_equal(b, h):
+                bad.append(f"sample {k}, {desc}: {int((b != h).sum())} of {b.size} outputs differ")
+    assert not bad, "\n".join(bad)
+
+
+FAMILIES = families()
+
+
+@pytest.fixture(scope="module")
+def programs():
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            cache[name] = compile_cases(FAMILIES[name])
+        return cache[name]
+
+    return get
+
+
+@pytest.mark.parametrize("kernel", sorted(FAMILIES))
+def test_family_selects_mve_kernel_and_matches_host(programs, kernel):
+    program = programs(kernel)
+    assert layer_kernels(program) == [kernel] * len(FAMILIES[kernel])
+    assert_board_matches_host(program, FAMILIES[kernel], seed=hash(kernel) % 1000)
+
+
+@pytest.mark.skipif(not LARGE_SWEEP, reason="set MCUFLOW_LARGE_SWEEP=1")
+@pytest.mark.parametrize("seed", range(4))
+def test_random_shapes_match_host(seed):
+    torch.manual_seed(seed)
+    cases, kernels = random_family(seed, 40)
+    program = compile_cases(cases)
+    assert layer_kernels(program) == sorted(kernels)
+    assert_board_matches_host(program, cases, seed)
+
+
+# --- selection ------------------------------------------------------------------------------
+
+def test_unsupported_shapes_fall_back_with_a_reason():
+    torch.manual_seed(0)
+    cases = [dwconv(4, (5, 5), 3, pad=1)]
+    cases[0] = ("dwconv ch_mult 2", nn.Conv2d(4, 8, 3, padding=1, groups=4), (1, 4, 5, 5))
+    (op,) = compile_cases(cases).metadata["ops"]
+    assert op["kernel"] == "dwconv_s8"
+    assert "needs channel multiplier 1, got 2" in op["reason"]
+    (op,) = compile_cases(cases, target="cortex-m3").metadata["ops"]
+    assert op["kernel"] == "dwconv_s8"
+
+
+def test_scalar_and_dsp_targets_do_not_get_mve_kernels():
+    cases = [conv(16, 8, (4, 4), 1), conv(3, 4, (6, 6), 3, pad=1), linear(1, 16, 4)]
+    for target in ("cortex-m0", "cortex-m4", "cortex-m33"):
+        assert not any(k.endswith("_mve") for k in layer_kernels(compile_cases(cases, target=target)))
+
+
+# --- the device verifies the prepared inputs -----------------------------------------------
+
+CONSTANTS_OFFSET = 48  # format::Header::constants_offset
+CRC_OFFSET, CRC_START = 12, 16
+
+
+def test_device_rejects_prepared_inputs_that_disagree_with_the_reference_inputs():
+    """A program whose packed weights differ from its reference weights would make the board
+    compute something else than the host: the device verifier refuses it."""
+    program = compile_cases([conv(16, 8, (4, 4), 1)])
+    packed = program._host.ops[0]["inputs"][5]
+    record = program._host.tensors[packed]
+    data = bytearray(program.data)
+    at = struct.unpack_from("<I", data, CONSTANTS_OFFSET)[0] + record["offset"]
+    data[at] = (data[at] + 1) % 256  # packed weight 0 is w[0][0], never padding
+    struct.pack_into("<I", data, CRC_OFFSET, zlib.crc32(bytes(data[CRC_START:])))
+    tampered = mcuflow.Program(bytes(data))
+    x = random_int8_samples([conv(16, 8, (4, 4), 1)], 0, 1)[0]
+    assert np.array_equal(tampered.run(x)[0], program.run(x)[0])  # the host runs the reference
+    with pytest.raises(device.DeviceError, match="bad_params"):
+        device.run_on_board(tampered, x, BOARD)
+
+
+# --- requantization on edge cases -----------------------------------------------------------
+
+REQUANTIZE_CHECK = r"""
+// mve::requantize against the reference arithmetic (arith.h) on four lanes at a time, with the
+// channel table rows the compiler prepares (mve_table_value): every
+// shift, multipliers 0 ... 2^31-1 (2^30 makes every odd accumulator a rounding tie of the
+// doubling high multiply), accumulators at the int32 limits, random ones, and ties of the
+// rounding right shift.
+#include <cstdint>
+#include "mcuflow/board.h"
+#include "mcuflow/kernels/arith.h"
+#include "mcuflow/kernels/kernels_mve.h"
+
+namespace k = mcuflow::kernels;
+
+namespace {
+uint32_t g_state = 0x9e3779b9u;
+uint32_t next() {
+  g_state ^= g_state << 13;
+  g_state ^= g_state >> 17;
+  g_state ^= g_state << 5;
+  return g_state;
+}
+void put_int(int64_t v) {
+  char buf[24];
+  int i = 23;
+  buf[i] = '\0';
+  const bool neg = v < 0;
+  uint64_t u = neg ? uint64_t(-v) : uint64_t(v);
+  do { buf[--i] = char('0' + u % 10); u /= 10; } while (u);
+  if (neg) buf[--i] = '-';
+  board_puts(&buf[i]);
+}
+int32_t multiplier() {
+  switch (next() % 6) {
+    case 0: return int32_t(1) << 30;
+    case 1: return INT32_MAX;
+    case 2: return int32_t(next() % 3);
+    case 3: return int32_t(next() & 0x7fffffffu);
+    default: return int32_t((1u << 30) | (next() & 0x3fffffffu));
+  }
+}
+int32_t accumulator(int32_t shift) {
+  const int32_t right = shift < 0 ? -shift : 0;
+  switch (next() % 7) {
+    case 0: { const int32_t e[] = {INT32_MIN, INT32_MIN + 1, INT32_MAX, INT32_MAX - 1, 0, 1, -1}; return e[next() % 7]; }
+    case 1: return int32_t(next());
+    case 2: return int32_t(next() % 131072) - 65536;
+    case 3: case 4: {
+      // 2 * (q * 2^right + 2^(right-1)): with multiplier 2^30 the high multiply halves it exactly.
+      const int64_t q = int64_t(int32_t(next() % 64) - 32);
+      const int64_t half = right > 0 ? (int64_t(1) << (right - 1)) : 0;
+      const int64_t v = 2 * (q * (int64_t(1) << right) + half);
+      return v > INT32_MAX || v < INT32_MIN ? int32_t(v >> 1) : int32_t(v);
+    }
+    default: return int32_t(next()) >> (next() % 31);
+  }
+}
+}  // namespace
+
+int main() {
+  uint32_t checked = 0, mismatches = 0;
+  for (int32_t shift = -31; shift <= 30; ++shift) {
+    for (int32_t round = 0; round < ROUNDS; ++round) {
+      int32_t acc[4], mult[4], sh[4], expected[4], got[4];
+      alignas(16) int32_t table[k::kMveTableRows][4];  // a GEMM block's channel table
+      const int32_t lo = int32_t(next() % 256) - 128, hi = int32_t(next() % 256) - 128;
+      const int32_t act_min = lo < hi ? lo : hi, act_max = lo < hi ? hi : lo;
+      const bool full_range = next() % 2;
+      const int32_t out_offset = int32_t(next() % 256) - 128;
+      for (int l = 0; l < 4; ++l) {
+        sh[l] = l == 0 ? shift : int32_t(next() % 62) - 31;
+        acc[l] = accumulator(sh[l]);
+        mult[l] = (next() % 3 == 0 && l != 0) ? int32_t(1) << 30 : multiplier();
+        for (int32_t row = 0; row < k::kMveTableRows; ++row) table[row][l] = k::mve_table_value(row, 0, 0, 0, mult[l], sh[l]);
+        const int32_t x = k::multiply_by_quantized_multiplier(acc[l], mult[l], sh[l]) + out_offset;
+        expected[l] = full_range ? k::clamp_i32(x, -128, 127) : k::clamp_i32(x, act_min, act_max);
+      }
+      constexpr int32_t kRow = 16;  // bytes
+      const int32x4_t y = k::mve::requantize<k::kMveMultiplier * kRow, k::kMveLeftShift * kRow, k::kMveMinusRightShift * kRow>(
+          vld1q_s32(acc), &table[0][0], out_offset, vdupq_n_s32(full_range ? -128 : act_min),
+          vdupq_n_s32(full_range ? 127 : act_max));
+      vst1q_s32(got, y);
+      for (int l = 0; l < 4; ++l) {
+        ++checked;
+        if (got[l] == expected[l]) continue;
+        if (++mismatches <= 5) {
+          board_puts("mismatch acc="); put_int(acc[l]); board_puts(" mult="); put_int(mult[l]);
+          board_puts(" shift="); put_int(sh[l]); board_puts(" got="); put_int(got[l]);
+          board_puts(" expected="); put_int(expected[l]); board_puts("\n");
+        }
+      }
+    }
+  }
+  board_puts("requantize checked="); put_int(checked); board_puts(" mismatches="); put_int(mismatches);
+  board_puts("\n");
+  return mismatches == 0 ? 0 : 1;
+}
+"""
+
+
+def test_requantize_matches_reference_arithmetic_on_edge_cases(tmp_path):
+    source = tmp_path / "requantize_check.cpp"
+    source.write_text(REQUANTIZE_CHECK)
+    rounds = 4000 if LARGE_SWEEP else 400
+    fw = crossbuild.build_firmware(BOARD, [source], tmp_path / "fw", o3_sources=[source],
+                                   include_dirs=[REPO / "kernels" / "include"], defines={"ROUNDS": rounds})
+    rc, out = qemu.run_elf(fw.elf, BOARD, timeout_s=120, cwd=tmp_path)
+    assert f"requantize checked={62 * rounds * 4} mismatches=0" in out, out
+    assert rc == 0

@@ -12,7 +12,7 @@ void concat_slice_s8(const ConcatSliceParams& p, const int8_t* input, int8_t* ou
     const int8_t* in = input + o * p.in_c;
     int8_t* out = output + o * p.out_c + p.offset_c;
     if (!p.requantize) {
-      std::memcpy(out, in, static_cast<size_t>(p.in_c));
+      std::memmove(out, in, static_cast<size_t>(p.in_c));
       continue;
     }
     for (int32_t c = 0; c < p.in_c; ++c) {

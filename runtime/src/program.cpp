@@ -44,6 +44,7 @@ Error verify_tensor(const TensorRecord& t, const Header& h) {
   for (uint32_t d = 0; d < format::kMaxRank; ++d) {
     if (t.dims[d] < 1 || t.dims[d] > kMaxDim || (d >= t.rank && t.dims[d] != 1)) return Error::kBadTensor;
     elements *= uint32_t(t.dims[d]);
+    if (elements > UINT32_MAX) return Error::kBadTensor;  // checked per dim: 4 dims of 2^16 would wrap
   }
   if (elements * format::dtype_bytes(t.dtype) != t.bytes) return Error::kBadTensor;
   if (t.offset % format::dtype_bytes(t.dtype) != 0) return Error::kBadTensor;

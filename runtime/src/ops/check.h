@@ -48,6 +48,10 @@ bool window_valid(const P& p) {
          in_range(p.pad_top, 0, kMaxExtent) && in_range(p.pad_left, 0, kMaxExtent);
 }
 
+// int32 biases that cannot overflow the accumulator: |bias| + max_abs_acc <= INT32_MAX, where
+// max_abs_acc = reduction size * 255 * 128 bounds |sum((x + input_offset) * w)|.
+bool bias_fits_accumulator(const OpCheck& c, uint32_t bias_slot, uint64_t channels, uint64_t reduction);
+
 // Per-channel requantization tables: multipliers in [0, 2^31), shifts in [-31, 30].
 bool requant_tables_valid(const OpCheck& c, uint32_t mult_slot, uint32_t shift_slot, uint64_t count);
 

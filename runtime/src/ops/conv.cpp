@@ -21,7 +21,8 @@ Error check_conv(const OpCheck& c, DType act, DType bias) {
   const uint64_t w = uint64_t(p.out_c) * p.k_h * p.k_w * p.in_c;
   if (!tensor_is(c, 0, act, in) || !tensor_is(c, 1, act, w) || !tensor_is(c, 2, bias, p.out_c)) return Error::kBadParams;
   if (act == DType::kInt8) {
-    return ok_if(int8_fields_valid(p) && requant_tables_valid(c, 3, 4, p.out_c) && output_is(c, act, out));
+    return ok_if(int8_fields_valid(p) && requant_tables_valid(c, 3, 4, p.out_c) && output_is(c, act, out) &&
+                 bias_fits_accumulator(c, 2, p.out_c, uint64_t(p.k_h) * p.k_w * p.in_c));
   }
   return ok_if(output_is(c, act, out));
 }
@@ -34,7 +35,8 @@ Error check_dwconv(const OpCheck& c, DType act, DType bias) {
   const uint64_t w = uint64_t(p.k_h) * p.k_w * p.out_c;
   if (!tensor_is(c, 0, act, in) || !tensor_is(c, 1, act, w) || !tensor_is(c, 2, bias, p.out_c)) return Error::kBadParams;
   if (act == DType::kInt8) {
-    return ok_if(int8_fields_valid(p) && requant_tables_valid(c, 3, 4, p.out_c) && output_is(c, act, out));
+    return ok_if(int8_fields_valid(p) && requant_tables_valid(c, 3, 4, p.out_c) && output_is(c, act, out) &&
+                 bias_fits_accumulator(c, 2, p.out_c, uint64_t(p.k_h) * p.k_w));
   }
   return ok_if(output_is(c, act, out));
 }

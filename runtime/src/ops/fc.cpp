@@ -22,6 +22,7 @@ Error check_fc_s8(const OpCheck& c) {
   return ok_if(shape_valid(c, p, DType::kInt8, DType::kInt32) && in_range(p.per_channel, 0, 1) &&
                zero_point_offsets(p.input_offset, p.output_offset) &&
                int8_activation_range(p.act_min, p.act_max) && requant_tables_valid(c, 3, 4, channels) &&
+               bias_fits_accumulator(c, 2, uint64_t(p.out_c), uint64_t(p.in_c)) &&
                output_is(c, DType::kInt8, uint64_t(p.rows) * p.out_c));
 }
 

@@ -15,6 +15,7 @@ Error check_permute(const OpCheck& c, uint32_t element_bytes) {
   for (int d = 0; d < 4; ++d) {
     if (!positive(p.in_dims[d]) || !in_range(p.perm[d], 0, 3)) return Error::kBadParams;
     n *= uint32_t(p.in_dims[d]);
+    if (n > UINT32_MAX) return Error::kBadParams;
     seen |= 1u << p.perm[d];
   }
   if (seen != 0xF) return Error::kBadParams;

@@ -184,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("mcuflow: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into `head`: stop quietly, like other Unix tools
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as e:  # a bug in mcuflow: still one line, with a way to see more
         if os.environ.get("MCUFLOW_DEBUG"):
             raise

@@ -134,10 +134,14 @@ class Lowering {
     return t.shape.size() == 4 ? Layout::kNhwc : Layout::kFlatNhwc;
   }
 
+  // Rank-5+ tensors (views such as attention's packed q/k/v) are stored without their size-1
+  // dims, which does not change the order of their bytes.
   static std::vector<int32_t> physical_dims(const Tensor& t) {
     std::vector<int32_t> dims;
     const Layout layout = layout_of(t);
-    for (int d : physical_order(layout, t.shape.size())) dims.push_back(int32_t(t.shape[d]));
+    for (int d : physical_order(layout, t.shape.size())) {
+      if (t.shape.size() <= 4 || t.shape[size_t(d)] != 1) dims.push_back(int32_t(t.shape[d]));
+    }
     if (dims.empty()) dims.push_back(1);
     return dims;
   }
@@ -146,7 +150,9 @@ class Lowering {
 
   ProgramTensor activation_record(int ir, DType dtype) const {
     const Tensor& t = tensor(ir);
-    if (t.shape.size() > 4) throw CompileError("tensor " + t.name + " has rank " + std::to_string(t.shape.size()) + "; at most 4 is supported");
+    if (physical_dims(t).size() > 4)
+      throw CompileError("tensor " + t.name + " has " + std::to_string(physical_dims(t).size()) +
+                         " dims larger than 1; at most 4 are supported");
     ProgramTensor pt;
     pt.name = t.name;
     pt.dtype = dtype;
@@ -781,6 +787,7 @@ class Lowering {
     const Tensor& x = tensor(op.inputs[0]);
     const Tensor& y = tensor(op.outputs[0]);
     if (layout_of(x) == Layout::kFlatNhwc) fail(op, "permute of a flattened image tensor is not supported");
+    if (x.shape.size() > 4) return lower_permute_squeezed(op);
     const auto in_order = physical_order(layout_of(x), x.shape.size());
     const auto out_order = physical_order(layout_of(y), y.shape.size());
     const auto& logical_perm = op.ints_attr("perm");
@@ -791,6 +798,24 @@ class Lowering {
       perm.push_back(int(std::find(in_order.begin(), in_order.end(), int(src)) - in_order.begin()));
     }
     program_of_[op.outputs[0]] = permute_or_alias(op, activation(op.inputs[0]), perm, y.name, op.outputs[0]);
+  }
+
+  // A permutation of a rank-5+ (plain) tensor as the permutation of its dims larger than 1.
+  void lower_permute_squeezed(const Op& op) {
+    const Tensor& x = tensor(op.inputs[0]);
+    const Tensor& y = tensor(op.outputs[0]);
+    std::vector<int> kept;  // x's dims larger than 1, in order
+    for (size_t d = 0; d < x.shape.size(); ++d) {
+      if (x.shape[d] != 1) kept.push_back(int(d));
+    }
+    std::vector<int> perm;
+    for (int64_t src : op.ints_attr("perm")) {
+      if (src < 0) src += int64_t(x.shape.size());
+      const auto at = std::find(kept.begin(), kept.end(), int(src));
+      if (at != kept.end()) perm.push_back(int(at - kept.begin()));
+    }
+    const int moved = permute_or_alias(op, activation(op.inputs[0]), perm, y.name + ".squeezed", -1);
+    program_of_[op.outputs[0]] = alias(moved, y.name, physical_dims(y), op.outputs[0]);
   }
 
   // --- layouts: computing in one dim order, defining outputs in another ---

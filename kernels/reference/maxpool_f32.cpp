@@ -1,30 +1,16 @@
-// Max pooling, float32, over the window clipped to the input.
+// Max pooling, float32. The window is clipped to the input (padding never wins).
 #include "mcuflow/kernels/kernels.h"
+#include "pool_common.h"
 
 namespace mcuflow::kernels {
 
 void maxpool_f32(const PoolParams& p, const float* input, float* output) {
-  for (int32_t oy = 0; oy < p.out_h; ++oy) {
-    const int32_t iy0 = oy * p.stride_h - p.pad_top;
-    const int32_t ky_begin = iy0 < 0 ? -iy0 : 0;
-    const int32_t ky_end = p.k_h < p.in_h - iy0 ? p.k_h : p.in_h - iy0;
-    for (int32_t ox = 0; ox < p.out_w; ++ox) {
-      const int32_t ix0 = ox * p.stride_w - p.pad_left;
-      const int32_t kx_begin = ix0 < 0 ? -ix0 : 0;
-      const int32_t kx_end = p.k_w < p.in_w - ix0 ? p.k_w : p.in_w - ix0;
-      for (int32_t c = 0; c < p.c; ++c) {
-        float m = -3.402823466e+38f;  // lowest float
-        for (int32_t ky = ky_begin; ky < ky_end; ++ky) {
-          for (int32_t kx = kx_begin; kx < kx_end; ++kx) {
-            const float v = input[((iy0 + ky) * p.in_w + ix0 + kx) * p.c + c];
-            m = v > m ? v : m;
-          }
-        }
+  detail::pool_windows(
+      p, input, output, -3.402823466e+38f /* lowest float */, [](float m, float v) { return v > m ? v : m; },
+      [&p](float m, int32_t) {
         m = m < p.act_min_f ? p.act_min_f : m;
-        *output++ = m > p.act_max_f ? p.act_max_f : m;
-      }
-    }
-  }
+        return m > p.act_max_f ? p.act_max_f : m;
+      });
 }
 
 }  // namespace mcuflow::kernels

@@ -2,30 +2,14 @@
 // output share quantization, so only the activation clamp is applied.
 #include "mcuflow/kernels/arith.h"
 #include "mcuflow/kernels/kernels.h"
+#include "pool_common.h"
 
 namespace mcuflow::kernels {
 
 void maxpool_s8(const PoolParams& p, const int8_t* input, int8_t* output) {
-  for (int32_t oy = 0; oy < p.out_h; ++oy) {
-    const int32_t iy0 = oy * p.stride_h - p.pad_top;
-    const int32_t ky_begin = iy0 < 0 ? -iy0 : 0;
-    const int32_t ky_end = p.k_h < p.in_h - iy0 ? p.k_h : p.in_h - iy0;
-    for (int32_t ox = 0; ox < p.out_w; ++ox) {
-      const int32_t ix0 = ox * p.stride_w - p.pad_left;
-      const int32_t kx_begin = ix0 < 0 ? -ix0 : 0;
-      const int32_t kx_end = p.k_w < p.in_w - ix0 ? p.k_w : p.in_w - ix0;
-      for (int32_t c = 0; c < p.c; ++c) {
-        int32_t m = -128;
-        for (int32_t ky = ky_begin; ky < ky_end; ++ky) {
-          for (int32_t kx = kx_begin; kx < kx_end; ++kx) {
-            const int32_t v = input[((iy0 + ky) * p.in_w + ix0 + kx) * p.c + c];
-            m = v > m ? v : m;
-          }
-        }
-        *output++ = static_cast<int8_t>(clamp_i32(m, p.act_min, p.act_max));
-      }
-    }
-  }
+  detail::pool_windows(
+      p, input, output, int32_t(-128), [](int32_t m, int8_t v) { return v > m ? int32_t(v) : m; },
+      [&p](int32_t m, int32_t) { return static_cast<int8_t>(clamp_i32(m, p.act_min, p.act_max)); });
 }
 
 }  // namespace mcuflow::kernels

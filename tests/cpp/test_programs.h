@@ -355,6 +355,19 @@ P& params_as(uint8_t* file, uint32_t op) {
 inline uint8_t* constant_data(uint8_t* file, uint32_t tensor) {
   return file + header(file).constants_offset + tensor_record(file, tensor).offset;
 }
+// An optimized (tier) kernel computes what its reference does from the same leading inputs.
+inline KernelId reference_of(uint16_t id) {
+  switch (id) {
+#define MCUFLOW_TEST_TIER_REFERENCE(name, tier_id, reference) \
+  case tier_id:                                               \
+    return KernelId::reference;
+    MCUFLOW_TIER_KERNELS(MCUFLOW_TEST_TIER_REFERENCE)
+#undef MCUFLOW_TEST_TIER_REFERENCE
+    default:
+      return KernelId(id);
+  }
+}
+
 // Index of the first op running `kernel`, or -1.
 inline int find_op(uint8_t* file, KernelId kernel) {
   for (uint32_t i = 0; i < header(file).op_count; ++i) {

@@ -722,19 +722,6 @@ void corrupt_randomly(uint8_t* f, size_t size, Rng& rng) {
 //    range is degenerate (see compiler test Lowering.DegenerateCalibrationRangeSaturatesBias).
 //  - "overlap": concat_slice_* memcpy between an input and output whose arena ranges overlap;
 //    the verifier does not reject overlapping input/output tensors.
-// An optimized (tier) kernel computes what its reference does from the same leading inputs.
-KernelId reference_of(uint16_t id) {
-  switch (id) {
-#define MCUFLOW_TEST_TIER_REFERENCE(name, tier_id, reference) \
-  case tier_id:                                               \
-    return KernelId::reference;
-    MCUFLOW_TIER_KERNELS(MCUFLOW_TEST_TIER_REFERENCE)
-#undef MCUFLOW_TEST_TIER_REFERENCE
-    default:
-      return KernelId(id);
-  }
-}
-
 const char* known_defect(uint8_t* f) {
   using namespace kernels;
   const Header& h = header(f);

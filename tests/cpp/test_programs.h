@@ -437,6 +437,11 @@ class Runner {
     auto buf = session_.input_buffer(i);
     if (buf.ok()) std::memcpy(buf.value().data, bytes.data(), std::min<size_t>(bytes.size(), buf.value().size));
   }
+  // Fills the arena with pseudo-random bytes: a correct plan never reads bytes it did not write.
+  void scramble_arena(uint32_t seed) {
+    Rng rng(seed);
+    for (size_t i = 0; i < arena_->size(); ++i) arena_->data()[i] = uint8_t(rng.uniform_int(0, 255));
+  }
   Error run() const { return session_.run(); }
   std::vector<float> output(uint32_t i) const {
     const TensorInfo t = program_.output(i);
@@ -606,14 +611,21 @@ inline Values reference_eval(const Graph& g, const std::vector<std::vector<float
         }
         y[size_t(i)] = x[size_t(src)];
       }
-    } else if (k == "softmax") {
-      const int64_t depth = xs.back(), rows = numel(xs) / depth;
-      for (int64_t r = 0; r < rows; ++r) {
-        double m = -INFINITY, sum = 0.0;
-        for (int64_t i = 0; i < depth; ++i) m = std::max(m, x[size_t(r * depth + i)]);
-        for (int64_t i = 0; i < depth; ++i) sum += std::exp(x[size_t(r * depth + i)] - m);
-        for (int64_t i = 0; i < depth; ++i) y[size_t(r * depth + i)] = std::exp(x[size_t(r * depth + i)] - m) / sum;
-      }
+    } else if (k == "softmax") {  // over any dim: [outer][depth][inner]
+      int64_t dim = op.int_attr("dim");
+      if (dim < 0) dim += int64_t(xs.size());
+      const int64_t depth = xs[size_t(dim)];
+      int64_t inner = 1;
+      for (size_t d = size_t(dim) + 1; d < xs.size(); ++d) inner *= xs[d];
+      const int64_t outer = numel(xs) / (depth * inner);
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t in = 0; in < inner; ++in) {
+          auto at = [&](int64_t i) { return size_t((o * depth + i) * inner + in); };
+          double m = -INFINITY, sum = 0.0;
+          for (int64_t i = 0; i < depth; ++i) m = std::max(m, x[at(i)]);
+          for (int64_t i = 0; i < depth; ++i) sum += std::exp(x[at(i)] - m);
+          for (int64_t i = 0; i < depth; ++i) y[at(i)] = std::exp(x[at(i)] - m) / sum;
+        }
     } else if (k == "cat") {
       int64_t dim = op.int_attr("dim");
       if (dim < 0) dim += int64_t(ys.size());

@@ -6,17 +6,20 @@ namespace mcuflow::kernels {
 
 void conv_s8_1x1_mve(const ConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output) {
   const mve::GemmArgs g{p.in_c, p.out_c, prepared, p.output_offset, p.act_min, p.act_max};
-  // Output pixel i reads input pixel (oy * stride_h, ox * stride_w); pairs may span output rows.
-  const int32_t pixels = p.out_h * p.out_w;
-  auto pixel_input = [&](int32_t i) {
-    const int32_t oy = i / p.out_w, ox = i - oy * p.out_w;
-    return input + (oy * p.stride_h * p.in_w + ox * p.stride_w) * p.in_c;
+  // Output pixel (oy, ox) reads input pixel (oy * stride_h, ox * stride_w); pairs may span rows.
+  int32_t oy = 0, ox = 0;
+  auto next_input = [&]() {
+    const int8_t* at = input + (oy * p.stride_h * p.in_w + ox * p.stride_w) * p.in_c;
+    if (++ox == p.out_w) ox = 0, ++oy;
+    return at;
   };
+  const int32_t pixels = p.out_h * p.out_w;
   int32_t i = 0;
-  for (; i + 1 < pixels; i += 2) {
-    mve::gemm_two_rows(g, pixel_input(i), pixel_input(i + 1), output + i * p.out_c, output + (i + 1) * p.out_c);
+  for (; i + 1 < pixels; i += 2, output += 2 * p.out_c) {
+    const int8_t* in0 = next_input();
+    mve::gemm_two_rows(g, in0, next_input(), output, output + p.out_c);
   }
-  if (i < pixels) mve::gemm_two_rows(g, pixel_input(i), pixel_input(i), output + i * p.out_c, nullptr);
+  if (i < pixels) mve::gemm_one_row(g, next_input(), output);
 }
 
 }  // namespace mcuflow::kernels

@@ -9,28 +9,29 @@ namespace {
 
 // row[(ky * k_w + kx) * in_c + ic] = input[iy][ix][ic] of output pixel (oy, ox), or the zero point.
 void im2col_row(const ConvParams& p, const int8_t* input, int32_t oy, int32_t ox, int8x16_t zero_point, int8_t* row) {
+  // Locals, not p's fields: the copies' memory clobbers would make the compiler reload those.
+  const int32_t in_h = p.in_h, in_w = p.in_w, in_c = p.in_c, k_h = p.k_h, k_w = p.k_w, dil_h = p.dil_h,
+                dil_w = p.dil_w;
   const int32_t iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
-  const int32_t taps_row = p.k_w * p.in_c;
-  for (int32_t ky = 0; ky < p.k_h; ++ky, row += taps_row) {
-    const int32_t iy = iy0 + ky * p.dil_h;
-    if (iy < 0 || iy >= p.in_h) {
+  const int32_t taps_row = k_w * in_c;
+  // With dilation 1 the taps kx in [lo, hi) inside the input are one contiguous input run.
+  const int32_t lo = ix0 >= 0 ? 0 : (-ix0 < k_w ? -ix0 : k_w);
+  int32_t hi = in_w - ix0 < k_w ? in_w - ix0 : k_w;
+  if (hi < lo) hi = lo;
+  const bool row_padded = lo > 0 || hi < k_w;
+  for (int32_t ky = 0; ky < k_h; ++ky, row += taps_row) {
+    const int32_t iy = iy0 + ky * dil_h;
+    if (iy < 0 || iy >= in_h) {
       mve::fill_bytes(row, zero_point, taps_row);
-      continue;
-    }
-    const int8_t* in_row = input + iy * p.in_w * p.in_c;
-    if (p.dil_w == 1) {  // the taps inside the input are one contiguous run of the input row
-      const int32_t lo = ix0 >= 0 ? 0 : (-ix0 < p.k_w ? -ix0 : p.k_w);
-      int32_t hi = p.in_w - ix0 < p.k_w ? p.in_w - ix0 : p.k_w;
-      if (hi < lo) hi = lo;
-      mve::fill_bytes(row, zero_point, lo * p.in_c);
-      mve::copy_bytes(row + lo * p.in_c, in_row + (ix0 + lo) * p.in_c, (hi - lo) * p.in_c);
-      mve::fill_bytes(row + hi * p.in_c, zero_point, (p.k_w - hi) * p.in_c);
-      continue;
-    }
-    for (int32_t kx = 0; kx < p.k_w; ++kx) {
-      const int32_t ix = ix0 + kx * p.dil_w;
-      if (ix < 0 || ix >= p.in_w) mve::fill_bytes(row + kx * p.in_c, zero_point, p.in_c);
-      else mve::copy_bytes(row + kx * p.in_c, in_row + ix * p.in_c, p.in_c);
+    } else if (dil_w == 1) {
+      if (row_padded) mve::fill_bytes(row, zero_point, taps_row);
+      mve::copy_bytes(row + lo * in_c, input + (iy * in_w + ix0 + lo) * in_c, (hi - lo) * in_c);
+    } else {
+      for (int32_t kx = 0; kx < k_w; ++kx) {
+        const int32_t ix = ix0 + kx * dil_w;
+        if (ix < 0 || ix >= in_w) mve::fill_bytes(row + kx * in_c, zero_point, in_c);
+        else mve::copy_bytes(row + kx * in_c, input + (iy * in_w + ix) * in_c, in_c);
+      }
     }
   }
 }
@@ -49,7 +50,7 @@ void conv_s8_mve(const ConvParams& p, const int8_t* input, const uint8_t* prepar
     im2col_row(p, input, oy, ox, zero_point, row0);
     if (++ox == p.out_w) ox = 0, ++oy;
     if (i + 1 == pixels) {
-      mve::gemm_two_rows(g, row0, row0, output + i * p.out_c, nullptr);
+      mve::gemm_one_row(g, row0, output + i * p.out_c);
       break;
     }
     im2col_row(p, input, oy, ox, zero_point, row1);

@@ -1,5 +1,6 @@
-// Fully connected, int8, MVE: the same two-rows-by-four-channels GEMM as the 1x1 conv
-// (kernels_mve.h); per-tensor requantization arrives expanded to one entry per channel.
+// Fully connected, int8, MVE: the GEMM of kernels_mve.h, two rows by four output channels at a
+// time and one row by eight for a single row; per-tensor requantization arrives expanded to
+// one entry per channel.
 #include "mcuflow/kernels/kernels_mve.h"
 
 namespace mcuflow::kernels {
@@ -11,7 +12,7 @@ void fc_s8_mve(const FcParams& p, const int8_t* input, const uint8_t* prepared, 
     mve::gemm_two_rows(g, input + r * p.in_c, input + (r + 1) * p.in_c, output + r * p.out_c,
                        output + (r + 1) * p.out_c);
   }
-  if (r < p.rows) mve::gemm_two_rows(g, input + r * p.in_c, input + r * p.in_c, output + r * p.out_c, nullptr);
+  if (r < p.rows) mve::gemm_one_row(g, input + r * p.in_c, output + r * p.out_c);
 }
 
 }  // namespace mcuflow::kernels

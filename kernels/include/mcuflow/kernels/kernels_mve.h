@@ -241,43 +241,160 @@ inline void dot_2x4(const int8_t* row0, const int8_t* row1, const int8_t*& weigh
       : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "p0", "cc", "memory");
 }
 
-// out0[oc] (and out1[oc] unless out1 is null) for every output channel, from row0 (row1).
+// One row against two blocks of four output channels (the weights at weights_a and weights_b,
+// each block's table right before its weights): acc_a[j] = bias'_a[j] + row . w_a[j], and
+// likewise for b. Both pointers come back past their blocks' weights.
+inline void dot_1x8(const int8_t* row, const int8_t*& weights_a, const int8_t*& weights_b, int32_t depth,
+                    int32x4_t& acc_a, int32x4_t& acc_b) {
+  constexpr int32_t kTableBytes = kMveTableRows * kMveGemmBlock * 4;
+  asm volatile(
+      "ldrd r0, r2, [%[wa], %[bias]]\n\t"
+      "ldrd r4, r6, [%[wa], %[bias] + 8]\n\t"
+      "ldrd r8, r10, [%[wb], %[bias]]\n\t"
+      "ldrd r12, lr, [%[wb], %[bias] + 8]\n\t"
+      "subs %[k], %[k], #16\n\t"  // k: depth left minus one chunk
+      "blt 2f\n"
+      "1:\n\t"
+      "vldrb.8 q0, [%[a]], #16\n\t"
+      "vldrb.8 q1, [%[wa]], #16\n\t"
+      "vmladava.s8 r0, q0, q1\n\t"
+      "vldrb.8 q2, [%[wa]], #16\n\t"
+      "vmladava.s8 r2, q0, q2\n\t"
+      "vldrb.8 q1, [%[wa]], #16\n\t"
+      "vmladava.s8 r4, q0, q1\n\t"
+      "vldrb.8 q2, [%[wa]], #16\n\t"
+      "vmladava.s8 r6, q0, q2\n\t"
+      "vldrb.8 q1, [%[wb]], #16\n\t"
+      "vmladava.s8 r8, q0, q1\n\t"
+      "vldrb.8 q2, [%[wb]], #16\n\t"
+      "vmladava.s8 r10, q0, q2\n\t"
+      "vldrb.8 q1, [%[wb]], #16\n\t"
+      "vmladava.s8 r12, q0, q1\n\t"
+      "vldrb.8 q2, [%[wb]], #16\n\t"
+      "vmladava.s8 lr, q0, q2\n\t"
+      "subs %[k], %[k], #16\n\t"
+      "bge 1b\n"
+      "2:\n\t"
+      "adds %[k], %[k], #16\n\t"  // k: depth left, 0 ... 15
+      "beq 3f\n\t"
+      "vctp.8 %[k]\n\t"  // the row is read only up to depth; the weights are zero padded
+      "vpst\n\t"
+      "vldrbt.8 q0, [%[a]]\n\t"
+      "vldrb.8 q1, [%[wa]], #16\n\t"
+      "vmladava.s8 r0, q0, q1\n\t"
+      "vldrb.8 q2, [%[wa]], #16\n\t"
+      "vmladava.s8 r2, q0, q2\n\t"
+      "vldrb.8 q1, [%[wa]], #16\n\t"
+      "vmladava.s8 r4, q0, q1\n\t"
+      "vldrb.8 q2, [%[wa]], #16\n\t"
+      "vmladava.s8 r6, q0, q2\n\t"
+      "vldrb.8 q1, [%[wb]], #16\n\t"
+      "vmladava.s8 r8, q0, q1\n\t"
+      "vldrb.8 q2, [%[wb]], #16\n\t"
+      "vmladava.s8 r10, q0, q2\n\t"
+      "vldrb.8 q1, [%[wb]], #16\n\t"
+      "vmladava.s8 r12, q0, q1\n\t"
+      "vldrb.8 q2, [%[wb]], #16\n\t"
+      "vmladava.s8 lr, q0, q2\n"
+      "3:\n\t"
+      "vmov %e[acc_a], r0, r2\n\t"
+      "vmov %f[acc_a], r4, r6\n\t"
+      "vmov %e[acc_b], r8, r10\n\t"
+      "vmov %f[acc_b], r12, lr\n\t"
+      : [acc_a] "=&w"(acc_a), [acc_b] "=&w"(acc_b), [a] "+r"(row), [wa] "+r"(weights_a), [wb] "+r"(weights_b),
+        [k] "+r"(depth)
+      : [bias] "i"(-kTableBytes)
+      : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "p0", "cc", "memory");
+}
+
+// Requantizes a GEMM block's accumulator with the block's channel table.
+inline int32x4_t requantize_block(int32x4_t acc, const int32_t* table, const GemmArgs& g, int32x4_t act_min,
+                                  int32x4_t act_max) {
+  constexpr int32_t kRow = kMveGemmBlock * 4;  // bytes
+  return requantize<kMveMultiplier * kRow, kMveLeftShift * kRow, kMveMinusRightShift * kRow>(acc, table, g.output_offset,
+                                                                                              act_min, act_max);
+}
+
+// Stores a block's outputs: four, or the `channels` left of a partial last block.
+inline void store_block(int8_t* out, int32x4_t y, int32_t channels) {
+  if (channels >= kMveGemmBlock) vstrbq_s32(out, y);
+  else vstrbq_p_s32(out, y, vctp32q(uint32_t(channels)));
+}
+
+// out0[oc] and out1[oc] for every output channel, from row0 and row1.
 inline void gemm_two_rows(const GemmArgs& g, const int8_t* row0, const int8_t* row1, int8_t* out0, int8_t* out1) {
   const int32x4_t act_min = vdupq_n_s32(g.act_min), act_max = vdupq_n_s32(g.act_max);
   const MveGemmLayout layout{g.depth, g.out_c};
-  const int8_t* block = reinterpret_cast<const int8_t*>(g.prepared);
-  for (int32_t oc = 0; oc < g.out_c; oc += kMveGemmBlock) {
-    const int32_t* table = reinterpret_cast<const int32_t*>(block);
-    block += layout.table_bytes();
+  const int8_t* weights = reinterpret_cast<const int8_t*>(g.prepared) + layout.table_bytes();
+  for (int32_t oc = 0; oc < g.out_c; oc += kMveGemmBlock, weights += layout.table_bytes()) {
+    const int32_t* table = reinterpret_cast<const int32_t*>(weights - layout.table_bytes());
     int32x4_t acc0, acc1;
-    dot_2x4(row0, row1, block, g.depth, table, acc0, acc1);  // moves `block` to the next one
-    constexpr int32_t kRow = kMveGemmBlock * 4;  // bytes
-    const int32x4_t y0 = requantize<kMveMultiplier * kRow, kMveLeftShift * kRow, kMveMinusRightShift * kRow>(
-        acc0, table, g.output_offset, act_min, act_max);
-    const int32x4_t y1 = requantize<kMveMultiplier * kRow, kMveLeftShift * kRow, kMveMinusRightShift * kRow>(
-        acc1, table, g.output_offset, act_min, act_max);
-    if (oc + kMveGemmBlock <= g.out_c) {
-      vstrbq_s32(out0 + oc, y0);
-      if (out1) vstrbq_s32(out1 + oc, y1);
-    } else {
-      const mve_pred16_t valid = vctp32q(uint32_t(g.out_c - oc));
-      vstrbq_p_s32(out0 + oc, y0, valid);
-      if (out1) vstrbq_p_s32(out1 + oc, y1, valid);
-    }
+    dot_2x4(row0, row1, weights, g.depth, table, acc0, acc1);  // moves `weights` past the block
+    store_block(out0 + oc, requantize_block(acc0, table, g, act_min, act_max), g.out_c - oc);
+    store_block(out1 + oc, requantize_block(acc1, table, g, act_min, act_max), g.out_c - oc);
   }
 }
 
-// dst[0, n) = src[0, n), 16 bytes per step.
-inline void copy_bytes(int8_t* dst, const int8_t* src, int32_t n) {
-  for (; n > 0; n -= kMveChunk, src += kMveChunk, dst += kMveChunk) {
-    const mve_pred16_t p = vctp8q(uint32_t(n));
-    vstrbq_p_s8(dst, vldrbq_z_s8(src, p), p);
+// out[oc] for every output channel, from one row: two blocks at a time.
+inline void gemm_one_row(const GemmArgs& g, const int8_t* row, int8_t* out) {
+  const int32x4_t act_min = vdupq_n_s32(g.act_min), act_max = vdupq_n_s32(g.act_max);
+  const MveGemmLayout layout{g.depth, g.out_c};
+  const int8_t* weights_a = reinterpret_cast<const int8_t*>(g.prepared) + layout.table_bytes();
+  int32_t oc = 0;
+  for (; oc + kMveGemmBlock < g.out_c; oc += 2 * kMveGemmBlock) {
+    const int8_t* weights_b = weights_a + layout.block_bytes();
+    const int32_t* table_a = reinterpret_cast<const int32_t*>(weights_a - layout.table_bytes());
+    const int32_t* table_b = reinterpret_cast<const int32_t*>(weights_b - layout.table_bytes());
+    int32x4_t acc_a, acc_b;
+    dot_1x8(row, weights_a, weights_b, g.depth, acc_a, acc_b);
+    store_block(out + oc, requantize_block(acc_a, table_a, g, act_min, act_max), g.out_c - oc);
+    store_block(out + oc + kMveGemmBlock, requantize_block(acc_b, table_b, g, act_min, act_max),
+                g.out_c - oc - kMveGemmBlock);
+    weights_a = weights_b + layout.table_bytes();
   }
+  if (oc < g.out_c) {  // one block left: the two-row step with the row twice
+    const int32_t* table = reinterpret_cast<const int32_t*>(weights_a - layout.table_bytes());
+    int32x4_t acc, unused;
+    dot_2x4(row, row, weights_a, g.depth, table, acc, unused);
+    store_block(out + oc, requantize_block(acc, table, g, act_min, act_max), g.out_c - oc);
+  }
+}
+
+// dst[0, n) = src[0, n), 16 bytes per tail-predicated step. In assembly: compiled, each step
+// moves the predicate through core registers and each call sets up a counted loop.
+inline void copy_bytes(int8_t* dst, const int8_t* src, int32_t n) {
+  int8x16_t v;
+  asm volatile(
+      "cmp %[n], #0\n\t"
+      "ble 2f\n"
+      "1:\n\t"
+      "vctp.8 %[n]\n\t"
+      "vpstt\n\t"
+      "vldrbt.8 %q[v], [%[src]], #16\n\t"
+      "vstrbt.8 %q[v], [%[dst]], #16\n\t"
+      "subs %[n], %[n], #16\n\t"
+      "bgt 1b\n"
+      "2:"
+      : [v] "=&w"(v), [src] "+r"(src), [dst] "+r"(dst), [n] "+r"(n)
+      :
+      : "p0", "cc", "memory");
 }
 
 // dst[0, n) = value.
 inline void fill_bytes(int8_t* dst, int8x16_t value, int32_t n) {
-  for (; n > 0; n -= kMveChunk, dst += kMveChunk) vstrbq_p_s8(dst, value, vctp8q(uint32_t(n)));
+  asm volatile(
+      "cmp %[n], #0\n\t"
+      "ble 2f\n"
+      "1:\n\t"
+      "vctp.8 %[n]\n\t"
+      "vpst\n\t"
+      "vstrbt.8 %q[v], [%[dst]], #16\n\t"
+      "subs %[n], %[n], #16\n\t"
+      "bgt 1b\n"
+      "2:"
+      : [dst] "+r"(dst), [n] "+r"(n)
+      : [v] "w"(value)
+      : "p0", "cc", "memory");
 }
 
 }  // namespace mcuflow::kernels::mve

@@ -90,7 +90,8 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
   lp.tier = target.tier;
   lp.source = options.source;
   select_kernels(lp, target.tier);
-  plan_memory(lp);
+  if (options.schedule) schedule_ops(lp);
+  plan_memory(lp, PlanOptions{true, options.in_place, true});
   return serialize(lp);
 }
 

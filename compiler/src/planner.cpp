@@ -1,16 +1,593 @@
+// Memory planner (docs/memory_planning.md). Units of placement are groups: a root arena tensor,
+// or a chain of roots that in-place ops tie together at fixed relative offsets. Groups are
+// placed by several orderings with first- and best-fit offsets; when the best leaves bytes
+// above the liveness lower bound, a branch and bound over placement orders searches further.
 #include "mcuflow/compiler/planner.h"
 
 #include <algorithm>
+#include <functional>
+#include <limits>
 #include <numeric>
+#include <sstream>
+
+#include "mcuflow/compiler/kernel_selection.h"
+#include "mcuflow/compiler/serializer.h"
+#include "mcuflow/kernels/params.h"
 
 namespace mcuflow::compiler {
 namespace {
+
+// Exhaustive search is the goal up to this many groups; larger programs get a smaller budget.
+// A node costs about 10 µs with 20 groups: the budgets keep a compile under about a second.
+constexpr size_t kExactGroups = 20;
+constexpr uint64_t kExactNodeBudget = 100000;
+constexpr uint64_t kLargeNodeBudget = 5000;
 
 bool is_root(const ProgramTensor& t) { return !t.constant && t.alias_of < 0; }
 
 int root_of(const LoweredProgram& p, int t) { return p.tensors[t].alias_of >= 0 ? p.tensors[t].alias_of : t; }
 
 bool overlaps(const Lifetime& a, const Lifetime& b) { return a.first <= b.last && b.first <= a.last; }
+
+int64_t aligned_size(const ProgramTensor& t) { return align_up(t.byte_size(), kTensorAlign); }
+
+// --- in-place legality --------------------------------------------------------------------
+
+// Only reference kernels are listed: each one's access order was read in kernels/reference/.
+// An optimized kernel may read and write in another order (several pixels at once), so it
+// joins this list only once its own order is checked. Element-wise kernels read element i
+// before writing it, in increasing i (quantize and dequantize change the element size).
+enum class InPlaceKind { kNone, kElementwise, kRasterWindow };
+
+InPlaceKind in_place_kind(KernelId k) {
+  switch (k) {
+    case KernelId::clamp_s8:
+    case KernelId::clamp_f32:
+    case KernelId::requantize_s8:
+    case KernelId::add_s8:
+    case KernelId::mul_s8:
+    case KernelId::add_f32:
+    case KernelId::mul_f32:
+    case KernelId::quantize_f32_s8:
+    case KernelId::dequantize_s8_f32:
+      return InPlaceKind::kElementwise;
+    case KernelId::conv_s8:
+    case KernelId::conv_f32:
+    case KernelId::dwconv_s8:
+    case KernelId::dwconv_f32:
+    case KernelId::maxpool_s8:
+    case KernelId::maxpool_f32:
+    case KernelId::avgpool_s8:
+    case KernelId::avgpool_f32:
+      return InPlaceKind::kRasterWindow;
+    default:
+      return InPlaceKind::kNone;
+  }
+}
+
+// The geometry of a raster-order kernel: output pixels (all channels each) in row-major order,
+// each reading the input pixels of its window.
+struct Window {
+  int32_t in_h, in_w, in_c, out_h, out_w, out_c;
+  int32_t k_h, k_w, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w;
+};
+
+Window window_of(const ProgramOp& op) {
+  if (op.kernel == KernelId::conv_s8 || op.kernel == KernelId::conv_f32) {
+    const auto c = params_of<kernels::ConvParams>(op);
+    return {c.in_h, c.in_w, c.in_c, c.out_h, c.out_w, c.out_c, c.k_h, c.k_w,
+            c.stride_h, c.stride_w, c.pad_top, c.pad_left, c.dil_h, c.dil_w};
+  }
+  if (op.kernel == KernelId::dwconv_s8 || op.kernel == KernelId::dwconv_f32) {
+    const auto c = params_of<kernels::DwConvParams>(op);
+    return {c.in_h, c.in_w, c.in_c, c.out_h, c.out_w, c.out_c, c.k_h, c.k_w,
+            c.stride_h, c.stride_w, c.pad_top, c.pad_left, c.dil_h, c.dil_w};
+  }
+  const auto c = params_of<kernels::PoolParams>(op);
+  return {c.in_h, c.in_w, c.c, c.out_h, c.out_w, c.c, c.k_h, c.k_w, c.stride_h, c.stride_w, c.pad_top, c.pad_left, 1, 1};
+}
+
+// The first input row (or column) inside the input that a window starting at `start` touches,
+// or -1 when all its taps fall into padding.
+int32_t first_tap(int32_t start, int32_t taps, int32_t dilation, int32_t extent) {
+  for (int32_t t = 0; t < taps; ++t) {
+    const int32_t i = start + t * dilation;
+    if (i >= 0 && i < extent) return i;
+  }
+  return -1;
+}
+
+// While output pixel q is written, the kernel may still read any input pixel from
+// first_unread(q) = min over q' >= q of the first pixel of q''s window. All output bytes up to
+// the end of pixel q must therefore lie below input byte first_unread(q) * in_c: the output
+// starts max_q((q + 1) * out_c - first_unread(q) * in_c) elements below the input.
+int64_t window_shift(const Window& w, int64_t element_bytes) {
+  int64_t first_unread = int64_t(w.in_h) * w.in_w;
+  int64_t shift = 0;
+  for (int64_t q = int64_t(w.out_h) * w.out_w - 1; q >= 0; --q) {
+    const int32_t oy = int32_t(q / w.out_w), ox = int32_t(q % w.out_w);
+    const int32_t iy = first_tap(oy * w.stride_h - w.pad_top, w.k_h, w.dil_h, w.in_h);
+    const int32_t ix = first_tap(ox * w.stride_w - w.pad_left, w.k_w, w.dil_w, w.in_w);
+    if (iy >= 0 && ix >= 0) first_unread = std::min(first_unread, int64_t(iy) * w.in_w + ix);
+    shift = std::max(shift, (q + 1) * w.out_c - first_unread * w.in_c);
+  }
+  return shift * element_bytes;
+}
+
+// --- groups ---------------------------------------------------------------------------------
+
+struct Piece {
+  int tensor;
+  int64_t rel;   // offset from the group's base
+  int64_t size;  // aligned
+  Lifetime life;
+};
+
+struct Group {
+  std::vector<Piece> pieces;
+  int64_t height = 0;
+  Lifetime life{std::numeric_limits<int>::max(), std::numeric_limits<int>::min()};
+};
+
+// An in-place step with its own output root: `output` starts `shift` bytes below `root`, the
+// root of the op's input `input`.
+struct InPlacePair {
+  int op, input, root, output;
+  int64_t shift;
+};
+
+// Offsets of g relative to h at which two of their pieces live at a common op would share
+// bytes: open intervals (lo, hi) of offset(g) - offset(h).
+using Forbidden = std::vector<std::pair<int64_t, int64_t>>;
+
+struct Problem {
+  std::vector<Group> groups;
+  std::vector<std::vector<int>> neighbors;       // conflicting groups
+  std::vector<std::vector<Forbidden>> forbidden; // aligned with neighbors
+};
+
+Problem make_problem(const LoweredProgram& p, const std::vector<Lifetime>& life, const std::vector<InPlacePair>& pairs,
+                     bool reuse) {
+  const int n = int(p.tensors.size());
+  std::vector<int> group_of(n, -1), below(n, -1);  // below[input] = output written under it
+  std::vector<int64_t> shift_below(n, 0);
+  std::vector<bool> has_source(n, false);
+  for (const InPlacePair& ip : pairs) {
+    below[ip.root] = ip.output;
+    shift_below[ip.root] = ip.shift;
+    has_source[ip.output] = true;
+  }
+  Problem pr;
+  for (int t = 0; t < n; ++t) {
+    if (life[t].first > life[t].last || has_source[t]) continue;  // chains start at their top
+    Group g;
+    int64_t rel = 0;
+    for (int m = t; m >= 0; m = below[m]) {
+      g.pieces.push_back(Piece{m, rel, aligned_size(p.tensors[m]), life[m]});
+      group_of[m] = int(pr.groups.size());
+      rel -= shift_below[m];
+    }
+    const int64_t lowest = std::min_element(g.pieces.begin(), g.pieces.end(), [](const Piece& a, const Piece& b) {
+                             return a.rel < b.rel;
+                           })->rel;
+    for (Piece& pc : g.pieces) {
+      pc.rel -= lowest;
+      g.height = std::max(g.height, pc.rel + pc.size);
+      g.life.first = std::min(g.life.first, pc.life.first);
+      g.life.last = std::max(g.life.last, pc.life.last);
+      if (!reuse) pc.life = Lifetime{-1, int(p.ops.size())};  // everything conflicts
+    }
+    pr.groups.push_back(std::move(g));
+  }
+  const size_t count = pr.groups.size();
+  pr.neighbors.resize(count);
+  pr.forbidden.resize(count);
+  for (size_t a = 0; a < count; ++a) {
+    for (size_t b = 0; b < count; ++b) {
+      if (a == b) continue;
+      Forbidden f;
+      for (const Piece& x : pr.groups[a].pieces)
+        for (const Piece& y : pr.groups[b].pieces)
+          if (overlaps(x.life, y.life)) f.emplace_back(y.rel - x.rel - x.size, y.rel + y.size - x.rel);
+      if (f.empty()) continue;
+      pr.neighbors[a].push_back(int(b));
+      pr.forbidden[a].push_back(std::move(f));
+    }
+  }
+  return pr;
+}
+
+// Forbidden absolute offsets of group g given the placed groups (offset < 0: not placed),
+// sorted by their lower end.
+Forbidden blocked(const Problem& pr, int g, const std::vector<int64_t>& offset) {
+  Forbidden out;
+  for (size_t k = 0; k < pr.neighbors[g].size(); ++k) {
+    const int64_t h = offset[pr.neighbors[g][k]];
+    if (h < 0) continue;
+    for (const auto& [lo, hi] : pr.forbidden[g][k]) out.emplace_back(h + lo, h + hi);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool allowed(const Forbidden& f, int64_t c) {
+  for (const auto& [lo, hi] : f)
+    if (lo < c && c < hi) return false;
+  return true;
+}
+
+// The lowest offset where g fits. Intervals sorted by lower end: once c is raised past an
+// interval, later ones (starting higher) are the only ones that can contain it.
+int64_t first_fit(const Forbidden& f) {
+  int64_t c = 0;
+  for (const auto& [lo, hi] : f)
+    if (lo < c && c < hi) c = hi;
+  return c;
+}
+
+// The tightest gap: among the offsets just above a neighbor (and 0), those where g fits; the
+// one that grows the arena least, then leaves the least room above g, then the lowest.
+int64_t best_fit(const Forbidden& f, int64_t height, int64_t arena) {
+  std::vector<int64_t> candidates{0};
+  for (const auto& iv : f) candidates.push_back(std::max<int64_t>(0, iv.second));
+  int64_t best = -1;
+  std::tuple<int64_t, int64_t, int64_t> best_key;
+  for (int64_t c : candidates) {
+    if (!allowed(f, c)) continue;
+    int64_t room = std::numeric_limits<int64_t>::max();
+    for (const auto& iv : f)
+      if (iv.first >= c) room = std::min(room, iv.first - c);
+    const auto key = std::make_tuple(std::max<int64_t>(0, c + height - arena), room, c);
+    if (best < 0 || key < best_key) {
+      best = c;
+      best_key = key;
+    }
+  }
+  return best;
+}
+
+struct Placement {
+  std::vector<int64_t> offset;  // per group
+  int64_t arena = 0;
+  std::string method;
+  bool complete = false;    // the search visited every placement order that could do better
+  bool exhaustive = false;  // … and that proves optimality (groups of one tensor)
+  uint64_t nodes = 0;
+};
+
+Placement place_in_order(const Problem& pr, const std::vector<int>& order, bool best, const std::string& method) {
+  Placement pl;
+  pl.offset.assign(pr.groups.size(), -1);
+  pl.method = method;
+  for (int g : order) {
+    const Forbidden f = blocked(pr, g, pl.offset);
+    pl.offset[g] = best ? best_fit(f, pr.groups[g].height, pl.arena) : first_fit(f);
+    pl.arena = std::max(pl.arena, pl.offset[g] + pr.groups[g].height);
+  }
+  return pl;
+}
+
+std::vector<Placement> heuristic_placements(const Problem& pr) {
+  const size_t n = pr.groups.size();
+  auto sorted = [&](const std::function<bool(int, int)>& before) {
+    std::vector<int> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), before);
+    return order;
+  };
+  auto height = [&](int g) { return pr.groups[g].height; };
+  auto span = [&](int g) { return int64_t(pr.groups[g].life.last - pr.groups[g].life.first + 1); };
+  auto degree = [&](int g) {
+    int64_t d = 0;
+    for (int h : pr.neighbors[g]) d += pr.groups[h].height;
+    return d;
+  };
+  const std::vector<std::pair<std::string, std::vector<int>>> orders = {
+      {"by size", sorted([&](int a, int b) { return height(a) > height(b); })},
+      {"by lifetime start", sorted([&](int a, int b) {
+         const auto& x = pr.groups[a].life;
+         const auto& y = pr.groups[b].life;
+         return x.first != y.first ? x.first < y.first : height(a) > height(b);
+       })},
+      {"by conflict degree", sorted([&](int a, int b) { return degree(a) > degree(b); })},
+      {"by size x lifetime", sorted([&](int a, int b) { return height(a) * span(a) > height(b) * span(b); })},
+  };
+  std::vector<Placement> out;
+  for (const auto& [name, order] : orders) {
+    out.push_back(place_in_order(pr, order, false, "first-fit " + name));
+    out.push_back(place_in_order(pr, order, true, "best-fit " + name));
+  }
+  return out;
+}
+
+// Branch and bound over placement orders, each group at its first-fit offset. For single-tensor
+// groups this is exact. Take an optimal plan, sort it by offset and let each tensor in turn drop
+// to its lowest free offset: nothing rises, so the plan stays optimal; repeating until nothing
+// moves gives an optimal plan that first-fit reproduces in its own offset order. The search
+// therefore only visits orders whose first-fit offsets never decrease (equal offsets: lower
+// index first). Every later group then lies at or above the current level, which bounds each
+// completion twice: by the highest first-fit top of an unplaced group (first-fit offsets only
+// rise as groups are placed) and, per op, by the level plus the bytes above it that groups live
+// at that op must occupy.
+class Search {
+ public:
+  Search(const Problem& pr, int64_t target, Placement incumbent, uint64_t budget, bool skyline)
+      : pr_(pr), target_(target), best_(std::move(incumbent)), budget_(budget), skyline_(skyline) {
+    single_tensors_ = std::all_of(pr.groups.begin(), pr.groups.end(), [](const Group& g) { return g.pieces.size() == 1; });
+    for (const Group& g : pr.groups) {
+      steps_ = std::max(steps_, g.life.last + 2);
+      first_step_ = std::min(first_step_, g.life.first);
+    }
+  }
+
+  Placement run() {
+    std::vector<int64_t> offset(pr_.groups.size(), -1);
+    visit(offset, -1, 0, 0, pr_.groups.size());
+    best_.nodes = nodes_;
+    best_.complete = nodes_ <= budget_;
+    best_.exhaustive = best_.complete && single_tensors_;
+    return best_;
+  }
+
+ private:
+  // Bytes of `g`'s pieces live at `step` that lie at or above `floor` (g placed at `base`).
+  int64_t bytes_above(int g, int step, int64_t base, int64_t floor) const {
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    for (const Piece& pc : pr_.groups[g].pieces)
+      if (pc.life.first <= step && step <= pc.life.last)
+        spans.emplace_back(std::max(base + pc.rel, floor), base + pc.rel + pc.size);
+    std::sort(spans.begin(), spans.end());
+    int64_t total = 0, reached = floor;
+    for (const auto& [lo, hi] : spans) {
+      const int64_t from = std::max(lo, reached);
+      if (hi > from) total += hi - from;
+      reached = std::max(reached, hi);
+    }
+    return total;
+  }
+
+  int64_t skyline_bound(const std::vector<int64_t>& offset, int64_t level) const {
+    int64_t bound = 0;
+    for (int step = first_step_; step < steps_; ++step) {
+      int64_t need = level;
+      for (size_t g = 0; g < pr_.groups.size(); ++g) {
+        const Lifetime& l = pr_.groups[g].life;
+        if (l.first > step || step > l.last) continue;
+        need += offset[g] >= 0 ? bytes_above(int(g), step, offset[g], level) : bytes_above(int(g), step, level, level);
+      }
+      bound = std::max(bound, need);
+    }
+    return bound;
+  }
+
+  void visit(std::vector<int64_t>& offset, int last, int64_t level, int64_t top, size_t left) {
+    if (++nodes_ > budget_ || best_.arena <= target_) return;
+    if (left == 0) {
+      if (top < best_.arena) {
+        best_.offset = offset;
+        best_.arena = top;
+        best_.method = "exact search";
+      }
+      return;
+    }
+    std::vector<std::pair<int64_t, int>> children;  // (first-fit offset, group)
+    int64_t bound = top;
+    for (size_t g = 0; g < pr_.groups.size(); ++g) {
+      if (offset[g] >= 0) continue;
+      const int64_t c = first_fit(blocked(pr_, int(g), offset));
+      bound = std::max(bound, std::max(c, level) + pr_.groups[g].height);
+      if (c > level || (c == level && int(g) > last)) children.emplace_back(c, int(g));
+    }
+    if (bound >= best_.arena || (skyline_ && skyline_bound(offset, level) >= best_.arena)) return;
+    // Lowest first, tallest first among equals: the bottom-up fill of a good plan comes early.
+    std::sort(children.begin(), children.end(), [&](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : pr_.groups[a.second].height > pr_.groups[b.second].height;
+    });
+    for (const auto& [c, g] : children) {
+      offset[g] = c;
+      visit(offset, g, c, std::max(top, c + pr_.groups[g].height), left - 1);
+      offset[g] = -1;
+      if (nodes_ > budget_ || best_.arena <= target_) return;
+    }
+  }
+
+  const Problem& pr_;
+  int64_t target_;
+  Placement best_;
+  uint64_t budget_;
+  bool skyline_;
+  uint64_t nodes_ = 0;
+  int first_step_ = 0, steps_ = 0;
+  bool single_tensors_ = true;  // the exactness argument needs groups of one tensor
+};
+
+// Per op step (-1 … op_count): the bytes live at that step, counting bytes that an in-place
+// output shares with its input once.
+std::vector<int64_t> live_bytes(const LoweredProgram& p, const std::vector<Lifetime>& life) {
+  const int steps = int(p.ops.size()) + 2;
+  std::vector<int64_t> live(steps, 0);
+  for (size_t t = 0; t < p.tensors.size(); ++t)
+    for (int s = life[t].first; s <= life[t].last; ++s) live[s + 1] += aligned_size(p.tensors[t]);
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    const ProgramTensor& out = p.tensors[t];
+    if (out.in_place_of < 0 || !is_root(out)) continue;
+    const ProgramTensor& in = p.tensors[root_of(p, out.in_place_of)];
+    const int64_t shared = std::min<int64_t>(out.offset + aligned_size(out), in.offset + aligned_size(in)) -
+                           std::max<int64_t>(out.offset, in.offset);
+    if (shared <= 0) continue;
+    const Lifetime& a = life[t];
+    const Lifetime& b = life[root_of(p, out.in_place_of)];
+    for (int s = std::max(a.first, b.first); s <= std::min(a.last, b.last); ++s) live[s + 1] -= shared;
+  }
+  return live;
+}
+
+// The ops whose (dying) input an element-wise kernel overwrites: the output becomes a view of
+// that input's root. Processed in order so chains of element-wise ops collapse into one root.
+void alias_elementwise_outputs(LoweredProgram& p) {
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    const ProgramOp& op = p.ops[i];
+    if (in_place_kind(op.kernel) != InPlaceKind::kElementwise || op.outputs.size() != 1) continue;
+    const int out = op.outputs[0];
+    if (!is_root(p.tensors[out]) || p.tensors[out].in_place_of >= 0) continue;
+    const auto life = root_lifetimes(p);
+    if (life[out].first != int(i)) continue;  // written before: not this op's alone
+    for (size_t slot = 0; slot < op.inputs.size(); ++slot) {
+      const int in = op.inputs[slot];
+      const int root = root_of(p, in);
+      if (p.tensors[root].constant || root == out || life[root].last != int(i) || in_place_shift(p, op, slot) != 0 ||
+          p.tensors[in].byte_size() != p.tensors[out].byte_size())
+        continue;
+      for (ProgramTensor& t : p.tensors)
+        if (t.alias_of == out) t.alias_of = root;
+      p.tensors[out].alias_of = root;
+      p.tensors[out].in_place_of = in;
+      break;
+    }
+  }
+}
+
+// Ops that could write their output at a fixed distance below a dying input (raster-window
+// kernels, element size changes), with what they save.
+std::vector<std::pair<InPlacePair, int64_t>> pair_candidates(const LoweredProgram& p, const std::vector<Lifetime>& life) {
+  std::vector<std::pair<InPlacePair, int64_t>> out;
+  std::vector<bool> taken(p.tensors.size(), false);
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    const ProgramOp& op = p.ops[i];
+    if (in_place_kind(op.kernel) == InPlaceKind::kNone || op.outputs.size() != 1) continue;
+    const int o = op.outputs[0];
+    if (!is_root(p.tensors[o]) || life[o].first != int(i)) continue;
+    for (size_t slot = 0; slot < op.inputs.size(); ++slot) {
+      const int root = root_of(p, op.inputs[slot]);
+      if (p.tensors[root].constant || life[root].last != int(i) || taken[root]) continue;
+      const int64_t shift = in_place_shift(p, op, slot);
+      if (shift < 0) continue;
+      const int64_t in_size = aligned_size(p.tensors[root]), out_size = aligned_size(p.tensors[o]);
+      const int64_t extent = shift + std::max(in_size, out_size - shift);
+      if (extent >= in_size + out_size) continue;  // the two would not overlap: nothing saved
+      taken[root] = true;
+      out.push_back({InPlacePair{int(i), op.inputs[slot], root, o, shift}, in_size + out_size - extent});
+      break;
+    }
+  }
+  return out;
+}
+
+struct Outcome {
+  Placement placement;
+  Problem problem;
+  std::vector<InPlacePair> pairs;
+  int64_t lower_bound = 0;
+};
+
+// The lower bound and the best heuristic placement with the given in-place pairs.
+Outcome plan_with(LoweredProgram& p, const std::vector<Lifetime>& life, std::vector<InPlacePair> pairs, bool reuse) {
+  Outcome o;
+  o.pairs = std::move(pairs);
+  o.problem = make_problem(p, life, o.pairs, reuse);
+  for (const Group& g : o.problem.groups)
+    for (const Piece& pc : g.pieces) p.tensors[pc.tensor].offset = uint32_t(pc.rel);
+  std::vector<int> saved_in_place(p.tensors.size());
+  for (size_t t = 0; t < p.tensors.size(); ++t) saved_in_place[t] = p.tensors[t].in_place_of;
+  for (const InPlacePair& ip : o.pairs) p.tensors[ip.output].in_place_of = ip.input;
+  const auto live = live_bytes(p, life);
+  o.lower_bound = *std::max_element(live.begin(), live.end());
+  for (size_t t = 0; t < p.tensors.size(); ++t) p.tensors[t].in_place_of = saved_in_place[t];
+
+  auto placements = heuristic_placements(o.problem);
+  o.placement = *std::min_element(placements.begin(), placements.end(),
+                                  [](const Placement& a, const Placement& b) { return a.arena < b.arena; });
+  return o;
+}
+
+std::string op_name(const LoweredProgram& p, int op) {
+  if (op < 0) return "program start";
+  if (op >= int(p.ops.size())) return "program end";
+  const std::string& kind = p.ops[op].ir_kind;
+  return "op " + std::to_string(op) + (kind.empty() ? "" : " (" + kind + ")");
+}
+
+// Why the arena exceeds the lower bound, one line per cause: the tensor at the top of the
+// arena and every tensor below it that lives at one of its ops (the pairs that keep it up).
+std::vector<std::string> explain_excess(const LoweredProgram& p, const std::vector<Lifetime>& life,
+                                        const std::vector<int64_t>& live, const Outcome& o) {
+  std::vector<std::string> lines;
+  const int64_t excess = int64_t(p.arena_bytes) - o.lower_bound;
+  if (excess <= 0) return lines;
+  int top = -1;
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    const ProgramTensor& pt = p.tensors[t];
+    if (is_root(pt) && life[t].first <= life[t].last && pt.offset + aligned_size(pt) == int64_t(p.arena_bytes)) {
+      top = int(t);
+      break;
+    }
+  }
+  if (top < 0) return lines;
+  const ProgramTensor& x = p.tensors[top];
+  int64_t busiest = 0;
+  for (int s = life[top].first; s <= life[top].last; ++s) busiest = std::max(busiest, live[s + 1]);
+  std::ostringstream os;
+  os << excess << " bytes above the lower bound: " << x.name << " (" << aligned_size(x) << " bytes, live "
+ << op_name(p, life[top].first) << " to " << op_name(p, life[top].last) << ") lies at ["
+     << x.offset << ", " << p.arena_bytes << "), the top of the arena; at most " << busiest << " bytes are live at any of its ops, so "
+     << x.offset + aligned_size(x) - busiest << " bytes below it are gaps no placement found a use for";
+  lines.push_back(os.str());
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    const ProgramTensor& y = p.tensors[t];
+    if (int(t) == top || !is_root(y) || !overlaps(life[t], life[top]) || y.offset >= x.offset) continue;
+    std::ostringstream line;
+    line << x.name << " and " << y.name << " are both live at " << op_name(p, std::max(life[t].first, life[top].first))
+         << ": " << y.name << " holds [" << y.offset << ", " << y.offset + aligned_size(y) << ")";
+    lines.push_back(line.str());
+  }
+  const std::string nodes = std::to_string(o.placement.nodes);
+  if (o.placement.exhaustive)
+    lines.push_back("exact search over " + nodes + " placement orders proves no plan of these lifetimes is smaller");
+  else if (o.placement.nodes == 0)
+    lines.push_back("exact search was not run");
+  else if (!o.placement.complete)
+    lines.push_back("search stopped after " + nodes + " placement orders: the bound may still be reachable");
+  else
+    lines.push_back("search over all " + nodes + " first-fit placement orders found nothing smaller (with in-place "
+                    "chains this is not a proof)");
+  return lines;
+}
+
+std::string plan_report_json(const LoweredProgram& p, const std::vector<Lifetime>& life, const Outcome& o,
+                             uint32_t bound_without_in_place) {
+  const auto live = live_bytes(p, life);
+  const int peak = int(std::max_element(live.begin(), live.end()) - live.begin()) - 1;
+  int64_t padding = 0;
+  std::ostringstream peak_tensors;
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    if (life[t].first > peak || peak > life[t].last) continue;
+    padding += aligned_size(p.tensors[t]) - p.tensors[t].byte_size();
+    peak_tensors << (peak_tensors.tellp() > 0 ? "," : "") << json_string(p.tensors[t].name);
+  }
+  std::ostringstream os;
+  os << "{\"arena\":" << p.arena_bytes << ",\"lower_bound\":" << p.arena_lower_bound
+     << ",\"lower_bound_without_in_place\":" << bound_without_in_place << ",\"peak_op\":" << peak
+     << ",\"peak_tensors\":[" << peak_tensors.str() << "],\"alignment_padding\":" << padding
+     << ",\"method\":" << json_string(o.placement.method)
+     << ",\"optimal\":" << (p.arena_bytes == p.arena_lower_bound || o.placement.exhaustive ? "true" : "false")
+     << ",\"search_nodes\":" << o.placement.nodes << ",\"in_place\":[";
+  bool first = true;
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    const ProgramTensor& out = p.tensors[t];
+    if (out.in_place_of < 0) continue;
+    int op = 0;
+    while (std::find(p.ops[op].outputs.begin(), p.ops[op].outputs.end(), int(t)) == p.ops[op].outputs.end()) ++op;
+    const ProgramTensor& in = p.tensors[root_of(p, out.in_place_of)];
+    os << (first ? "" : ",") << "{\"op\":" << op << ",\"input\":" << json_string(p.tensors[out.in_place_of].name)
+       << ",\"output\":" << json_string(out.name) << ",\"shift\":" << int64_t(in.offset) - int64_t(out.offset) << "}";
+    first = false;
+  }
+  os << "],\"excess\":[";
+  const auto lines = explain_excess(p, life, live, o);
+  for (size_t i = 0; i < lines.size(); ++i) os << (i ? "," : "") << json_string(lines[i]);
+  os << "]}";
+  return os.str();
+}
 
 }  // namespace
 
@@ -36,51 +613,74 @@ std::vector<Lifetime> root_lifetimes(const LoweredProgram& p) {
 }
 
 uint32_t liveness_lower_bound(const LoweredProgram& p) {
-  const auto life = root_lifetimes(p);
-  uint32_t best = 0;
-  for (int step = -1; step <= int(p.ops.size()); ++step) {
-    uint32_t live = 0;
-    for (size_t t = 0; t < p.tensors.size(); ++t) {
-      if (life[t].first <= step && step <= life[t].last) live += align_up(p.tensors[t].byte_size(), kTensorAlign);
-    }
-    best = std::max(best, live);
-  }
-  return best;
+  const auto live = live_bytes(p, root_lifetimes(p));
+  return uint32_t(*std::max_element(live.begin(), live.end()));
 }
 
-void plan_memory(LoweredProgram& p, bool reuse) {
+int64_t in_place_shift(const LoweredProgram& p, const ProgramOp& op, size_t slot) {
+  const InPlaceKind kind = in_place_kind(op.kernel);
+  if (kind == InPlaceKind::kNone || op.outputs.size() != 1 || slot >= op.inputs.size()) return -1;
+  const ProgramTensor& in = p.tensors[op.inputs[slot]];
+  const ProgramTensor& out = p.tensors[op.outputs[0]];
+  if (in.constant) return -1;
+  const uint32_t in_element = format::dtype_bytes(in.dtype), out_element = format::dtype_bytes(out.dtype);
+  if (kind == InPlaceKind::kElementwise) {
+    // Element i is written to [i * out_element, (i + 1) * out_element) after the input up to
+    // (i + 1) * in_element was read: the output may start where the input does unless its
+    // elements are wider.
+    if (in.byte_size() / in_element != out.byte_size() / out_element) return -1;
+    return align_up(out.byte_size() > in.byte_size() ? out.byte_size() - in.byte_size() : 0, kTensorAlign);
+  }
+  if (slot != 0 || in.dtype != out.dtype) return -1;
+  return align_up(uint32_t(window_shift(window_of(op), format::dtype_bytes(in.dtype))), kTensorAlign);
+}
+
+void plan_memory(LoweredProgram& p, const PlanOptions& options) {
+  for (auto& t : p.tensors)
+    if (t.alias_of < 0) t.in_place_of = -1;  // a windowed pair of an earlier plan
+  const uint32_t bound_without_in_place = liveness_lower_bound(p);
+  const bool in_place = options.in_place && options.reuse;
+  if (in_place) alias_elementwise_outputs(p);
   const auto life = root_lifetimes(p);
-  std::vector<int> roots;
-  for (size_t t = 0; t < p.tensors.size(); ++t) {
-    if (life[t].first <= life[t].last) roots.push_back(int(t));
-  }
-  std::stable_sort(roots.begin(), roots.end(), [&](int a, int b) {
-    return p.tensors[a].byte_size() > p.tensors[b].byte_size();
-  });
-  std::vector<int> placed;
-  uint32_t arena = 0;
-  for (int t : roots) {
-    const uint32_t size = align_up(p.tensors[t].byte_size(), kTensorAlign);
-    std::vector<std::pair<uint32_t, uint32_t>> busy;  // [begin, end) of conflicting tensors
-    for (int o : placed) {
-      if (!reuse || overlaps(life[t], life[o]))
-        busy.emplace_back(p.tensors[o].offset, p.tensors[o].offset + align_up(p.tensors[o].byte_size(), kTensorAlign));
+
+  // In-place pairs tie tensors into chains whose outputs start below their inputs; a chain can
+  // drift down by more than it saves. Candidates: no pairs, every pair, and only the pairs at
+  // ops that would otherwise exceed the lowest bound (a pair saves bytes at its own op only).
+  std::vector<std::vector<InPlacePair>> variants{{}};
+  if (in_place) {
+    const auto candidates = pair_candidates(p, life);
+    const auto live = live_bytes(p, life);
+    int64_t lowest = 0;
+    std::vector<int64_t> saving(p.ops.size() + 1, 0);
+    for (const auto& [pair, saved] : candidates) saving[pair.op] = saved;
+    for (size_t s = 0; s < live.size(); ++s) lowest = std::max(lowest, live[s] - (s >= 1 ? saving[s - 1] : 0));
+    std::vector<InPlacePair> all, needed;
+    for (const auto& [pair, saved] : candidates) {
+      all.push_back(pair);
+      if (live[pair.op + 1] > lowest) needed.push_back(pair);
     }
-    std::sort(busy.begin(), busy.end());
-    uint32_t offset = 0;
-    for (const auto& [begin, end] : busy) {
-      if (offset + size <= begin) break;
-      offset = std::max(offset, end);
-    }
-    p.tensors[t].offset = offset;
-    arena = std::max(arena, offset + size);
-    placed.push_back(t);
+    if (!needed.empty()) variants.push_back(needed);
+    if (all.size() > needed.size()) variants.push_back(all);
   }
-  for (auto& t : p.tensors) {
+  Outcome best = plan_with(p, life, variants[0], options.reuse);
+  for (size_t v = 1; v < variants.size(); ++v) {
+    Outcome o = plan_with(p, life, variants[v], options.reuse);
+    if (o.placement.arena < best.placement.arena) best = std::move(o);
+  }
+  if (options.reuse && options.exact && best.placement.arena > best.lower_bound) {
+    const bool small = best.problem.groups.size() <= kExactGroups;
+    best.placement =
+        Search(best.problem, best.lower_bound, best.placement, small ? kExactNodeBudget : kLargeNodeBudget, small).run();
+  }
+  for (const InPlacePair& ip : best.pairs) p.tensors[ip.output].in_place_of = ip.input;
+  for (size_t g = 0; g < best.problem.groups.size(); ++g)
+    for (const Piece& pc : best.problem.groups[g].pieces)
+      p.tensors[pc.tensor].offset = uint32_t(best.placement.offset[g] + pc.rel);
+  for (auto& t : p.tensors)
     if (!t.constant && t.alias_of >= 0) t.offset = p.tensors[t.alias_of].offset;
-  }
-  p.arena_bytes = align_up(arena, kTensorAlign);
-  p.arena_lower_bound = liveness_lower_bound(p);
+  p.arena_bytes = align_up(uint32_t(best.placement.arena), kTensorAlign);
+  p.arena_lower_bound = uint32_t(best.lower_bound);
+  p.plan_report = plan_report_json(p, life, best, bound_without_in_place);
 }
 
 }  // namespace mcuflow::compiler

@@ -27,18 +27,6 @@ const char* kernel_name(KernelId id) {
   }
 }
 
-std::string json_string(const std::string& s) {
-  std::ostringstream os;
-  os << '"';
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') os << '\\' << c;
-    else if (c < 0x20) os << "\\u00" << "0123456789abcdef"[c >> 4] << "0123456789abcdef"[c & 15];
-    else os << c;
-  }
-  os << '"';
-  return os.str();
-}
-
 template <typename T>
 std::string json_list(const std::vector<T>& v) {
   std::ostringstream os;
@@ -60,6 +48,18 @@ void append(std::vector<uint8_t>& out, const T& value) {
 
 }  // namespace
 
+std::string json_string(const std::string& s) {
+  std::ostringstream os;
+  os << '"';
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') os << '\\' << c;
+    else if (c < 0x20) os << "\\u00" << "0123456789abcdef"[c >> 4] << "0123456789abcdef"[c & 15];
+    else os << c;
+  }
+  os << '"';
+  return os.str();
+}
+
 std::string metadata_json(const LoweredProgram& p) {
   std::ostringstream os;
   const std::vector<Lifetime> life = root_lifetimes(p);
@@ -79,6 +79,7 @@ std::string metadata_json(const LoweredProgram& p) {
     const ProgramTensor& t = p.tensors[i];
     os << (i ? "," : "") << "{\"name\":" << json_string(t.name) << ",\"shape\":" << json_list(t.logical_shape)
        << ",\"alias_of\":" << t.alias_of << ",\"ir\":" << t.ir_tensor;
+    if (t.in_place_of >= 0) os << ",\"in_place_of\":" << t.in_place_of;
     const Lifetime& l = life[t.alias_of >= 0 ? size_t(t.alias_of) : i];
     if (!t.constant) os << ",\"first_op\":" << l.first << ",\"last_op\":" << l.last;
     os << "}";
@@ -91,7 +92,10 @@ std::string metadata_json(const LoweredProgram& p) {
        << ",\"reason\":" << json_string(op.reason) << ",\"fallback\":" << json_string(op.fallback)
        << ",\"macs\":" << op.macs << "}";
   }
-  os << "]}";
+  os << "]";
+  if (!p.schedule_report.empty()) os << ",\"schedule\":" << p.schedule_report;
+  if (!p.plan_report.empty()) os << ",\"plan\":" << p.plan_report;
+  os << "}";
   return os.str();
 }
 

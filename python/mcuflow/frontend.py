@@ -1163,6 +1163,8 @@ def _h_identity(d, node):
 
 def _pad(d, node, x, pad, value):
     pad = [int(p) for p in pad]
+    if not any(pad):  # e.g. TensorFlow "same" padding of a 1x1 convolution
+        return _in(d, node, x)
     return d.emit(node, "pad", [_in(d, node, x)], {"pad": pad, "value": float(value or 0.0)})
 
 

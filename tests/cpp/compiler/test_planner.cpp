@@ -43,6 +43,18 @@ std::vector<std::set<int>> uses(const LoweredProgram& p) {
 // Live at `step`: first use <= step <= last use.
 bool live_at(const std::set<int>& u, int step) { return !u.empty() && *u.begin() <= step && step <= *u.rbegin(); }
 
+// Bytes roots `a` and `b` share because one is an op output written in place over the other
+// (a dying input), by their planned offsets; 0 for any other pair.
+uint32_t in_place_shared(const LoweredProgram& p, size_t a, size_t b) {
+  const ProgramTensor& x = p.tensors[a];
+  const ProgramTensor& y = p.tensors[b];
+  const bool pair = (x.in_place_of >= 0 && size_t(root(p, x.in_place_of)) == b) ||
+                    (y.in_place_of >= 0 && size_t(root(p, y.in_place_of)) == a);
+  const int64_t shared = std::min<int64_t>(x.offset + aligned(x.byte_size()), y.offset + aligned(y.byte_size())) -
+                         std::max<int64_t>(x.offset, y.offset);
+  return pair && shared > 0 ? uint32_t(shared) : 0;
+}
+
 uint32_t brute_force_lower_bound(const LoweredProgram& p) {
   const auto u = uses(p);
   uint32_t best = 0;
@@ -50,6 +62,8 @@ uint32_t brute_force_lower_bound(const LoweredProgram& p) {
     uint32_t total = 0;
     for (size_t t = 0; t < p.tensors.size(); ++t) {
       if (live_at(u[t], step)) total += aligned(p.tensors[t].byte_size());
+      for (size_t o = t + 1; o < p.tensors.size(); ++o)
+        if (live_at(u[t], step) && live_at(u[o], step)) total -= in_place_shared(p, t, o);
     }
     best = std::max(best, total);
   }
@@ -79,6 +93,17 @@ std::vector<std::string> plan_violations(const LoweredProgram& p, bool reuse) {
       bool together = !reuse;
       for (int step = -1; step <= int(p.ops.size()) && !together; ++step) together = live_at(u[a], step) && live_at(u[b], step);
       if (!together) continue;
+      if (in_place_shared(p, a, b) > 0) {  // an in-place op: its output must start far enough below
+        const size_t out = p.tensors[a].in_place_of >= 0 && size_t(root(p, p.tensors[a].in_place_of)) == b ? a : b;
+        const size_t in = out == a ? b : a;
+        for (const ProgramOp& op : p.ops) {
+          if (op.outputs.empty() || size_t(op.outputs[0]) != out) continue;
+          const auto slot = size_t(std::find(op.inputs.begin(), op.inputs.end(), p.tensors[out].in_place_of) - op.inputs.begin());
+          if (int64_t(p.tensors[in].offset) - p.tensors[out].offset < in_place_shift(p, op, slot))
+            fail(p.tensors[out].name + " is written in place too close to " + p.tensors[in].name);
+        }
+        continue;
+      }
       const uint32_t a0 = p.tensors[a].offset, a1 = a0 + p.tensors[a].byte_size();
       const uint32_t b0 = p.tensors[b].offset, b1 = b0 + p.tensors[b].byte_size();
       if (!(a1 <= b0 || b1 <= a0)) {

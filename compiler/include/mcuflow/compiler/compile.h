@@ -16,6 +16,8 @@ struct CompileOptions {
   Precision precision = Precision::kInt8;
   bool int8_io = false;
   bool allow_fallback = true;  // int8: ops without a usable int8 kernel run in float32 (else an error)
+  bool schedule = true;  // reorder ops for the smallest memory peak (planner.h schedule_ops)
+  bool in_place = true;  // ops may overwrite dying inputs (planner.h plan_memory)
   std::map<std::string, std::string> source;  // provenance copied into the metadata
 };
 

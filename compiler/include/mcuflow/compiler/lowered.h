@@ -22,6 +22,7 @@ struct ProgramTensor {
   int32_t zero_point = 0;
   int ir_tensor = -1;                   // IR tensor this holds (calibration, traces), or -1
   int alias_of = -1;                    // a view: shares the bytes of another arena tensor
+  int in_place_of = -1;                 // the dying input whose bytes this op output overwrites (planner)
   uint32_t offset = 0;                  // arena or constants offset (planner / serializer)
 
   uint32_t byte_size() const;
@@ -45,6 +46,7 @@ struct LoweredProgram {
   uint32_t flags = 0;
   uint32_t arena_bytes = 0;
   uint32_t arena_lower_bound = 0;
+  std::string schedule_report, plan_report;  // JSON objects for metadata (scheduler, planner)
   std::string target, tier, precision;
   std::map<std::string, std::string> source;  // provenance for the metadata, e.g. model_sha256
 

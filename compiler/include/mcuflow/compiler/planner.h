@@ -1,6 +1,8 @@
-// Ahead-of-time memory planning: every arena tensor gets an offset; views share their root's
-// bytes; the arena size and the liveness lower bound are recorded in the program.
+// Ahead-of-time memory planning (docs/memory_planning.md): the op order (schedule_ops), which
+// ops run in place, and every arena tensor's offset. Views share their root's bytes; the arena
+// size, the liveness lower bound and a report explaining any byte above it go into the program.
 #pragma once
+#include <cstdint>
 #include <vector>
 
 #include "mcuflow/compiler/lowered.h"
@@ -16,12 +18,42 @@ struct Lifetime {
 // constants get {0, -1} (empty).
 std::vector<Lifetime> root_lifetimes(const LoweredProgram& p);
 
-// Assigns offsets greedily by size (largest first, lowest fitting offset); `reuse == false`
-// gives every tensor its own bytes (calibration runs observe every tensor).
-void plan_memory(LoweredProgram& p, bool reuse = true);
+struct PlanOptions {
+  bool reuse = true;     // false: every tensor gets its own bytes (calibration observes them all)
+  bool in_place = true;  // an op's output may overwrite a dying input when its kernel allows it
+  bool exact = true;     // branch and bound when the orderings leave bytes above the lower bound
+};
 
-// The largest total size of root tensors live at one op.
+// Decides in-place execution, assigns every arena tensor an offset (the best of several
+// orderings with first- and best-fit placement, then exact search), and records the arena
+// size, the lower bound and `plan_report`.
+void plan_memory(LoweredProgram& p, const PlanOptions& options);
+inline void plan_memory(LoweredProgram& p, bool reuse = true) {
+  plan_memory(p, PlanOptions{reuse, reuse, reuse});
+}
+
+// The largest total of bytes live at one op (16-byte aligned sizes, views counted with their
+// root): for each op, the sum of live root tensors minus the bytes an in-place output shares
+// with the input it overwrites (read from the planned offsets).
 uint32_t liveness_lower_bound(const LoweredProgram& p);
+
+// How many bytes below the start of input `slot` the output of `op` must start so that running
+// in place never overwrites an input byte before its last read: 0 for element-wise kernels
+// (element i is read before it is written), the read-window lead for raster-order kernels
+// (conv, depthwise conv, pooling); -1 when the kernel cannot run in place on that input.
+int64_t in_place_shift(const LoweredProgram& p, const ProgramOp& op, size_t slot);
+
+struct ScheduleOptions {
+  size_t max_states = 20000;  // per step of the exact search; above it the greedy order is used
+};
+
+// Reorders p.ops into the topological order with the smallest liveness peak (exact dynamic
+// programming over the sets of executed ops while they stay few, greedy otherwise); keeps the
+// exported order unless another is strictly better. Records `schedule_report`.
+void schedule_ops(LoweredProgram& p, const ScheduleOptions& options = {});
+
+// The liveness peak (aligned bytes, without in-place) of running p.ops in `order`.
+uint32_t schedule_peak(const LoweredProgram& p, const std::vector<int>& order);
 
 constexpr uint32_t kTensorAlign = 16;
 inline uint32_t align_up(uint32_t n, uint32_t a) { return (n + a - 1) / a * a; }

@@ -1,0 +1,64 @@
+"""An independent check of a program's memory plan, from what ``Program.describe()`` reports.
+
+Root arena tensors (not views) that are live at a common op never share bytes, except an op
+output written in place over an input that dies at that op (``in_place_of``): then the output
+must start at or below the input, so each element is written after the input bytes it needs
+were read. Views share their root's offset. The header's lower bound is the largest total of
+16-byte-aligned root tensors live at one op, counting bytes shared in place once.
+"""
+
+
+def _aligned(n: int) -> int:
+    return (n + 15) // 16 * 16
+
+
+def _root(tensors: list[dict], i: int) -> int:
+    a = tensors[i].get("alias_of", -1)
+    return a if a >= 0 else i
+
+
+def _in_place_pair(tensors: list[dict], a: int, b: int) -> tuple[int, int] | None:
+    """(output, input) when one of roots a, b is written in place over the other."""
+    for out, inp in ((a, b), (b, a)):
+        src = tensors[out].get("in_place_of", -1)
+        if src >= 0 and _root(tensors, src) == inp:
+            return out, inp
+    return None
+
+
+def _shared(ta: dict, tb: dict) -> int:
+    return max(0, min(ta["offset"] + _aligned(ta["bytes"]), tb["offset"] + _aligned(tb["bytes"]))
+               - max(ta["offset"], tb["offset"]))
+
+
+def check_plan(program) -> None:
+    d = program.describe()
+    tensors = d["tensors"]
+    roots = [i for i, t in enumerate(tensors) if t["storage"] == "arena" and t.get("alias_of", -1) < 0
+             and t["first_op"] <= t["last_op"]]
+    for i, t in enumerate(tensors):
+        if t["storage"] != "arena" or t["first_op"] > t["last_op"]:  # never used: never placed
+            continue
+        assert t["offset"] % 16 == 0, t["name"]
+        assert t["offset"] + t["bytes"] <= d["arena_bytes"], t["name"]
+        assert t["offset"] == tensors[_root(tensors, i)]["offset"], f"view {t['name']} moved off its root"
+
+    def together(a, b):
+        return tensors[a]["first_op"] <= tensors[b]["last_op"] and tensors[b]["first_op"] <= tensors[a]["last_op"]
+
+    shared_at = []  # (first op, last op, bytes) of in-place overlaps
+    for k, a in enumerate(roots):
+        for b in roots[k + 1:]:
+            if not together(a, b) or _shared(tensors[a], tensors[b]) == 0:
+                continue
+            pair = _in_place_pair(tensors, a, b)
+            assert pair, f"{tensors[a]['name']} and {tensors[b]['name']} are live together and share bytes"
+            out, inp = pair
+            assert tensors[out]["offset"] <= tensors[inp]["offset"], f"{tensors[out]['name']} starts above its input"
+            assert tensors[out]["first_op"] == tensors[inp]["last_op"], "in place over an input that lives on"
+            shared_at.append((tensors[out]["first_op"], tensors[inp]["last_op"], _shared(tensors[a], tensors[b])))
+    steps = range(-1, len(d["ops"]) + 1)
+    bound = max(sum(_aligned(tensors[t]["bytes"]) for t in roots if tensors[t]["first_op"] <= s <= tensors[t]["last_op"])
+                - sum(n for first, last, n in shared_at if first <= s <= last) for s in steps)
+    assert d["arena_lower_bound"] == bound, (d["arena_lower_bound"], bound)
+    assert d["arena_bytes"] >= bound

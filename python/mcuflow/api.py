@@ -173,7 +173,8 @@ class Program:
         for t, m in zip(tensors, meta_tensors):
             t.update(name=m["name"], shape=m["shape"])
             if "first_op" in m:
-                t.update(first_op=m["first_op"], last_op=m["last_op"], alias_of=m["alias_of"])
+                t.update(first_op=m["first_op"], last_op=m["last_op"], alias_of=m["alias_of"],
+                         in_place_of=m.get("in_place_of", -1))
         ops = []
         for i, (op, m) in enumerate(zip(self._host.ops, self.metadata.get("ops", []))):
             ops.append(dict(index=i, **m, inputs=op["inputs"], outputs=op["outputs"]))
@@ -186,6 +187,8 @@ class Program:
             "constant_bytes": header["constants_bytes"],
             "arena_bytes": header["arena_bytes"],
             "arena_lower_bound": header["arena_lower_bound"],
+            "plan": self.metadata.get("plan", {}),
+            "schedule": self.metadata.get("schedule", {}),
             "inputs": [_io_json(x) for x in self.inputs],
             "outputs": [_io_json(x) for x in self.outputs],
             "ops": ops,
@@ -225,6 +228,41 @@ class Program:
                 for i, op in enumerate(self.metadata.get("ops", []))
                 if op.get("fallback") and op["kernel"] not in around]
 
+    def memory_plan(self) -> str:
+        """The memory plan as text (``mcuflow inspect``): arena and lower bound, how the op order
+        and the placement were chosen, which ops run in place, every byte above the bound, and
+        each arena tensor's bytes."""
+        d = self.describe()
+        plan, schedule, tensors = d["plan"], d["schedule"], d["tensors"]
+        arena, bound = d["arena_bytes"], d["arena_lower_bound"]
+        lines = [f"memory plan: arena {arena} bytes, liveness lower bound {bound}"
+                 + (f" (ratio {arena / bound:.3f})" if bound else "")]
+        if plan:
+            lines.append(f"  without in-place execution the lower bound would be {plan['lower_bound_without_in_place']}")
+            peak = ", ".join(plan["peak_tensors"])
+            lines.append(f"  peak at op {plan['peak_op']}: {peak} ({plan['alignment_padding']} bytes of it 16-byte "
+                         f"alignment padding)")
+            proof = "proven optimal" if plan["optimal"] else "not proven optimal"
+            lines.append(f"  placement: {plan['method']}, {proof} ({plan['search_nodes']} search nodes)")
+        if schedule:
+            how = (f"reordered, peak {schedule['exported_peak']} -> {schedule['peak']}" if schedule["reordered"]
+                   else f"exported order kept (peak {schedule['peak']}, no better order)")
+            lines.append(f"  op order: {how}; {schedule['method']} search over {schedule['states']} op sets")
+        for step in plan.get("in_place", []):
+            where = "over" if step["shift"] == 0 else f"{step['shift']} bytes below"
+            lines.append(f"  in place: op {step['op']} writes {step['output']} {where} {step['input']}")
+        if plan.get("excess"):
+            lines.append("  above the lower bound:")
+            lines += [f"    {line}" for line in plan["excess"]]
+        lines.append(f"{'tensor':<36} {'dtype':<8} {'offset':>8} {'bytes':>8}  live ops")
+        for t in tensors:
+            if t["storage"] != "arena" or (t.get("alias_of", -1) >= 0 and t.get("in_place_of", -1) < 0):
+                continue
+            note = f"  in place over {tensors[t['in_place_of']]['name']}" if t.get("in_place_of", -1) >= 0 else ""
+            lines.append(f"{t['name'][:36]:<36} {t['dtype']:<8} {t['offset']:>8} {t['bytes']:>8}  "
+                         f"{t.get('first_op')}..{t.get('last_op')}{note}")
+        return "\n".join(lines)
+
     def __repr__(self) -> str:
         return f"<mcuflow.Program {self.precision} {len(self.data)} bytes, arena {self.arena_bytes}>"
 
@@ -235,7 +273,7 @@ def _io_json(spec: dict) -> dict:
 
 def compile(exported_program, target: str = "cortex-m55", calibration: Any = None, *,
             precision: str = "int8", io: str = "float32", source: dict[str, str] | None = None,
-            fallback: str = "float") -> Program:
+            fallback: str = "float", schedule: bool = True, in_place: bool = True) -> Program:
     """Compiles a ``torch.export.ExportedProgram`` into an mcuflow ``Program``.
 
     ``calibration``: representative inputs (an iterable of input tuples, or one array per
@@ -244,6 +282,9 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     ``fallback``: what an int8 program does with an op that has no usable int8 kernel:
     ``"float"`` runs it on its float32 kernel between a dequantize and a quantize (listed by
     ``Program.summary()`` and ``mcuflow inspect`` with the reason), ``"error"`` refuses it.
+    ``schedule``: run the ops in the order with the smallest memory peak (False: the exported
+    order). ``in_place``: let ops overwrite inputs that die there (False: every output gets
+    bytes of its own). Neither changes a single output bit; ``mcuflow inspect`` shows the plan.
     ``source``: provenance strings stored in the program's metadata under "source" (``mcuflow
     compile`` records the model file's name and SHA-256 there).
     """
@@ -268,7 +309,8 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
                 raise InputError("int8 compilation needs calibration data (calibration=...)")
             samples = normalize_calibration(calibration, user_inputs(exported_program))
             source = {**(source or {}), CALIBRATION_SAMPLES_KEY: " ".join(sample_hash(s) for s in samples)}
-        data = _core.compile(builder, target, [list(s) for s in samples], precision, io, source or {}, fallback)
+        data = _core.compile(builder, target, [list(s) for s in samples], precision, io, source or {}, fallback,
+                             bool(schedule), bool(in_place))
     except _core.CompileError as e:
         raise UnsupportedModelError(str(e)) from None
     return Program(data)

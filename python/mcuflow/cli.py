@@ -99,12 +99,7 @@ def cmd_inspect(args) -> int:
         return 0
     print(program.summary())
     d = program.describe()
-    print("\nmemory plan (arena tensors):")
-    print(f"{'tensor':<36} {'dtype':<8} {'offset':>8} {'bytes':>8}  live ops")
-    for t in d["tensors"]:
-        if t["storage"] == "arena" and t.get("alias_of", -1) < 0:
-            print(f"{t['name'][:36]:<36} {t['dtype']:<8} {t['offset']:>8} {t['bytes']:>8}  "
-                  f"{t.get('first_op')}..{t.get('last_op')}")
+    print("\n" + program.memory_plan())
     print("\nops (kernel choice):")
     for op in d["ops"]:
         ins = ", ".join(_tensor_str(d["tensors"][i]) for i in op["inputs"])

@@ -95,7 +95,8 @@ class GraphBuilder {
 
 py::bytes compile_program(const GraphBuilder& builder, const std::string& target, const py::list& calibration,
                           const std::string& precision, const std::string& io,
-                          const std::map<std::string, std::string>& source, const std::string& fallback) {
+                          const std::map<std::string, std::string>& source, const std::string& fallback,
+                          bool schedule, bool in_place) {
   CompileOptions options;
   options.target = target;
   if (precision == "int8") options.precision = Precision::kInt8;
@@ -105,6 +106,8 @@ py::bytes compile_program(const GraphBuilder& builder, const std::string& target
   options.int8_io = io == "int8";
   if (fallback != "float" && fallback != "error") throw CompileError("unknown fallback '" + fallback + "' (float or error)");
   options.allow_fallback = fallback == "float";
+  options.schedule = schedule;
+  options.in_place = in_place;
   options.source = source;
   Calibration samples;
   for (auto sample : calibration) {
@@ -329,7 +332,8 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("compile", &compile_program, py::arg("builder"), py::arg("target"), py::arg("calibration"),
         py::arg("precision") = "int8", py::arg("io") = "float32",
-        py::arg("source") = std::map<std::string, std::string>{}, py::arg("fallback") = "float");
+        py::arg("source") = std::map<std::string, std::string>{}, py::arg("fallback") = "float",
+        py::arg("schedule") = true, py::arg("in_place") = true);
   m.def("kernel_ids", [] {
     std::map<std::string, int> ids;
 #define MCUFLOW_KERNEL_ID(name, id) ids[#name] = id;

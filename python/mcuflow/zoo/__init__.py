@@ -261,7 +261,9 @@ def _load_checkpoint(module, path, name: str) -> None:
     try:
         state = torch.load(p, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many types for a file that is not a checkpoint
-        raise InputError(f"cannot read checkpoint {path}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+        # torch's own message suggests weights_only=False, i.e. running the file's code: not an option here
+        raise InputError(f"cannot read checkpoint {path} ({type(e).__name__}): expected a state_dict written by "
+                         f"torch.save(model.state_dict(), path)") from None
     if isinstance(state, dict) and isinstance(state.get("state_dict"), dict):
         state = state["state_dict"]
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "mcuflow/compiler/quant_math.h"
+#include "mcuflow/compiler/quantizer.h"
 #include "mcuflow/kernels/params.h"
 
 namespace mcuflow::compiler {
@@ -61,16 +62,8 @@ SymmetricWeights quantize_symmetric(const std::vector<float>& values, size_t cha
 }
 
 Quant quant_of_values(const std::vector<float>& values) {
-  float lo = 0.0f, hi = 0.0f;
-  for (float v : values) {
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-  }
-  Quant q;
-  q.valid = true;
-  q.scale = std::max((hi - lo) / 255.0f, 1e-8f);
-  q.zero_point = int32_t(std::clamp(std::round(-128.0f - lo / q.scale), -128.0f, 127.0f));
-  return q;
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  return quant_for_range(values.empty() ? 0.0f : *lo, values.empty() ? 0.0f : *hi);
 }
 
 std::vector<int8_t> quantize_values(const std::vector<float>& values, const Quant& q) {
@@ -351,12 +344,16 @@ class Lowering {
   }
 
   // Bias (int32, scale in_scale * w_scale[c]), multipliers and shifts per output channel.
+  // `reduction` (products summed per output) bounds the accumulator: the bias is clamped so
+  // bias + accumulator always fits int32 (the verifier requires it).
   void requant_tables(const std::string& name, const Tensor& x, const Tensor& y, const std::vector<float>& bias,
-                      const std::vector<float>& w_scales, int& bias_id, int& mult_id, int& shift_id) {
+                      const std::vector<float>& w_scales, int64_t reduction, int& bias_id, int& mult_id,
+                      int& shift_id) {
     std::vector<int32_t> b(bias.size()), m(w_scales.size()), s(w_scales.size());
+    const double bias_limit = 2147483647.0 - double(reduction) * 255 * 128;
     for (size_t c = 0; c < bias.size(); ++c) {
       const double scale = double(x.quant.scale) * w_scales[w_scales.size() == 1 ? 0 : c];
-      b[c] = int32_t(std::clamp(std::round(bias[c] / scale), -2147483648.0, 2147483647.0));
+      b[c] = int32_t(std::clamp(std::round(bias[c] / scale), -bias_limit, bias_limit));
     }
     for (size_t c = 0; c < w_scales.size(); ++c) {
       const QuantizedMultiplier qm = quantize_multiplier(double(x.quant.scale) * w_scales[c] / y.quant.scale);
@@ -445,7 +442,7 @@ class Lowering {
       wq[i] = int8_t(std::clamp(std::round(wt[i] / sw.scales[o]), -127.0f, 127.0f));
     }
     int bid, mid, sid;
-    requant_tables(name, x, y, bias, sw.scales, bid, mid, sid);
+    requant_tables(name, x, y, bias, sw.scales, int64_t(per_out), bid, mid, sid);
     const int wid = constant(name, DType::kInt8, w_dims, wq);
     emit(depthwise ? KernelId::dwconv_s8 : KernelId::conv_s8, {in, wid, bid, mid, sid}, {out}, params, &op, macs);
   }
@@ -476,7 +473,7 @@ class Lowering {
     } else {
       const SymmetricWeights sw = quantize_symmetric(w.data, 1);
       int bid, mid, sid;
-      requant_tables(w.name, x, y, bias, sw.scales, bid, mid, sid);
+      requant_tables(w.name, x, y, bias, sw.scales, in_c, bid, mid, sid);
       const int wid = constant(w.name, DType::kInt8, {out_c, in_c}, sw.q);
       emit(KernelId::fc_s8, {in, wid, bid, mid, sid}, {out}, params_bytes(p), &op, macs);
     }
@@ -514,17 +511,28 @@ class Lowering {
   void lower_binary(const Op& op) {
     int a_id = op.inputs[0], b_id = op.inputs[1];
     const Tensor& y = tensor(op.outputs[0]);
-    // The kernels broadcast only their second operand: all but sub are commutative.
-    if (tensor(a_id).numel() != y.numel() || tensor(a_id).constant) {
-      if (op.kind == "sub") fail(op, "the first operand of a subtraction must be an activation of the output's shape");
+    // The kernels broadcast their second operand per channel or as a scalar; other broadcasts
+    // are copies. All ops but sub are commutative: the operand of the output's shape goes first.
+    const bool commutative = op.kind != "sub";
+    if (commutative && (tensor(a_id).shape != y.shape || tensor(a_id).constant) && tensor(b_id).shape == y.shape &&
+        !tensor(b_id).constant)
       std::swap(a_id, b_id);
-    }
     const Tensor& a = tensor(a_id);
     const Tensor& b = tensor(b_id);
-    if (a.constant || a.numel() != y.numel()) fail(op, "broadcasting both operands is not supported");
-    const int mode = broadcast_mode(b, y);
-    if (mode < 0) fail(op, "broadcast of " + shape_str(b.shape) + " against " + shape_str(y.shape) + " is not supported (same shape, per-channel or scalar only)");
-    if (mode == 0 && !b.constant && b.nhwc != a.nhwc) fail(op, "operands have different layouts");
+    if (a.constant) fail(op, "constant first operand of a subtraction (the front end sends c - x as neg and add)");
+    int mode = broadcast_mode(b, y);
+    if (mode < 0 && b.constant) {
+      fail(op, "broadcast of constant " + shape_str(b.shape) + " against " + shape_str(y.shape) +
+                   " is not supported (same shape, per-channel or scalar only)");
+    }
+    // Operands in another shape or layout than the output are copied into it.
+    auto matches = [&](const Tensor& t) { return t.shape == y.shape && layout_of(t) == layout_of(y); };
+    const int aid = matches(a) ? activation(a_id) : broadcast_to(op, a_id, y);
+    int bid = -1;
+    if (mode < 0 || (mode == 0 && !b.constant && !matches(b))) {
+      bid = broadcast_to(op, b_id, y);
+      mode = 0;
+    }
 
     k::BinaryParams p{};
     const std::vector<int32_t> y_dims = physical_dims(y);
@@ -534,7 +542,6 @@ class Lowering {
     fill_activation(p, op, y);
 
     Quant bq = b.quant;
-    int bid;
     if (b.constant) {
       const std::vector<float> phys = mode == 0 ? to_physical(b.data, b.shape, Lowering::layout_of(a)) : b.data;
       if (int8()) {
@@ -543,10 +550,9 @@ class Lowering {
       } else {
         bid = constant(b.name, DType::kFloat32, {int32_t(phys.size())}, phys);
       }
-    } else {
+    } else if (bid < 0) {
       bid = activation(b_id);
     }
-    const int aid = activation(a_id);
     const int out = activation(op.outputs[0]);
     if (int8()) {
       p.input1_offset = -a.quant.zero_point;
@@ -874,54 +880,93 @@ class Lowering {
     const Tensor& x = tensor(op.inputs[0]);
     const Tensor& y = tensor(op.outputs[0]);
     const size_t rank = y.shape.size();
-    // Per logical dim of y: source index start + floor(o * num / den) into x (rank-extended).
-    std::vector<int64_t> start(rank, 0), num(rank, 1), den(rank, 1);
-    Shape x_shape = x.shape;
-    x_shape.insert(x_shape.begin(), rank - x.shape.size(), 1);
-    int32_t fill = 0;
+    Gather g(rank);
     if (op.kind == "pad") {
       const auto& pad = op.ints_attr("pad");
-      for (size_t i = 0; i < pad.size() / 2; ++i) start[rank - 1 - i] = -pad[2 * i];
+      for (size_t i = 0; i < pad.size() / 2; ++i) g.start[rank - 1 - i] = -pad[2 * i];
       const float value = float(op.float_attr("value"));
-      if (int8()) fill = int8_bound(value, y.quant, false);
-      else std::memcpy(&fill, &value, sizeof(fill));
+      if (int8()) g.fill = int8_bound(value, y.quant, false);
+      else std::memcpy(&g.fill, &value, sizeof(g.fill));
     } else if (op.kind == "slice") {
       const size_t dim = size_t(op.int_attr("dim") < 0 ? op.int_attr("dim") + int64_t(rank) : op.int_attr("dim"));
-      start[dim] = op.int_attr("start");
-      num[dim] = op.int_attr("step");
+      g.start[dim] = op.int_attr("start");
+      g.num[dim] = op.int_attr("step");
     } else if (op.kind == "expand") {
-      for (size_t d = 0; d < rank; ++d) num[d] = x_shape[d] == y.shape[d] ? 1 : 0;
+      g = broadcast_gather(x.shape, y.shape);
     } else {  // upsample_nearest2d
       const auto scale = op.ints_attr("scale");
-      den[2] = scale[0];
-      den[3] = scale.size() > 1 ? scale[1] : scale[0];
+      g.den[2] = scale[0];
+      g.den[3] = scale.size() > 1 ? scale[1] : scale[0];
     }
-    // The input in y's physical order (a rank-extended view when expand adds leading dims).
-    const std::vector<int> phys = physical_order(layout_of(y), rank);
-    int in = activation(op.inputs[0]);
-    if (x.shape.size() != rank || layout_of(x) != layout_of(y)) {
-      const int logical = reordered(op, op.inputs[0], identity_order(x.shape.size()));
-      const int view = alias(logical, x.name + ".extended", dims_in_order(x_shape, identity_order(rank)));
-      std::vector<int> perm(phys.begin(), phys.end());
-      in = permute_or_alias(op, view, perm, x.name + ".reordered", -1);
-    }
+    int in = in_layout_of(op, op.inputs[0], y);
     if (int8() && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point)) {
       in = requantized(op, in, x.quant, y.quant);
     }
+    emit_gather(op, in, activation(op.outputs[0]), x.shape, y, g);
+  }
+
+  // Per logical dim of the output: source index start + floor(o * num / den) into the input
+  // (rank-extended with leading 1s), and the fill for indices outside it.
+  struct Gather {
+    explicit Gather(size_t rank) : start(rank, 0), num(rank, 1), den(rank, 1) {}
+    std::vector<int64_t> start, num, den;
+    int32_t fill = 0;
+  };
+
+  // Broadcasting `from` to `to` (NumPy rules): size-1 dims repeat.
+  static Gather broadcast_gather(Shape from, const Shape& to) {
+    from.insert(from.begin(), to.size() - from.size(), 1);
+    Gather g(to.size());
+    for (size_t d = 0; d < to.size(); ++d) g.num[d] = from[d] == to[d] ? 1 : 0;
+    return g;
+  }
+
+  // A program tensor holding IR tensor `x_ir` (rank-extended to `like`'s rank) in the
+  // physical dim order of `like`: a view, or a permuted copy.
+  int in_layout_of(const Op& op, int x_ir, const Tensor& like) {
+    const Tensor& x = tensor(x_ir);
+    const size_t rank = like.shape.size();
+    if (x.shape.size() == rank && layout_of(x) == layout_of(like)) return activation(x_ir);
+    Shape extended = x.shape;
+    extended.insert(extended.begin(), rank - x.shape.size(), 1);
+    const int logical = reordered(op, x_ir, identity_order(x.shape.size()));
+    const int view = alias(logical, x.name + ".extended", dims_in_order(extended, identity_order(rank)));
+    return permute_or_alias(op, view, physical_order(layout_of(like), rank), x.name + ".reordered", -1);
+  }
+
+  // strided_copy from `in` (x's data in `like`'s dim order) to `out`, shaped like `like`.
+  void emit_gather(const Op& op, int in, int out, Shape x_shape, const Tensor& like, const Gather& g) {
+    const size_t rank = like.shape.size();
+    x_shape.insert(x_shape.begin(), rank - x_shape.size(), 1);
+    const std::vector<int> phys = physical_order(layout_of(like), rank);
     k::StridedCopyParams p{};
     const int lead = 4 - int(rank);
     for (int d = 0; d < 4; ++d) {
       const int logical = d < lead ? -1 : phys[size_t(d - lead)];
       p.in_dims[d] = logical < 0 ? 1 : int32_t(x_shape[size_t(logical)]);
-      p.out_dims[d] = logical < 0 ? 1 : int32_t(y.shape[size_t(logical)]);
-      p.start[d] = logical < 0 ? 0 : int32_t(start[size_t(logical)]);
-      p.num[d] = logical < 0 ? 1 : int32_t(num[size_t(logical)]);
-      p.den[d] = logical < 0 ? 1 : int32_t(den[size_t(logical)]);
+      p.out_dims[d] = logical < 0 ? 1 : int32_t(like.shape[size_t(logical)]);
+      p.start[d] = logical < 0 ? 0 : int32_t(g.start[size_t(logical)]);
+      p.num[d] = logical < 0 ? 1 : int32_t(g.num[size_t(logical)]);
+      p.den[d] = logical < 0 ? 1 : int32_t(g.den[size_t(logical)]);
     }
-    p.fill = fill;
-    const int out = activation(op.outputs[0]);
+    p.fill = g.fill;
     const bool bytes1 = p_.tensors[out].dtype == DType::kInt8;
     emit(bytes1 ? KernelId::strided_copy_b8 : KernelId::strided_copy_b32, {in}, {out}, params_bytes(p), &op);
+  }
+
+  // IR activation `x_ir` broadcast to the shape and layout of `y` (its own quantization).
+  int broadcast_to(const Op& op, int x_ir, const Tensor& y) {
+    const Tensor& x = tensor(x_ir);
+    ProgramTensor pt = activation_record(x_ir, act_dtype());
+    pt.name = x.name + ".broadcast";
+    pt.dims = physical_dims(y);
+    pt.logical_shape = y.shape;
+    pt.layout = layout_of(y);
+    pt.ir_tensor = -1;
+    const int in = in_layout_of(op, x_ir, y);
+    const int out = p_.add_tensor(std::move(pt));
+    emit_gather(op, in, out, x.shape, y, broadcast_gather(x.shape, y.shape));
+    return out;
   }
 
   // A copy of int8 tensor `in` requantized from `from` to `to`.
@@ -1143,7 +1188,7 @@ class Lowering {
     }
     const SymmetricWeights sw = quantize_symmetric(ohwi, size_t(out_c));  // OHWI: one group per output channel
     int bid, mid, sid;
-    requant_tables(w.name, x, y, bias, sw.scales, bid, mid, sid);
+    requant_tables(w.name, x, y, bias, sw.scales, int64_t(in_c) * kh * kw, bid, mid, sid);
     const int wid = constant(w.name, DType::kInt8, w_dims, sw.q);
     emit(KernelId::transpose_conv_s8, {in, wid, bid, mid, sid}, {out}, params_bytes(p), &op, macs);
   }

@@ -17,7 +17,9 @@ Quant quant_for_range(float lo, float hi) {
   hi = std::max(hi, 0.0f);
   Quant q;
   q.valid = true;
-  q.scale = std::max((hi - lo) / 255.0f, 1e-8f);
+  // A range that never moved (a tensor that is always 0) gets a unit range: any scale
+  // represents it exactly, and a tiny one would blow up the next layer's int32 bias.
+  q.scale = hi - lo < 1e-6f ? 1.0f / 255.0f : (hi - lo) / 255.0f;
   q.zero_point = int32_t(std::clamp(std::round(-128.0f - lo / q.scale), -128.0f, 127.0f));
   return q;
 }

@@ -27,9 +27,10 @@ void fuse_activations(Graph& g) {
       } else {
         break;
       }
-      op.act_min = std::max(op.act_min, lo);
-      op.act_max = std::min(op.act_max, hi);
-      if (op.act_min > op.act_max) op.act_min = op.act_max;  // disjoint bounds: constant output
+      // clamp(clamp(x, a, b), lo, hi) == clamp(x, clamp(a, lo, hi), clamp(b, lo, hi)), also when
+      // the ranges are disjoint (the output is then the constant the second clamp forces).
+      op.act_min = std::clamp(op.act_min, lo, hi);
+      op.act_max = std::clamp(op.act_max, lo, hi);
       op.outputs[0] = act.outputs[0];
       g.tensors[y].name += ".unused";
       act.inputs.clear();

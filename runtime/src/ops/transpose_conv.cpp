@@ -12,17 +12,6 @@ using kernels::ConvParams;
 
 // Every int32 the int8 kernel forms must fit: the sum of in_c * k_h * k_w products of an
 // offset input (|x| <= 255) and a weight (|w| <= 128), plus the bias.
-bool bias_fits_accumulator(const OpCheck& c, const ConvParams& p) {
-  const format::TensorRecord& b = c.tensor(2);
-  if (b.storage != format::Storage::kConstant) return false;
-  const int64_t max_acc = int64_t(p.in_c) * p.k_h * p.k_w * 255 * 128;
-  const int32_t* bias = reinterpret_cast<const int32_t*>(c.constants + b.offset);
-  for (int32_t i = 0; i < p.out_c; ++i) {
-    if (std::llabs(int64_t(bias[i])) + max_acc > INT32_MAX) return false;
-  }
-  return true;
-}
-
 Error check_transpose_conv(const OpCheck& c, DType act, DType bias) {
   const auto& p = c.get_params<ConvParams>();
   if (!window_valid(p)) return Error::kBadParams;
@@ -33,7 +22,7 @@ Error check_transpose_conv(const OpCheck& c, DType act, DType bias) {
     return Error::kBadParams;
   if (act == DType::kFloat32) return Error::kOk;
   return ok_if(zero_point_offsets(p.input_offset, p.output_offset) && int8_activation_range(p.act_min, p.act_max) &&
-               requant_tables_valid(c, 3, 4, p.out_c) && bias_fits_accumulator(c, p));
+               requant_tables_valid(c, 3, 4, p.out_c) && bias_fits_accumulator(c, 2, uint64_t(p.out_c), uint64_t(p.in_c) * p.k_h * p.k_w));
 }
 
 Error check_s8(const OpCheck& c) { return check_transpose_conv(c, DType::kInt8, DType::kInt32); }

@@ -12,11 +12,6 @@
 namespace mcuflow::kernels {
 namespace {
 
-struct Window {
-  int32_t iy0, ix0;  // input position of tap (0, 0)
-  int8_t* out;
-};
-
 struct Accumulators {
   int32x4_t a0, a1, a2, a3;
 };
@@ -84,29 +79,42 @@ int32x4_t requantize_accumulator(int32x4_t acc, const int32_t* table, const DwCo
                          kMveMinusRightShift * kRow + kLanes>(acc, table, p.output_offset, act_min, act_max);
 }
 
+// Where the taps of a window entirely inside the input read their 16 channels.
+struct InsideTaps {
+  const int8_t* first;  // tap (0, 0)
+  int32_t row_step, column_step;
+  const int8_t* operator()(int32_t ky, int32_t kx) const { return first + ky * row_step + kx * column_step; }
+};
+
+// Where the taps of a window touching the padding read: per pixel, every tap's input pixel (or
+// null in the padding), offset by the block's first channel; padding taps read the zero point.
+struct PaddedTaps {
+  const int8_t* const* pixel;  // [k_h * k_w]
+  int32_t k_w, channel;
+  const int8_t* zero_point_row;
+  const int8_t* operator()(int32_t ky, int32_t kx) const {
+    const int8_t* at = pixel[ky * k_w + kx];
+    return at ? at + channel : zero_point_row;
+  }
+};
+
 // One output pixel for the 16 channels (`channels` when kPartial) of one block. kKh/kKw are
-// the window size when known at compile time (0: read from p), which unrolls the taps. Taps
-// in the padding read zero_point_row, 16 copies of the input zero point.
-template <int32_t kKh, int32_t kKw, bool kInterior, bool kPartial>
-void pixel_block(const DwConvParams& p, const int8_t* input, const int8_t* weights, const int32_t* table,
-                 const Window& win, int32_t channels, const int8_t* zero_point_row) {
+// the window size when known at compile time (0: read from p), which unrolls the taps.
+template <int32_t kKh, int32_t kKw, bool kPartial, typename Taps>
+void pixel_block(const DwConvParams& p, const Taps& tap_input, const int8_t* weights, const int32_t* table,
+                 int8_t* out, int32_t channels) {
   const int32_t k_h = kKh ? kKh : p.k_h, k_w = kKw ? kKw : p.k_w;
   Accumulators acc{vldrwq_s32(table), vldrwq_s32(table + 4), vldrwq_s32(table + 8), vldrwq_s32(table + 12)};
   alignas(16) int8_t partial[2][kMveChunk];  // a partial block's inputs, zero padded
-  const int8_t* row = kInterior ? input + (win.iy0 * p.in_w + win.ix0) * p.in_c : nullptr;  // tap (ky, 0)
   int32_t ky = 0, kx = 0;
   // The input of the next tap in (ky, kx) order, staged in partial[slot] for a partial block.
   auto next_tap = [&](int32_t slot) {
-    const int32_t iy = win.iy0 + ky * p.dil_h, ix = win.ix0 + kx * p.dil_w;
-    const int8_t* x = zero_point_row;
-    if (kInterior || (iy >= 0 && iy < p.in_h && ix >= 0 && ix < p.in_w)) {
-      x = kInterior ? row + kx * p.dil_w * p.in_c : input + (iy * p.in_w + ix) * p.in_c;
-      if (kPartial) {
-        vstrbq_s8(partial[slot], vldrbq_z_s8(x, vctp8q(uint32_t(channels))));
-        x = partial[slot];
-      }
+    const int8_t* x = tap_input(ky, kx);
+    if (kPartial) {
+      vstrbq_s8(partial[slot], vldrbq_z_s8(x, vctp8q(uint32_t(channels))));
+      x = partial[slot];
     }
-    if (++kx == k_w) kx = 0, ++ky, row += kInterior ? p.dil_h * p.in_w * p.in_c : 0;
+    if (++kx == k_w) kx = 0, ++ky;
     return x;
   };
   const int32_t taps = k_h * k_w;
@@ -122,23 +130,22 @@ void pixel_block(const DwConvParams& p, const int8_t* input, const int8_t* weigh
                                      requantize_accumulator<1>(acc.a1, table, p, act_min, act_max));
   const int16x8_t odd = vmovntq_s32(vreinterpretq_s16_s32(requantize_accumulator<2>(acc.a2, table, p, act_min, act_max)),
                                     requantize_accumulator<3>(acc.a3, table, p, act_min, act_max));
-  const int8x16_t out = vmovntq_s16(vreinterpretq_s8_s16(even), odd);
-  if (kPartial) vstrbq_p_s8(win.out, out, vctp8q(uint32_t(channels)));
-  else vstrbq_s8(win.out, out);
+  const int8x16_t y = vmovntq_s16(vreinterpretq_s8_s16(even), odd);
+  if (kPartial) vstrbq_p_s8(out, y, vctp8q(uint32_t(channels)));
+  else vstrbq_s8(out, y);
 }
 
-template <int32_t kKh, int32_t kKw, bool kInterior>
-void pixel(const DwConvParams& p, const int8_t* input, const uint8_t* prepared, const Window& win,
-           const int8_t* zero_point_row) {
+// Every block of one output pixel; make_taps(c) gives the taps of the block at channel c.
+template <int32_t kKh, int32_t kKw, typename MakeTaps>
+void pixel(const DwConvParams& p, const uint8_t* prepared, int8_t* out, MakeTaps make_taps) {
   const MveDwLayout layout{p.in_c, p.k_h * p.k_w};
   for (int32_t c = 0; c < p.in_c; c += kMveDwGroup, prepared += layout.block_bytes()) {
     const int32_t* table = reinterpret_cast<const int32_t*>(prepared);
     const int8_t* weights = reinterpret_cast<const int8_t*>(prepared + layout.table_bytes());
-    const Window block_win{win.iy0, win.ix0, win.out + c};
     if (c + kMveDwGroup <= p.in_c)
-      pixel_block<kKh, kKw, kInterior, false>(p, input + c, weights, table, block_win, kMveDwGroup, zero_point_row);
+      pixel_block<kKh, kKw, false>(p, make_taps(c), weights, table, out + c, kMveDwGroup);
     else
-      pixel_block<kKh, kKw, kInterior, true>(p, input + c, weights, table, block_win, p.in_c - c, zero_point_row);
+      pixel_block<kKh, kKw, true>(p, make_taps(c), weights, table, out + c, p.in_c - c);
   }
 }
 
@@ -146,6 +153,8 @@ template <int32_t kKh, int32_t kKw>
 void dwconv(const DwConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output) {
   alignas(16) int8_t zero_point_row[kMveChunk];
   vstrbq_s8(zero_point_row, vdupq_n_s8(int8_t(-p.input_offset)));
+  const int8_t* padded_pixel[kMveDwMaxTaps];
+  const int32_t row_step = p.dil_h * p.in_w * p.in_c, column_step = p.dil_w * p.in_c;
   // Outputs whose whole window lies inside the input: oy in [y_lo, y_hi), ox in [x_lo, x_hi).
   auto first_inside = [](int32_t pad, int32_t stride) { return (pad + stride - 1) / stride; };
   auto end_inside = [](int32_t in, int32_t pad, int32_t span, int32_t stride, int32_t out) {
@@ -156,11 +165,24 @@ void dwconv(const DwConvParams& p, const int8_t* input, const uint8_t* prepared,
   const int32_t y_hi = end_inside(p.in_h, p.pad_top, (p.k_h - 1) * p.dil_h + 1, p.stride_h, p.out_h);
   const int32_t x_hi = end_inside(p.in_w, p.pad_left, (p.k_w - 1) * p.dil_w + 1, p.stride_w, p.out_w);
   for (int32_t oy = 0; oy < p.out_h; ++oy) {
+    const int32_t iy0 = oy * p.stride_h - p.pad_top;
     const bool row_inside = oy >= y_lo && oy < y_hi;
     for (int32_t ox = 0; ox < p.out_w; ++ox, output += p.out_c) {
-      const Window win{oy * p.stride_h - p.pad_top, ox * p.stride_w - p.pad_left, output};
-      if (row_inside && ox >= x_lo && ox < x_hi) pixel<kKh, kKw, true>(p, input, prepared, win, zero_point_row);
-      else pixel<kKh, kKw, false>(p, input, prepared, win, zero_point_row);
+      const int32_t ix0 = ox * p.stride_w - p.pad_left;
+      if (row_inside && ox >= x_lo && ox < x_hi) {
+        const int8_t* first = input + (iy0 * p.in_w + ix0) * p.in_c;
+        pixel<kKh, kKw>(p, prepared, output, [&](int32_t c) { return InsideTaps{first + c, row_step, column_step}; });
+        continue;
+      }
+      for (int32_t ky = 0, t = 0; ky < p.k_h; ++ky) {
+        for (int32_t kx = 0; kx < p.k_w; ++kx, ++t) {
+          const int32_t iy = iy0 + ky * p.dil_h, ix = ix0 + kx * p.dil_w;
+          const bool inside = iy >= 0 && iy < p.in_h && ix >= 0 && ix < p.in_w;
+          padded_pixel[t] = inside ? input + (iy * p.in_w + ix) * p.in_c : nullptr;
+        }
+      }
+      pixel<kKh, kKw>(p, prepared, output,
+                      [&](int32_t c) { return PaddedTaps{padded_pixel, p.k_w, c, zero_point_row}; });
     }
   }
 }

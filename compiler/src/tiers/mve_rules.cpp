@@ -91,11 +91,12 @@ void conv_prepare(LoweredProgram& p, ProgramOp& op) {
 std::string dwconv_rejects(const LoweredProgram& p, const ProgramOp& op) {
   const auto c = params_of<DwConvParams>(op);
   if (c.ch_mult != 1) return "needs channel multiplier 1, got " + std::to_string(c.ch_mult);
+  if (c.k_h * c.k_w > kernels::kMveDwMaxTaps)
+    return "needs at most " + std::to_string(kernels::kMveDwMaxTaps) + " taps, got " + size_str(c.k_h, c.k_w);
   const std::string constant = needs_constant_inputs(p, op);
   if (!constant.empty()) return constant;
-  for (int8_t w : input_values<int8_t>(p, op, 1)) {
-    if (w == -128) return "needs weights in [-127, 127]";  // sums two products in int16
-  }
+  const std::vector<int8_t> weights = input_values<int8_t>(p, op, 1);
+  if (!kernels::mve_dw_weights_supported(weights.data(), uint32_t(weights.size()))) return "needs weights in [-127, 127]";
   return "";
 }
 

@@ -28,6 +28,7 @@ constexpr int32_t kMveChunk = 16;      // int8 lanes of one MVE vector
 constexpr int32_t kMveGemmBlock = 4;   // output channels per GEMM block
 constexpr int32_t kMveDwGroup = 16;    // channels per depthwise block
 constexpr int32_t kMveTableRows = 4;
+constexpr int32_t kMveDwMaxTaps = 64;  // depthwise windows up to k_h * k_w = 64
 
 enum MveTableRow : int32_t { kMveBiasFolded = 0, kMveMultiplier = 1, kMveLeftShift = 2, kMveMinusRightShift = 3 };
 
@@ -98,6 +99,15 @@ struct MveDwLayout {
     return sum;
   }
 };
+
+// dwconv_s8_mve sums two taps' products in int16: |x * w| <= 128 * 127 needs no w == -128
+// (symmetric quantization never produces it).
+inline bool mve_dw_weights_supported(const int8_t* weights, uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i) {
+    if (weights[i] == -128) return false;
+  }
+  return true;
+}
 
 // The reference inputs the prepared one derives from (requantization per channel or, when
 // !per_channel_requant, one multiplier and shift for all channels).

@@ -37,13 +37,9 @@ Error check_dwconv_s8_mve(const OpCheck& c) {
   const Error e = check_dwconv_s8(c);
   if (e != Error::kOk) return e;
   const auto& p = c.get_params<DwConvParams>();
-  if (p.ch_mult != 1 || c.tensor(1).bytes >= mve::kMaxWeightBytes) return Error::kBadParams;
-  // The kernel sums two taps' products in int16: |x * w| <= 128 * 127 needs w != -128.
+  if (p.ch_mult != 1 || int64_t(p.k_h) * p.k_w > kernels::kMveDwMaxTaps) return Error::kBadParams;
   const int8_t* weights = mve::constant_data<int8_t>(c, 1);
-  if (!weights) return Error::kBadParams;
-  for (uint32_t i = 0; i < c.tensor(1).bytes; ++i) {
-    if (weights[i] == -128) return Error::kBadParams;
-  }
+  if (!weights || !kernels::mve_dw_weights_supported(weights, c.tensor(1).bytes)) return Error::kBadParams;
   return ok_if(mve::prepared_input_valid(c, kernels::MveDwLayout{p.in_c, p.k_h * p.k_w}, p.input_offset, true));
 }
 

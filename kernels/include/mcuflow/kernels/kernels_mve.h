@@ -190,6 +190,39 @@ struct GemmArgs {
   int32_t output_offset, act_min, act_max;
 };
 
+// One chunk of 16 along k with the rows in q0 (and q1): the weight loads and multiply-adds
+// into the eight even core registers, shared by the loop and the partial last chunk.
+#define MCUFLOW_MVE_DOT_2X4_STEP   \
+  "vldrb.8 q2, [%[w]], #16\n\t"   \
+  "vmladava.s8 r0, q0, q2\n\t"    \
+  "vmladava.s8 r8, q1, q2\n\t"    \
+  "vldrb.8 q2, [%[w]], #16\n\t"   \
+  "vmladava.s8 r2, q0, q2\n\t"    \
+  "vmladava.s8 r10, q1, q2\n\t"   \
+  "vldrb.8 q2, [%[w]], #16\n\t"   \
+  "vmladava.s8 r4, q0, q2\n\t"    \
+  "vmladava.s8 r12, q1, q2\n\t"   \
+  "vldrb.8 q2, [%[w]], #16\n\t"   \
+  "vmladava.s8 r6, q0, q2\n\t"    \
+  "vmladava.s8 lr, q1, q2"
+#define MCUFLOW_MVE_DOT_1X8_STEP   \
+  "vldrb.8 q1, [%[wa]], #16\n\t"  \
+  "vmladava.s8 r0, q0, q1\n\t"    \
+  "vldrb.8 q2, [%[wa]], #16\n\t"  \
+  "vmladava.s8 r2, q0, q2\n\t"    \
+  "vldrb.8 q1, [%[wa]], #16\n\t"  \
+  "vmladava.s8 r4, q0, q1\n\t"    \
+  "vldrb.8 q2, [%[wa]], #16\n\t"  \
+  "vmladava.s8 r6, q0, q2\n\t"    \
+  "vldrb.8 q1, [%[wb]], #16\n\t"  \
+  "vmladava.s8 r8, q0, q1\n\t"    \
+  "vldrb.8 q2, [%[wb]], #16\n\t"  \
+  "vmladava.s8 r10, q0, q2\n\t"   \
+  "vldrb.8 q1, [%[wb]], #16\n\t"  \
+  "vmladava.s8 r12, q0, q1\n\t"   \
+  "vldrb.8 q2, [%[wb]], #16\n\t"  \
+  "vmladava.s8 lr, q0, q2"
+
 // Two rows against one block of four output channels: acc_r[j] = bias'[j] + row_r . w[j].
 // Hand-scheduled because the eight accumulators must live in the eight even core registers
 // VMLADAVA accepts (r0 ... r12, lr), which the compiler does not manage without spilling.
@@ -204,18 +237,7 @@ inline void dot_2x4(const int8_t* row0, const int8_t* row1, const int8_t*& weigh
       "1:\n\t"
       "vldrb.8 q0, [%[a0]], #16\n\t"
       "vldrb.8 q1, [%[a1]], #16\n\t"
-      "vldrb.8 q2, [%[w]], #16\n\t"
-      "vmladava.s8 r0, q0, q2\n\t"
-      "vmladava.s8 r8, q1, q2\n\t"
-      "vldrb.8 q2, [%[w]], #16\n\t"
-      "vmladava.s8 r2, q0, q2\n\t"
-      "vmladava.s8 r10, q1, q2\n\t"
-      "vldrb.8 q2, [%[w]], #16\n\t"
-      "vmladava.s8 r4, q0, q2\n\t"
-      "vmladava.s8 r12, q1, q2\n\t"
-      "vldrb.8 q2, [%[w]], #16\n\t"
-      "vmladava.s8 r6, q0, q2\n\t"
-      "vmladava.s8 lr, q1, q2\n\t"
+      MCUFLOW_MVE_DOT_2X4_STEP "\n\t"
       "subs %[k], %[k], #16\n\t"
       "bge 1b\n"
       "2:\n\t"
@@ -227,18 +249,7 @@ inline void dot_2x4(const int8_t* row0, const int8_t* row1, const int8_t*& weigh
       "vpstt\n\t"
       "vldrbt.8 q0, [%[a0]]\n\t"
       "vldrbt.8 q1, [%[a1]]\n\t"
-      "vldrb.8 q2, [%[w]], #16\n\t"
-      "vmladava.s8 r0, q0, q2\n\t"
-      "vmladava.s8 r8, q1, q2\n\t"
-      "vldrb.8 q2, [%[w]], #16\n\t"
-      "vmladava.s8 r2, q0, q2\n\t"
-      "vmladava.s8 r10, q1, q2\n\t"
-      "vldrb.8 q2, [%[w]], #16\n\t"
-      "vmladava.s8 r4, q0, q2\n\t"
-      "vmladava.s8 r12, q1, q2\n\t"
-      "vldrb.8 q2, [%[w]], #16\n\t"
-      "vmladava.s8 r6, q0, q2\n\t"
-      "vmladava.s8 lr, q1, q2\n"
+      MCUFLOW_MVE_DOT_2X4_STEP "\n"
       "3:\n\t"
       // Lanes 0, 1 are the low doubleword of the q register, lanes 2, 3 the high one.
       "vmov %e[acc0], r0, r2\n\t"
@@ -266,22 +277,7 @@ inline void dot_1x8(const int8_t* row, const int8_t*& weights_a, const int8_t*& 
       "blt 2f\n"
       "1:\n\t"
       "vldrb.8 q0, [%[a]], #16\n\t"
-      "vldrb.8 q1, [%[wa]], #16\n\t"
-      "vmladava.s8 r0, q0, q1\n\t"
-      "vldrb.8 q2, [%[wa]], #16\n\t"
-      "vmladava.s8 r2, q0, q2\n\t"
-      "vldrb.8 q1, [%[wa]], #16\n\t"
-      "vmladava.s8 r4, q0, q1\n\t"
-      "vldrb.8 q2, [%[wa]], #16\n\t"
-      "vmladava.s8 r6, q0, q2\n\t"
-      "vldrb.8 q1, [%[wb]], #16\n\t"
-      "vmladava.s8 r8, q0, q1\n\t"
-      "vldrb.8 q2, [%[wb]], #16\n\t"
-      "vmladava.s8 r10, q0, q2\n\t"
-      "vldrb.8 q1, [%[wb]], #16\n\t"
-      "vmladava.s8 r12, q0, q1\n\t"
-      "vldrb.8 q2, [%[wb]], #16\n\t"
-      "vmladava.s8 lr, q0, q2\n\t"
+      MCUFLOW_MVE_DOT_1X8_STEP "\n\t"
       "subs %[k], %[k], #16\n\t"
       "bge 1b\n"
       "2:\n\t"
@@ -290,22 +286,7 @@ inline void dot_1x8(const int8_t* row, const int8_t*& weights_a, const int8_t*& 
       "vctp.8 %[k]\n\t"  // the row is read only up to depth; the weights are zero padded
       "vpst\n\t"
       "vldrbt.8 q0, [%[a]]\n\t"
-      "vldrb.8 q1, [%[wa]], #16\n\t"
-      "vmladava.s8 r0, q0, q1\n\t"
-      "vldrb.8 q2, [%[wa]], #16\n\t"
-      "vmladava.s8 r2, q0, q2\n\t"
-      "vldrb.8 q1, [%[wa]], #16\n\t"
-      "vmladava.s8 r4, q0, q1\n\t"
-      "vldrb.8 q2, [%[wa]], #16\n\t"
-      "vmladava.s8 r6, q0, q2\n\t"
-      "vldrb.8 q1, [%[wb]], #16\n\t"
-      "vmladava.s8 r8, q0, q1\n\t"
-      "vldrb.8 q2, [%[wb]], #16\n\t"
-      "vmladava.s8 r10, q0, q2\n\t"
-      "vldrb.8 q1, [%[wb]], #16\n\t"
-      "vmladava.s8 r12, q0, q1\n\t"
-      "vldrb.8 q2, [%[wb]], #16\n\t"
-      "vmladava.s8 lr, q0, q2\n"
+      MCUFLOW_MVE_DOT_1X8_STEP "\n"
       "3:\n\t"
       "vmov %e[acc_a], r0, r2\n\t"
       "vmov %f[acc_a], r4, r6\n\t"
@@ -406,6 +387,9 @@ inline void fill_bytes(int8_t* dst, int8x16_t value, int32_t n) {
       : [v] "w"(value)
       : "p0", "cc", "memory");
 }
+
+#undef MCUFLOW_MVE_DOT_2X4_STEP
+#undef MCUFLOW_MVE_DOT_1X8_STEP
 
 }  // namespace mcuflow::kernels::mve
 #endif  // __ARM_FEATURE_MVE

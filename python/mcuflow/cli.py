@@ -185,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # a bug in mcuflow: still one line, with a way to see more
         if os.environ.get("MCUFLOW_DEBUG"):
             raise
-        print(f"mcuflow: internal error: {type(e).__name__}: {e} (set MCUFLOW_DEBUG=1 for a traceback)",
+        first_line = (str(e).splitlines() or [""])[0][:300]
+        print(f"mcuflow: internal error: {type(e).__name__}: {first_line} (set MCUFLOW_DEBUG=1 for a traceback)",
               file=sys.stderr)
         return EXIT_INTERNAL_ERROR
 

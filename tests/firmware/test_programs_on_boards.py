@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 import mcuflow  # noqa: E402
 from mcuflow import cli, device  # noqa: E402
+from mcuflow.boards import get_board  # noqa: E402
 from fwutil import BOARD_NAMES, requires_cross  # noqa: E402
 from models import DSCNN, init_bn_stats, make_model  # noqa: E402
 
@@ -50,14 +51,15 @@ def batch(model, seed, n):
 _programs = {}
 
 
-def program_for(name, precision="int8"):
-    key = (name, precision)
+def program_for(name, board, precision="int8"):
+    """The model compiled for the board's own core, so each board runs its tier's kernels."""
+    target = get_board(board).core
+    key = (name, target, precision)
     if key not in _programs:
         model = build_model(name)
         ep = torch.export.export(model, model.example_input(seed=0))
         calibration = batch(model, 1, 32) if precision == "int8" else None
-        _programs[key] = (model, mcuflow.compile(ep, target="cortex-m4", calibration=calibration,
-                                                  precision=precision))
+        _programs[key] = (model, mcuflow.compile(ep, target=target, calibration=calibration, precision=precision))
     return _programs[key]
 
 
@@ -68,7 +70,7 @@ CASES = [(m, b) for b in BOARD_NAMES for m in ("ds_cnn_16", "resnet")] + \
 
 @pytest.mark.parametrize("name, board", CASES)
 def test_int8_board_matches_host_bit_for_bit(name, board):
-    model, program = program_for(name)
+    model, program = program_for(name, board)
     xs = batch(model, 2, SAMPLES)
     on_board = device.run_on_board(program, xs, board)
     on_host = program.run(xs)
@@ -80,7 +82,7 @@ def test_int8_board_matches_host_bit_for_bit(name, board):
 
 @pytest.mark.parametrize("board", ["qemu-m55", "qemu-m4"])
 def test_fp32_board_matches_host(board):
-    model, program = program_for("ds_cnn", "fp32")
+    model, program = program_for("ds_cnn", board, "fp32")
     xs = batch(model, 3, 8)
     np.testing.assert_allclose(device.run_on_board(program, xs, board)[0], program.run(xs)[0], rtol=1e-5, atol=1e-6)
 
@@ -99,7 +101,7 @@ def test_oversized_model_fails_at_firmware_build_with_the_memory_message(tmp_pat
 
 
 def test_corrupted_program_in_firmware_reports_the_verifier_error(tmp_path):
-    model, program = program_for("ds_cnn_16")
+    model, program = program_for("ds_cnn_16", "qemu-m3")
     corrupted = bytearray(program.data)
     corrupted[program.header["file_bytes"] // 2] ^= 0x40  # the CRC no longer matches
     fake = types.SimpleNamespace(data=bytes(corrupted), arena_bytes=program.arena_bytes,
@@ -111,7 +113,7 @@ def test_corrupted_program_in_firmware_reports_the_verifier_error(tmp_path):
 
 
 def test_hung_firmware_is_killed_after_the_timeout():
-    model, program = program_for("ds_cnn_16")
+    model, program = program_for("ds_cnn_16", "qemu-m3")
     fw = device.cached_build(program, "qemu-m3")
     many = [batch(model, 5, 1)] * 2000
     with pytest.raises(device.DeviceError, match="did not finish within 0.5 s"):
@@ -119,7 +121,7 @@ def test_hung_firmware_is_killed_after_the_timeout():
 
 
 def test_cli_run_on_a_board_equals_cli_run_on_the_host(tmp_path):
-    model, program = program_for("resnet")
+    model, program = program_for("resnet", "qemu-m33")
     path = tmp_path / "m.mfp"
     program.save(path)
     np.savez(tmp_path / "x.npz", x=batch(model, 6, 3)[0])

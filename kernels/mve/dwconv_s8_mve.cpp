@@ -7,6 +7,8 @@
 // channel table is prepared in that order, and VMOVNT narrows the results back into channel
 // order. The bias has the input offset folded in over all taps, so taps in the padding
 // read the input zero point instead of being skipped.
+#include <type_traits>
+
 #include "mcuflow/kernels/kernels_mve.h"
 
 namespace mcuflow::kernels {
@@ -16,59 +18,93 @@ struct Accumulators {
   int32x4_t a0, a1, a2, a3;
 };
 
-// The asm blocks below widen int16 products into the accumulators, using x as scratch.
-#define MCUFLOW_DW_WIDEN_INTO_ACCUMULATORS  \
-  "vmovlb.s16 %q[x], %q[even]\n\t"         \
-  "vadd.i32 %q[a0], %q[a0], %q[x]\n\t"     \
-  "vmovlt.s16 %q[x], %q[even]\n\t"         \
-  "vadd.i32 %q[a1], %q[a1], %q[x]\n\t"     \
-  "vmovlb.s16 %q[x], %q[odd]\n\t"          \
-  "vadd.i32 %q[a2], %q[a2], %q[x]\n\t"     \
-  "vmovlt.s16 %q[x], %q[odd]\n\t"          \
-  "vadd.i32 %q[a3], %q[a3], %q[x]"
+// Assembly text shared by the blocks below. Operands: accumulators a0..a3, scratch q
+// registers x, w, even, odd, the weight pointer w_at (post-incremented); TAP(at) and
+// TAP_PAIR(at0, at1) name the core registers holding the taps' input addresses.
+//
+// One tap: products of x and w into even/odd int16 lanes.
+#define MCUFLOW_DW_PRODUCTS(at)                 \
+  "vldrb.8 %q[x], [%[" at "]]\n\t"             \
+  "vldrb.8 %q[w], [%[w_at]], #16\n\t"          \
+  "vmullb.s8 %q[even], %q[x], %q[w]\n\t"       \
+  "vmullt.s8 %q[odd], %q[x], %q[w]\n\t"
+// A second tap's products added in int16 (|x * w| <= 128 * 127 with w != -128, so two fit).
+// Its input is loaded twice because VMULLT overwrites it and no q register is left.
+#define MCUFLOW_DW_ADD_PRODUCTS(at)             \
+  "vldrb.8 %q[x], [%[" at "]]\n\t"             \
+  "vldrb.8 %q[w], [%[w_at]], #16\n\t"          \
+  "vmullt.s8 %q[x], %q[x], %q[w]\n\t"          \
+  "vadd.i16 %q[odd], %q[odd], %q[x]\n\t"       \
+  "vldrb.8 %q[x], [%[" at "]]\n\t"             \
+  "vmullb.s8 %q[x], %q[x], %q[w]\n\t"          \
+  "vadd.i16 %q[even], %q[even], %q[x]\n\t"
+// The int16 products widened into the accumulators (x as scratch).
+#define MCUFLOW_DW_WIDEN                        \
+  "vmovlb.s16 %q[x], %q[even]\n\t"             \
+  "vadd.i32 %q[a0], %q[a0], %q[x]\n\t"         \
+  "vmovlt.s16 %q[x], %q[even]\n\t"             \
+  "vadd.i32 %q[a1], %q[a1], %q[x]\n\t"         \
+  "vmovlb.s16 %q[x], %q[odd]\n\t"              \
+  "vadd.i32 %q[a2], %q[a2], %q[x]\n\t"         \
+  "vmovlt.s16 %q[x], %q[odd]\n\t"              \
+  "vadd.i32 %q[a3], %q[a3], %q[x]\n\t"
+#define MCUFLOW_DW_TAP(at) MCUFLOW_DW_PRODUCTS(at) MCUFLOW_DW_WIDEN
+#define MCUFLOW_DW_TAP_PAIR(at0, at1) MCUFLOW_DW_PRODUCTS(at0) MCUFLOW_DW_ADD_PRODUCTS(at1) MCUFLOW_DW_WIDEN
+#define MCUFLOW_DW_OUTPUTS                                                                             \
+  [a0] "+w"(acc.a0), [a1] "+w"(acc.a1), [a2] "+w"(acc.a2), [a3] "+w"(acc.a3), [x] "=&w"(x), [w] "=&w"(w), \
+      [even] "=&w"(even), [odd] "=&w"(odd), [w_at] "+r"(weights)
 
-// acc += x * w, widened, for the 16 input bytes at x_at and the next 16 weights. In assembly,
-// loads included, so that the compiler neither hoists an unrolled window's loads nor
-// reassociates its sums (both keep every tap alive at once and spill): four accumulators, x,
-// w and the two int16 products fill the eight q registers.
+// The steps below are in assembly, loads included, so that the compiler neither hoists an
+// unrolled window's loads nor reassociates its sums (both keep every tap alive at once and
+// spill): four accumulators, x, w and the two int16 products fill the eight q registers.
+
+// acc += x * w, widened, for the 16 input bytes at x_at and the next 16 weights.
 inline void accumulate_tap(Accumulators& acc, const int8_t* x_at, const int8_t*& weights) {
   int8x16_t x, w;
   int16x8_t even, odd;
-  asm("vldrb.8 %q[x], [%[x_at]]\n\t"
-      "vldrb.8 %q[w], [%[w_at]], #16\n\t"
-      "vmullb.s8 %q[even], %q[x], %q[w]\n\t"
-      "vmullt.s8 %q[odd], %q[x], %q[w]\n\t" MCUFLOW_DW_WIDEN_INTO_ACCUMULATORS
-      : [a0] "+w"(acc.a0), [a1] "+w"(acc.a1), [a2] "+w"(acc.a2), [a3] "+w"(acc.a3), [x] "=&w"(x), [w] "=&w"(w),
-        [even] "=&w"(even), [odd] "=&w"(odd), [w_at] "+r"(weights)
+  asm(MCUFLOW_DW_TAP("x_at")
+      : MCUFLOW_DW_OUTPUTS
       : [x_at] "r"(x_at), "m"(*reinterpret_cast<const int8_t(*)[kMveChunk]>(x_at)),
         "m"(*reinterpret_cast<const int8_t(*)[kMveChunk]>(weights)));
 }
 
-// Two taps: their products are summed in int16 first (|x * w| <= 128 * 127 with w != -128,
-// so two fit), which halves the widening. The second tap's input is loaded twice because
-// VMULLB/VMULLT overwrite it and no q register is left.
+// Two taps, their products summed in int16 first, which halves the widening.
 inline void accumulate_tap_pair(Accumulators& acc, const int8_t* x0_at, const int8_t* x1_at, const int8_t*& weights) {
   int8x16_t x, w;
   int16x8_t even, odd;
-  asm("vldrb.8 %q[x], [%[x0_at]]\n\t"
-      "vldrb.8 %q[w], [%[w_at]], #16\n\t"
-      "vmullb.s8 %q[even], %q[x], %q[w]\n\t"
-      "vmullt.s8 %q[odd], %q[x], %q[w]\n\t"
-      "vldrb.8 %q[x], [%[x1_at]]\n\t"
-      "vldrb.8 %q[w], [%[w_at]], #16\n\t"
-      "vmullt.s8 %q[x], %q[x], %q[w]\n\t"
-      "vadd.i16 %q[odd], %q[odd], %q[x]\n\t"
-      "vldrb.8 %q[x], [%[x1_at]]\n\t"
-      "vmullb.s8 %q[x], %q[x], %q[w]\n\t"
-      "vadd.i16 %q[even], %q[even], %q[x]\n\t" MCUFLOW_DW_WIDEN_INTO_ACCUMULATORS
-      : [a0] "+w"(acc.a0), [a1] "+w"(acc.a1), [a2] "+w"(acc.a2), [a3] "+w"(acc.a3), [x] "=&w"(x), [w] "=&w"(w),
-        [even] "=&w"(even), [odd] "=&w"(odd), [w_at] "+r"(weights)
+  asm(MCUFLOW_DW_TAP_PAIR("x0_at", "x1_at")
+      : MCUFLOW_DW_OUTPUTS
       : [x0_at] "r"(x0_at), [x1_at] "r"(x1_at), "m"(*reinterpret_cast<const int8_t(*)[kMveChunk]>(x0_at)),
         "m"(*reinterpret_cast<const int8_t(*)[kMveChunk]>(x1_at)),
         "m"(*reinterpret_cast<const int8_t(*)[2 * kMveChunk]>(weights)));
 }
 
-#undef MCUFLOW_DW_WIDEN_INTO_ACCUMULATORS
+// A whole 3x3 window inside the input, tap (ky, kx) at first + ky * row_step + kx * column_step:
+// the addresses are formed here too (eight adds) rather than kept as nine pointers per block.
+inline void accumulate_window_3x3(Accumulators& acc, const int8_t* first, int32_t row_step, int32_t column_step,
+                                  const int8_t*& weights) {
+  int8x16_t x, w;
+  int16x8_t even, odd;
+  const int8_t *at0, *at1, *row;
+  asm("add %[at1], %[first], %[cs]\n\t" MCUFLOW_DW_TAP_PAIR("first", "at1")  // (0,0) (0,1)
+      "add %[at0], %[at1], %[cs]\n\t"
+      "add %[row], %[first], %[rs]\n\t" MCUFLOW_DW_TAP_PAIR("at0", "row")    // (0,2) (1,0)
+      "add %[at0], %[row], %[cs]\n\t"
+      "add %[at1], %[at0], %[cs]\n\t" MCUFLOW_DW_TAP_PAIR("at0", "at1")      // (1,1) (1,2)
+      "add %[row], %[row], %[rs]\n\t"
+      "add %[at0], %[row], %[cs]\n\t" MCUFLOW_DW_TAP_PAIR("row", "at0")      // (2,0) (2,1)
+      "add %[at0], %[at0], %[cs]\n\t" MCUFLOW_DW_TAP("at0")                  // (2,2)
+      : MCUFLOW_DW_OUTPUTS, [at0] "=&r"(at0), [at1] "=&r"(at1), [row] "=&r"(row)
+      : [first] "r"(first), [rs] "r"(row_step), [cs] "r"(column_step), "m"(*first),
+        "m"(*reinterpret_cast<const int8_t(*)[9 * kMveChunk]>(weights)));
+}
+
+#undef MCUFLOW_DW_PRODUCTS
+#undef MCUFLOW_DW_ADD_PRODUCTS
+#undef MCUFLOW_DW_WIDEN
+#undef MCUFLOW_DW_TAP
+#undef MCUFLOW_DW_TAP_PAIR
+#undef MCUFLOW_DW_OUTPUTS
 
 // Requantizes accumulator kAcc of a block.
 template <int32_t kAcc>
@@ -118,11 +154,15 @@ void pixel_block(const DwConvParams& p, const Taps& tap_input, const int8_t* wei
     return x;
   };
   const int32_t taps = k_h * k_w;
-  for (int32_t t = 0; t + 1 < taps; t += 2) {
-    const int8_t* x0 = next_tap(0);
-    accumulate_tap_pair(acc, x0, next_tap(1), weights);
+  if constexpr (kKh == 3 && kKw == 3 && !kPartial && std::is_same_v<Taps, InsideTaps>) {
+    accumulate_window_3x3(acc, tap_input.first, tap_input.row_step, tap_input.column_step, weights);
+  } else {
+    for (int32_t t = 0; t + 1 < taps; t += 2) {
+      const int8_t* x0 = next_tap(0);
+      accumulate_tap_pair(acc, x0, next_tap(1), weights);
+    }
+    if (taps % 2) accumulate_tap(acc, next_tap(0), weights);
   }
-  if (taps % 2) accumulate_tap(acc, next_tap(0), weights);
   // Narrowing keeps the low half of each lane, so VMOVNT alone interleaves two vectors:
   // channels 0, 2, 4 ... from accumulators 0 and 1, 1, 3, 5 ... from 2 and 3, then all.
   const int32x4_t act_min = vdupq_n_s32(p.act_min), act_max = vdupq_n_s32(p.act_max);

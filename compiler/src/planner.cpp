@@ -422,33 +422,8 @@ std::vector<int64_t> live_bytes(const LoweredProgram& p, const std::vector<Lifet
   return live;
 }
 
-// The ops whose (dying) input an element-wise kernel overwrites: the output becomes a view of
-// that input's root. Processed in order so chains of element-wise ops collapse into one root.
-void alias_elementwise_outputs(LoweredProgram& p) {
-  for (size_t i = 0; i < p.ops.size(); ++i) {
-    const ProgramOp& op = p.ops[i];
-    if (in_place_kind(op.kernel) != InPlaceKind::kElementwise || op.outputs.size() != 1) continue;
-    const int out = op.outputs[0];
-    if (!is_root(p.tensors[out]) || p.tensors[out].in_place_of >= 0) continue;
-    const auto life = root_lifetimes(p);
-    if (life[out].first != int(i)) continue;  // written before: not this op's alone
-    for (size_t slot = 0; slot < op.inputs.size(); ++slot) {
-      const int in = op.inputs[slot];
-      const int root = root_of(p, in);
-      if (p.tensors[root].constant || root == out || life[root].last != int(i) || in_place_shift(p, op, slot) != 0 ||
-          p.tensors[in].byte_size() != p.tensors[out].byte_size())
-        continue;
-      for (ProgramTensor& t : p.tensors)
-        if (t.alias_of == out) t.alias_of = root;
-      p.tensors[out].alias_of = root;
-      p.tensors[out].in_place_of = in;
-      break;
-    }
-  }
-}
-
-// Ops that could write their output at a fixed distance below a dying input (raster-window
-// kernels, element size changes), with what they save.
+// Ops that could write their output at a fixed distance (0 for most element-wise ops) below an
+// input that dies there, with the bytes that saves.
 std::vector<std::pair<InPlacePair, int64_t>> pair_candidates(const LoweredProgram& p, const std::vector<Lifetime>& life) {
   std::vector<std::pair<InPlacePair, int64_t>> out;
   std::vector<bool> taken(p.tensors.size(), false);
@@ -636,11 +611,9 @@ int64_t in_place_shift(const LoweredProgram& p, const ProgramOp& op, size_t slot
 }
 
 void plan_memory(LoweredProgram& p, const PlanOptions& options) {
-  for (auto& t : p.tensors)
-    if (t.alias_of < 0) t.in_place_of = -1;  // a windowed pair of an earlier plan
+  for (auto& t : p.tensors) t.in_place_of = -1;  // from an earlier plan
   const uint32_t bound_without_in_place = liveness_lower_bound(p);
   const bool in_place = options.in_place && options.reuse;
-  if (in_place) alias_elementwise_outputs(p);
   const auto life = root_lifetimes(p);
 
   // In-place pairs tie tensors into chains whose outputs start below their inputs; a chain can

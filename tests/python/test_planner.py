@@ -1,0 +1,158 @@
+"""Memory planning on whole models (tests/python/models.py and mcuflow.zoo): every plan passes
+the independent check of plan_check.py, every byte above the liveness lower bound is explained
+in the plan report, and in-place execution and operator scheduling never change an output bit
+(compared with the exported order and no in-place execution)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import mcuflow
+from mcuflow import zoo
+from models import make_model
+from plan_check import check_plan
+
+MODELS = ["small_cnn", "ds_cnn", "resnet"]
+# cortex-m0: reference kernels everywhere, so every op the planner knows may run in place.
+TARGET = "cortex-m0"
+
+_cache = {}
+
+
+def _inputs(model, seed, n):
+    return [x.numpy() for x in model.example_input(seed=seed, batch=n)]
+
+
+def compiled(name, **options):
+    key = (name, tuple(sorted(options.items())))
+    if key not in _cache:
+        model = make_model(name)
+        ep = torch.export.export(model, model.example_input(seed=0))
+        calibration = [model.example_input(seed=s) for s in range(1, 9)]
+        _cache[key] = (model, mcuflow.compile(ep, target=TARGET, calibration=calibration, **options))
+    return _cache[key]
+
+
+def assert_explained(program):
+    plan = program.describe()["plan"]
+    excess = program.arena_bytes - program.arena_lower_bound
+    assert plan["arena"] == program.arena_bytes and plan["lower_bound"] == program.arena_lower_bound
+    if excess == 0:
+        assert plan["excess"] == []
+    else:
+        assert plan["excess"][0].startswith(f"{excess} bytes above the lower bound:"), plan["excess"]
+        assert any(" are both live at " in line for line in plan["excess"]), plan["excess"]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_plan_is_valid_and_every_byte_above_the_bound_is_explained(name):
+    _, program = compiled(name)
+    check_plan(program)
+    assert_explained(program)
+    plan = program.describe()["plan"]
+    assert program.arena_lower_bound < plan["lower_bound_without_in_place"], "conv chains run in place"
+    assert plan["in_place"], "the report lists the in-place ops"
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_in_place_and_scheduling_never_change_an_output_bit(name):
+    model, program = compiled(name)
+    _, plain = compiled(name, in_place=False, schedule=False)
+    check_plan(plain)
+    assert not any(t.get("in_place_of", -1) >= 0 for t in plain.describe()["tensors"])
+    assert plain.arena_lower_bound == program.describe()["plan"]["lower_bound_without_in_place"]
+    xs = _inputs(model, 3, 16)
+    for a, b in zip(program.run(xs), plain.run(xs)):
+        assert np.array_equal(a, b)
+
+
+class TwoBranches(nn.Module):
+    """x feeds a wide branch (one 32-channel map, pooled) and a narrow one (two 16-channel maps,
+    pooled), then cat. In source order the wide map stays live while the narrow branch runs."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.wide = nn.Conv2d(8, 32, 3, padding=1)
+        self.narrow1 = nn.Conv2d(8, 16, 1)
+        self.narrow2 = nn.Conv2d(16, 16, 3, padding=1)
+
+    def forward(self, x):
+        a = F.relu(self.wide(x))
+        b = F.relu(self.narrow2(F.relu(self.narrow1(x))))
+        return torch.cat([F.max_pool2d(a, 2), F.max_pool2d(b, 2)], dim=1)
+
+
+def test_scheduling_lowers_the_peak_of_a_branchy_model_bit_exactly():
+    model = TwoBranches().eval()
+    x = torch.randn(1, 8, 12, 12)
+    ep = torch.export.export(model, (x,))
+    calibration = [(torch.randn(1, 8, 12, 12),) for _ in range(8)]
+    exported = mcuflow.compile(ep, target=TARGET, calibration=calibration, schedule=False, in_place=False)
+    scheduled = mcuflow.compile(ep, target=TARGET, calibration=calibration, in_place=False)
+    report = scheduled.describe()["schedule"]
+    assert report["reordered"] and report["peak"] < report["exported_peak"]
+    assert scheduled.arena_lower_bound == report["peak"] < exported.arena_lower_bound
+    check_plan(scheduled)
+    xs = [np.random.default_rng(1).standard_normal((6, 8, 12, 12)).astype(np.float32)]
+    assert np.array_equal(scheduled.run(xs)[0], exported.run(xs)[0])
+
+
+# Building the zoo's image models takes most of a minute each (their BatchNorm statistics come
+# from forward passes): the whole zoo runs with MCUFLOW_PLANNER_ALL_ZOO=1 (bench/memory_plan.py
+# measures it too).
+ZOO = zoo.names() if os.environ.get("MCUFLOW_PLANNER_ALL_ZOO") else ["resnet8", "fc_autoencoder", "kws_transformer"]
+
+
+@pytest.mark.parametrize("name", ZOO)
+def test_zoo_model_plans(name):
+    m = zoo.get(name)
+    ep = m.export()
+    calibration = m.calibration(8)
+    program = mcuflow.compile(ep, target=TARGET, calibration=calibration)
+    plain = mcuflow.compile(ep, target=TARGET, calibration=calibration, schedule=False, in_place=False)
+    check_plan(program)
+    assert_explained(program)
+    assert program.arena_bytes <= plain.arena_bytes
+    xs = [m.evaluation(2)]
+    for a, b in zip(program.run(xs), plain.run(xs)):
+        assert np.array_equal(a, b)
+
+
+def test_inspect_prints_the_plan_and_its_reasons(tmp_path):
+    _, program = compiled("ds_cnn")
+    path = tmp_path / "ds_cnn.mfp"
+    program.save(path)
+    r = subprocess.run([sys.executable, "-m", "mcuflow.cli", "inspect", str(path)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    for fragment in (f"memory plan: arena {program.arena_bytes} bytes, liveness lower bound "
+                     f"{program.arena_lower_bound}", "without in-place execution the lower bound would be",
+                     "placement:", "op order:", "in place: op 2 writes", "bytes below", "in place over"):
+        assert fragment in r.stdout, fragment
+
+
+def _have_board_tools():
+    from mcuflow import crossbuild, qemu
+    return crossbuild.toolchain_available() and qemu.qemu_available()
+
+
+@pytest.mark.skipif(not _have_board_tools(), reason="cross toolchain or qemu-system-arm not installed")
+def test_ds_cnn_runs_on_the_16_kib_micro_bit(tmp_path, monkeypatch):
+    """Two 25x5x64 activations alone are 16,000 bytes; in place, DS-CNN (64 channels) fits the
+    micro:bit's 16 KiB with its stack and runtime, and computes the host's bytes."""
+    from mcuflow import device
+
+    monkeypatch.setenv("MCUFLOW_CACHE_DIR", str(tmp_path))
+    model, program = compiled("ds_cnn")
+    assert program.describe()["plan"]["lower_bound_without_in_place"] >= 16000
+    xs = _inputs(model, 5, 4)
+    on_board = device.run_on_board(program, xs, "qemu-m0", timeout=300)
+    for b, h in zip(on_board, program.run(xs)):
+        assert np.array_equal(b, h)

@@ -698,25 +698,28 @@ def _in(d: _Describer, node, a):
     return d.arg(node, a)
 
 
-def _conv(d: _Describer, node, x, w, b, stride, padding, dilation, groups, padding_end=None):
+def _convolution(d: _Describer, node, kind: str, what: str, x, w, b, pairs: dict, groups, extra=None):
+    """A conv2d / conv_transpose2d op: ``pairs`` are its two-value attributes, ``extra`` any
+    others; ``what`` names the operation in errors."""
     wrank = _rank(d, w)
     if wrank is not None and wrank != 4:
-        raise d.unsupported(node, f"only 2-D convolution is supported (weight has rank {wrank})")
+        raise d.unsupported(node, f"only 2-D {what} is supported (weight has rank {wrank})")
     try:
-        attrs = {
-            "stride": _pair(stride, "stride"),
-            "padding": _pair(padding, "padding"),
-            "dilation": _pair(dilation, "dilation"),
-            "groups": int(groups),
-        }
+        attrs = {name: _pair(value, name) for name, value in pairs.items()}
     except ValueError as e:
         raise d.unsupported(node, str(e)) from None
-    if padding_end is not None:
-        attrs["padding_end"] = list(padding_end)
+    attrs["groups"] = int(groups)
+    attrs.update(extra or {})
     inputs = [_in(d, node, x), _in(d, node, w)]
     if b is not None:
         inputs.append(_in(d, node, b))
-    return d.emit(node, "conv2d", inputs, attrs)
+    return d.emit(node, kind, inputs, attrs)
+
+
+def _conv(d: _Describer, node, x, w, b, stride, padding, dilation, groups, padding_end=None):
+    return _convolution(d, node, "conv2d", "convolution", x, w, b,
+                        {"stride": stride, "padding": padding, "dilation": dilation}, groups,
+                        {"padding_end": list(padding_end)} if padding_end is not None else None)
 
 
 @_handles("aten.conv2d.default")
@@ -762,19 +765,9 @@ def _h_convolution(d, node):
 
 
 def _conv_transpose(d, node, x, w, b, stride, padding, output_padding, groups, dilation):
-    wrank = _rank(d, w)
-    if wrank is not None and wrank != 4:
-        raise d.unsupported(node, f"only 2-D transposed convolution is supported (weight has rank {wrank})")
-    try:
-        attrs = {"stride": _pair(stride, "stride"), "padding": _pair(padding, "padding"),
-                 "output_padding": _pair(output_padding, "output_padding"),
-                 "dilation": _pair(dilation, "dilation"), "groups": int(groups)}
-    except ValueError as e:
-        raise d.unsupported(node, str(e)) from None
-    inputs = [_in(d, node, x), _in(d, node, w)]
-    if b is not None:
-        inputs.append(_in(d, node, b))
-    return d.emit(node, "conv_transpose2d", inputs, attrs)
+    return _convolution(d, node, "conv_transpose2d", "transposed convolution", x, w, b,
+                        {"stride": stride, "padding": padding, "output_padding": output_padding,
+                         "dilation": dilation}, groups)
 
 
 @_handles("aten.conv_transpose2d.input")

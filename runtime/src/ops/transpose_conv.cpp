@@ -1,6 +1,4 @@
 // Adapters for transpose_conv_s8 / transpose_conv_f32.
-#include <cstdlib>
-
 #include "check.h"
 #include "mcuflow/kernels/kernels.h"
 
@@ -10,8 +8,6 @@ namespace {
 using format::DType;
 using kernels::ConvParams;
 
-// Every int32 the int8 kernel forms must fit: the sum of in_c * k_h * k_w products of an
-// offset input (|x| <= 255) and a weight (|w| <= 128), plus the bias.
 Error check_transpose_conv(const OpCheck& c, DType act, DType bias) {
   const auto& p = c.get_params<ConvParams>();
   if (!window_valid(p)) return Error::kBadParams;
@@ -22,7 +18,9 @@ Error check_transpose_conv(const OpCheck& c, DType act, DType bias) {
     return Error::kBadParams;
   if (act == DType::kFloat32) return Error::kOk;
   return ok_if(zero_point_offsets(p.input_offset, p.output_offset) && int8_activation_range(p.act_min, p.act_max) &&
-               requant_tables_valid(c, 3, 4, p.out_c) && bias_fits_accumulator(c, 2, uint64_t(p.out_c), uint64_t(p.in_c) * p.k_h * p.k_w));
+               requant_tables_valid(c, 3, 4, p.out_c) &&
+               // every output sums at most in_c * k_h * k_w products, plus its bias
+               bias_fits_accumulator(c, 2, uint64_t(p.out_c), uint64_t(p.in_c) * p.k_h * p.k_w));
 }
 
 Error check_s8(const OpCheck& c) { return check_transpose_conv(c, DType::kInt8, DType::kInt32); }

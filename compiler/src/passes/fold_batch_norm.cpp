@@ -29,8 +29,9 @@ BatchNormAffine affine_of(const Graph& g, const Op& bn) {
 void fold_batch_norm(Graph& g) {
   std::vector<bool> removed(g.ops.size(), false);
   for (size_t i = 0; i < g.ops.size(); ++i) {
-    Op& conv = g.ops[i];
-    if (conv.kind != "conv2d") continue;
+    Op& conv = g.ops[i];  // a conv2d, or a linear whose rank-2 output has channels last
+    const bool linear_2d = conv.kind == "linear" && g.tensors[conv.outputs[0]].shape.size() == 2;
+    if (conv.kind != "conv2d" && !linear_2d) continue;
     const int y = conv.outputs[0];
     const auto users = g.consumers(y);
     if (users.size() != 1 || g.is_graph_output(y) || g.ops[users[0]].kind != "batch_norm") continue;

@@ -6,7 +6,7 @@ namespace mcuflow::compiler {
 
 void remove_identities(Graph& g);        // dropout, clone, … : consumers read the input
 void fold_pads(Graph& g);                // zero pad of H, W → the reading conv's / avg pool's padding
-void fold_batch_norm(Graph& g);          // conv → batch_norm: scale weights, shift bias
+void fold_batch_norm(Graph& g);          // conv/linear → batch_norm: scale weights, shift bias
 void lower_batch_norm(Graph& g);         // remaining batch_norm → per-channel mul + add
 void fuse_activations(Graph& g);         // conv/linear/add/mul → relu/clamp: bounds move into the op
 void fold_constants(Graph& g);           // ops over constants only are evaluated now

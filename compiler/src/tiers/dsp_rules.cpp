@@ -1,9 +1,140 @@
 // DSP tier (Armv7E-M / Armv8-M DSP extension: SMLAD, SXTB16 …): which ops qualify for which
-// kernel, and what the compiler precomputes for them.
+// kernel, and what the compiler precomputes for them: the channel table and im2col scratch of
+// kernels/include/mcuflow/kernels/kernels_dsp.h (built with the same dsp_channel() the device
+// verifier checks them with).
+#include <cstring>
+
 #include "mcuflow/compiler/kernel_selection.h"
+#include "mcuflow/kernels/kernels_dsp.h"
 
 namespace mcuflow::compiler {
+namespace {
 
-std::vector<TierCandidate> dsp_candidates() { return {}; }
+using format::DType;
+using kernels::ConvParams;
+using kernels::DwConvParams;
+using kernels::FcParams;
+
+template <typename T>
+std::vector<T> input_values(const LoweredProgram& p, const ProgramOp& op, int slot) {
+  const ProgramTensor& t = p.tensors[op.inputs[slot]];
+  std::vector<T> v(t.bytes.size() / sizeof(T));
+  std::memcpy(v.data(), t.bytes.data(), v.size() * sizeof(T));
+  return v;
+}
+
+std::string size_str(int32_t h, int32_t w) { return std::to_string(h) + "x" + std::to_string(w); }
+
+std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op) {
+  for (int slot = 1; slot <= 4; ++slot) {
+    if (!p.tensors[op.inputs[slot]].constant) return "needs constant weights, bias and requantization tables";
+  }
+  return "";
+}
+
+// Appends the channel table: per output channel its bias and requantization (kernels_dsp.h).
+void append_channel_table(LoweredProgram& p, ProgramOp& op, int32_t out_c, bool per_channel, int32_t output_offset,
+                          int64_t depth) {
+  const std::vector<int32_t> bias = input_values<int32_t>(p, op, 2), multipliers = input_values<int32_t>(p, op, 3),
+                             shifts = input_values<int32_t>(p, op, 4);
+  std::vector<uint8_t> table(size_t(out_c) * sizeof(kernels::DspChannel));
+  for (int32_t oc = 0; oc < out_c; ++oc) {
+    const int32_t q = per_channel ? oc : 0;
+    const kernels::DspChannel c = kernels::dsp_channel(bias[size_t(oc)], multipliers[size_t(q)], shifts[size_t(q)],
+                                                         output_offset, depth);
+    std::memcpy(&table[size_t(oc) * sizeof(c)], &c, sizeof(c));
+  }
+  const int32_t words = int32_t(sizeof(kernels::DspChannel) / 4);
+  op.inputs.push_back(add_constant_tensor(p, p.tensors[op.inputs[1]].name + ".dsp_channels", DType::kInt32,
+                                          {out_c, words}, std::move(table)));
+}
+
+// Appends an arena tensor the op alone uses, so the planner gives it the op's lifetime.
+void append_scratch(LoweredProgram& p, ProgramOp& op, int32_t bytes) {
+  ProgramTensor t;
+  t.name = p.tensors[op.outputs[0]].name + ".dsp_scratch";
+  t.dtype = DType::kInt8;
+  t.dims = {bytes};
+  t.logical_shape = {bytes};
+  op.inputs.push_back(p.add_tensor(std::move(t)));
+}
+
+// --- conv_s8_1x1_dsp, conv_s8_dsp ---
+
+std::string depth_rejects(const LoweredProgram& p, const ProgramOp& op) {
+  const auto c = params_of<ConvParams>(op);
+  const int64_t depth = int64_t(c.k_h) * c.k_w * c.in_c;
+  if (depth < 4 || depth > kernels::kDspMaxDepth)
+    return "needs a window of 4 to " + std::to_string(kernels::kDspMaxDepth) + " values, got " + std::to_string(depth);
+  return needs_constant_inputs(p, op);
+}
+
+std::string pointwise_rejects(const LoweredProgram& p, const ProgramOp& op) {
+  const auto c = params_of<ConvParams>(op);
+  if (c.k_h != 1 || c.k_w != 1) return "needs a 1x1 kernel, got " + size_str(c.k_h, c.k_w);
+  if (c.pad_top != 0 || c.pad_left != 0) return "needs no padding";
+  if (c.in_c < 4 || c.in_c > kernels::kDspMaxDepth)
+    return "needs 4 to " + std::to_string(kernels::kDspMaxDepth) + " input channels, got " + std::to_string(c.in_c);
+  return needs_constant_inputs(p, op);
+}
+
+void conv_prepare(LoweredProgram& p, ProgramOp& op) {
+  const auto c = params_of<ConvParams>(op);
+  append_channel_table(p, op, c.out_c, true, c.output_offset, int64_t(c.k_h) * c.k_w * c.in_c);
+  append_scratch(p, op, kernels::dsp_conv_scratch_bytes(c));
+}
+
+// --- dwconv_s8_dsp ---
+
+std::string depthwise_rejects(const LoweredProgram& p, const ProgramOp& op) {
+  const auto d = params_of<DwConvParams>(op);
+  if (d.ch_mult != 1) return "needs channel multiplier 1, got " + std::to_string(d.ch_mult);
+  if (int64_t(d.k_h) * d.k_w > kernels::kDspMaxTaps)
+    return "needs at most " + std::to_string(kernels::kDspMaxTaps) + " taps, got " + size_str(d.k_h, d.k_w);
+  return needs_constant_inputs(p, op);
+}
+
+void depthwise_prepare(LoweredProgram& p, ProgramOp& op) {
+  const auto d = params_of<DwConvParams>(op);
+  const std::vector<int8_t> weights = input_values<int8_t>(p, op, 1);
+  const int32_t words = kernels::dsp_dw_prepared_words(d);
+  std::vector<uint8_t> prepared(size_t(words) * 4);
+  for (int32_t i = 0; i < words; ++i) {
+    const int32_t v = kernels::dsp_dw_prepared_word(d, weights.data(), i);
+    std::memcpy(&prepared[size_t(i) * 4], &v, 4);
+  }
+  op.inputs.push_back(add_constant_tensor(p, p.tensors[op.inputs[1]].name + ".dsp_prepared", DType::kInt32, {words},
+                                          std::move(prepared)));
+  append_channel_table(p, op, d.out_c, true, d.output_offset, int64_t(d.k_h) * d.k_w);
+}
+
+// --- fc_s8_dsp ---
+
+std::string fc_rejects(const LoweredProgram& p, const ProgramOp& op) {
+  const auto f = params_of<FcParams>(op);
+  if (f.in_c < 4 || f.in_c > kernels::kDspMaxDepth)
+    return "needs 4 to " + std::to_string(kernels::kDspMaxDepth) + " input features, got " + std::to_string(f.in_c);
+  return needs_constant_inputs(p, op);
+}
+
+void fc_prepare(LoweredProgram& p, ProgramOp& op) {
+  const auto f = params_of<FcParams>(op);
+  append_channel_table(p, op, f.out_c, f.per_channel != 0, f.output_offset, f.in_c);
+  append_scratch(p, op, kernels::dsp_fc_scratch_bytes(f));
+}
+
+}  // namespace
+
+std::vector<TierCandidate> dsp_candidates() {
+  return {
+      {KernelId::conv_s8_1x1_dsp, KernelId::conv_s8, pointwise_rejects, conv_prepare,
+       "1x1 conv: SMLAD, 4 pixels per weight row"},
+      {KernelId::conv_s8_dsp, KernelId::conv_s8, depth_rejects, conv_prepare,
+       "conv: im2col of 4 pixels, SMLAD per weight row"},
+      {KernelId::dwconv_s8_dsp, KernelId::dwconv_s8, depthwise_rejects, depthwise_prepare,
+       "depthwise: 4 channels per SXTAB16, SMLABB/SMLATT"},
+      {KernelId::fc_s8_dsp, KernelId::fc_s8, fc_rejects, fc_prepare, "fully connected: SMLAD, 4 rows or 2 outputs per pass"},
+  };
+}
 
 }  // namespace mcuflow::compiler

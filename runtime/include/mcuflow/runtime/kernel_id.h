@@ -59,6 +59,10 @@ namespace mcuflow {
 // reference in their place, so host results equal device results. Source files:
 // kernels/<tier>/<name>.cpp and runtime/src/ops/<tier>/; the name ends in _dsp or _mve.
 #define MCUFLOW_TIER_KERNELS(X)                 \
+  X(conv_s8_1x1_dsp, 64, conv_s8)               \
+  X(conv_s8_dsp, 65, conv_s8)                   \
+  X(dwconv_s8_dsp, 66, dwconv_s8)               \
+  X(fc_s8_dsp, 67, fc_s8)                       \
   X(conv_s8_1x1_mve, 96, conv_s8)               \
   X(conv_s8_mve, 97, conv_s8)                   \
   X(dwconv_s8_mve, 98, dwconv_s8)               \

@@ -1,0 +1,15 @@
+// Pointwise (1x1) convolution, int8, DSP extension: blocks of kDspPixels output pixels, each
+// input pixel expanded once to int16 (kernels_dsp.h), then SMLAD against every weight row.
+#include "mcuflow/kernels/kernels_dsp.h"
+
+namespace mcuflow::kernels {
+
+void conv_s8_1x1_dsp(const ConvParams& p, const int8_t* input, const int8_t* weights, const DspChannel* channels,
+                     int16_t* scratch, int8_t* output) {
+  dsp::conv_pixels(p, p.in_c, weights, channels, scratch, output, [&](int32_t oy, int32_t ox, int32_t slot) {
+    const int8_t* src = input + (oy * p.stride_h * p.in_w + ox * p.stride_w) * p.in_c;
+    dsp::SlotWriter(scratch, slot, p.input_offset).run(src, p.in_c, 0);
+  });
+}
+
+}  // namespace mcuflow::kernels

@@ -1,0 +1,13 @@
+// Convolution, int8, DSP extension: blocks of kDspPixels output pixels, their im2col windows
+// expanded once to int16 (kernels_dsp.h), then SMLAD against every weight row.
+#include "mcuflow/kernels/kernels_dsp.h"
+
+namespace mcuflow::kernels {
+
+void conv_s8_dsp(const ConvParams& p, const int8_t* input, const int8_t* weights, const DspChannel* channels,
+                 int16_t* scratch, int8_t* output) {
+  dsp::conv_pixels(p, p.k_h * p.k_w * p.in_c, weights, channels, scratch, output,
+                   [&](int32_t oy, int32_t ox, int32_t slot) { dsp::expand_window(p, input, oy, ox, slot, scratch); });
+}
+
+}  // namespace mcuflow::kernels

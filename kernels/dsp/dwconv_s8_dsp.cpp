@@ -1,0 +1,60 @@
+// Depthwise convolution (ch_mult 1), int8, DSP extension: four channels at a time, each input
+// word split by SXTAB16 into channels (c, c+2) and (c+1, c+3), multiplied by SMLABB/SMLATT with
+// weights the compiler already widened (kernels_dsp.h). Padding taps read a pixel of zero
+// points, so border pixels take the same path as the others.
+#include "mcuflow/kernels/kernels_dsp.h"
+
+namespace mcuflow::kernels {
+namespace {
+
+template <bool kFast>
+void run(const DwConvParams& params, const dsp::Output& o, const int8_t* input, const int32_t* prepared,
+         const DspChannel* channels, int8_t* output) {
+  const DwConvParams p = params;  // a copy: the output stores could alias the fields otherwise
+  const int32_t taps = p.k_h * p.k_w, groups = p.out_c / 4;
+  const int32_t offset_pair = int32_t((uint32_t(p.input_offset) & 0xFFFFu) * 0x10001u);
+  const int8_t* padding = reinterpret_cast<const int8_t*>(prepared + dsp_dw_weight_words(p));
+  // Accumulators hold sums, not doubled ones (the window is small enough to double at the end):
+  // they start at half the channel's doubled start value (its bias on the fast path).
+  auto start = [&](int32_t c) { return kFast ? channels[c].bias : channels[c].acc_init >> 1; };
+  auto value = [&](int32_t acc, int32_t c) { return dsp::output_value<kFast>(2 * acc, channels[c], o); };
+  const int8_t* tap_input[kDspMaxTaps];
+  for (int32_t oy = 0; oy < p.out_h; ++oy) {
+    for (int32_t ox = 0; ox < p.out_w; ++ox, output += p.out_c) {
+      const int32_t iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
+      for (int32_t ky = 0, t = 0, iy = iy0; ky < p.k_h; ++ky, iy += p.dil_h) {
+        for (int32_t kx = 0, ix = ix0; kx < p.k_w; ++kx, ++t, ix += p.dil_w) {
+          const bool inside = iy >= 0 && iy < p.in_h && ix >= 0 && ix < p.in_w;
+          tap_input[t] = inside ? input + (iy * p.in_w + ix) * p.in_c : padding;
+        }
+      }
+      const int32_t* w = prepared;
+      int32_t c = 0;
+      for (; c < 4 * groups; c += 4, w += 2 * taps) {
+        int32_t a0 = start(c), a1 = start(c + 1), a2 = start(c + 2), a3 = start(c + 3);
+        dsp::dw_taps(taps, tap_input, c, w, offset_pair, a0, a1, a2, a3);
+        const uint32_t packed = dsp::pack4(value(a0, c), value(a1, c + 1), value(a2, c + 2), value(a3, c + 3));
+        std::memcpy(output + c, &packed, 4);
+      }
+      for (; c < p.out_c; ++c) {  // the last 1-3 channels, one by one
+        int32_t acc = start(c);
+        for (int32_t t = 0; t < taps; ++t) {
+          const int32_t weight = int16_t(w[2 * t + (c & 1)] >> (c & 2 ? 16 : 0));
+          acc += (tap_input[t][c] + p.input_offset) * weight;
+        }
+        output[c] = int8_t(value(acc, c));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void dwconv_s8_dsp(const DwConvParams& p, const int8_t* input, const int32_t* prepared, const DspChannel* channels,
+                   int8_t* output) {
+  const dsp::Output o{p.output_offset, p.act_min, p.act_max};
+  if (dsp::fast_outputs(o, channels, p.out_c)) run<true>(p, o, input, prepared, channels, output);
+  else run<false>(p, o, input, prepared, channels, output);
+}
+
+}  // namespace mcuflow::kernels

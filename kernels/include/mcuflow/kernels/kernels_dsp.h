@@ -1,0 +1,450 @@
+// DSP-tier kernels (Armv7E-M / Armv8-M DSP extension: SMLAD, SXTB16 …). Each computes bit for
+// bit what its reference kernel computes from the same params; the compiler
+// (compiler/src/tiers/dsp_rules.cpp) prepares the extra inputs described here.
+//
+// Channel table: one DspChannel per output channel (int32 [out_c][6]): see dsp_channel.
+//
+// Accumulators hold twice the reference's sum: that doubled value is what SMMLAR needs (see
+// DspChannel). Conv kernels get the doubling for free from their scratch: they expand a block
+// of kDspPixels output pixels (their im2col windows) into an arena scratch of int16 values
+// 2 * (x - input_zero_point) (padding taps are 0), in the order the multiply loop reads it: per
+// group of four window positions k..k+3, per pixel, the pairs (k, k+2) then (k+1, k+3) (the
+// pairing SXTB16 gives the weights). Size: dsp_conv_scratch_bytes.
+#pragma once
+#include <cstdint>
+#include "mcuflow/kernels/arith.h"
+#include "mcuflow/kernels/params.h"
+
+namespace mcuflow::kernels {
+
+constexpr int32_t kDspPixels = 4;              // output pixels per conv block
+constexpr int64_t kDspMaxProduct = 255 * 128;  // |(x - zero_point) * w| for int8 x and w
+constexpr int32_t kDspMaxDepth = 32768;        // window positions: twice any sum fits in int32
+
+// Requantization of a doubled accumulator acc2 = 2 * acc without the reference's 64-bit
+// multiply and rounding divide. Fast path, when the right shift e is in [1, 21] and |acc| <
+// 2^30 for every possible window (|bias| + depth * kDspMaxProduct < 2^30):
+//   the reference's rounding doubling high multiply floor((acc * m + 2^30) / 2^31) equals
+//   SMMULR(acc2, m) (it cannot saturate: m >= 0); its quotient by 2^e rounded half away from
+//   zero, plus the output offset, is (y - [y < 0] + 2^(e-1) + output_offset * 2^e) >> e. The
+//   constant term joins the multiply as SMMLAR's accumulate operand ("rounding"), and [y < 0]
+//   may be taken as [acc < 0]: they differ only when y = 0, where the result is the offset
+//   either way. Every term stays below 2^31.
+// Otherwise right_shift is -1, accumulators start at 0 and the reference formula runs on
+// acc2 / 2 + bias.
+struct DspChannel {
+  int32_t acc_init;     // fast path: 2 * bias; else 0
+  int32_t multiplier;
+  int32_t rounding;     // fast path: 2^(e-1) + output_offset * 2^e
+  int32_t right_shift;  // fast path: e; else -1
+  int32_t bias;         // the reference's bias and shift, for the other path
+  int32_t shift;
+};
+static_assert(sizeof(DspChannel) == 24, "int32 [out_c][6] table");
+
+inline DspChannel dsp_channel(int32_t bias, int32_t multiplier, int32_t shift, int32_t output_offset, int64_t depth) {
+  const int64_t magnitude = (bias < 0 ? -int64_t(bias) : int64_t(bias)) + depth * kDspMaxProduct;
+  if (shift <= -1 && shift >= -21 && magnitude < (int64_t{1} << 30)) {
+    const int32_t e = -shift;
+    return {2 * bias, multiplier, (int32_t{1} << (e - 1)) + output_offset * (int32_t{1} << e), e, bias, shift};
+  }
+  return {0, multiplier, 0, -1, bias, shift};
+}
+
+inline int32_t smmlar(int32_t a, int32_t b, int32_t c) {  // c + round(a * b / 2^32), ties up
+#if defined(__ARM_FEATURE_DSP)
+  int32_t r;
+  __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(c));  // GCC never emits SMMLAR
+  return r;
+#else
+  const uint64_t t = (uint64_t(uint32_t(c)) << 32) + uint64_t(int64_t(a) * b) + 0x80000000u;
+  return int32_t(uint32_t(t >> 32));
+#endif
+}
+
+// The reference's requantized value plus output offset (before the activation clamp), on the
+// fast path, from the doubled accumulator.
+inline int32_t dsp_requantize_fast(int32_t acc2, const DspChannel& c) {
+  return (smmlar(acc2, c.multiplier, c.rounding) + (acc2 >> 31)) >> c.right_shift;
+}
+
+// The same for a doubled accumulator started at c.acc_init, on either path.
+inline int32_t dsp_requantize(int32_t acc2, const DspChannel& c, int32_t output_offset) {
+  if (c.right_shift >= 0) return dsp_requantize_fast(acc2, c);
+  const int32_t acc = int32_t(uint32_t(acc2 >> 1) + uint32_t(c.bias));  // wraps like the reference
+  return multiply_by_quantized_multiplier(acc, c.multiplier, c.shift) + output_offset;
+}
+
+// Window positions (k_h * k_w * in_c) padded to whole groups of four.
+inline int32_t dsp_conv_depth(const ConvParams& p) { return (p.k_h * p.k_w * p.in_c + 3) & ~3; }
+inline int32_t dsp_conv_scratch_bytes(const ConvParams& p) {
+  return kDspPixels * dsp_conv_depth(p) * int32_t(sizeof(int16_t));
+}
+
+// 1x1 conv, no padding, any stride, in_c in [4, kDspMaxDepth].
+void conv_s8_1x1_dsp(const ConvParams& p, const int8_t* input, const int8_t* weights, const DspChannel* channels,
+                     int16_t* scratch, int8_t* output);
+// Any conv whose window (k_h * k_w * in_c) has 4 to kDspMaxDepth positions.
+void conv_s8_dsp(const ConvParams& p, const int8_t* input, const int8_t* weights, const DspChannel* channels,
+                 int16_t* scratch, int8_t* output);
+
+// Fully connected, in_c in [4, kDspMaxDepth]: blocks of kDspPixels rows as conv pixels
+// (scratch as for a 1x1 conv with in_c channels), remaining rows one at a time.
+void fc_s8_dsp(const FcParams& p, const int8_t* input, const int8_t* weights, const DspChannel* channels,
+               int16_t* scratch, int8_t* output);
+inline int32_t dsp_fc_scratch_bytes(const FcParams& p) {
+  return kDspPixels * ((p.in_c + 3) & ~3) * int32_t(sizeof(int16_t));
+}
+
+// Depthwise conv, ch_mult 1, windows of up to kDspMaxTaps taps (any stride, padding,
+// dilation). Prepared input, int32 [dsp_dw_prepared_words]: the weights widened for
+// SMLABB/SMLATT, [ceil(out_c / 4)][k_h * k_w][2], per group of four channels c..c+3 and tap
+// the int16 pairs (w[c], w[c+2]) and (w[c+1], w[c+3]) (0 past out_c); then one pixel of
+// padding, in_c bytes of the input zero point (rounded up to whole words), which padding taps
+// read so that every pixel runs the same code.
+constexpr int32_t kDspMaxTaps = 25;
+inline int32_t dsp_dw_weight_words(const DwConvParams& p) { return (p.out_c + 3) / 4 * p.k_h * p.k_w * 2; }
+inline int32_t dsp_dw_prepared_words(const DwConvParams& p) { return dsp_dw_weight_words(p) + (p.in_c + 3) / 4; }
+inline int32_t dsp_dw_prepared_word(const DwConvParams& p, const int8_t* weights, int32_t i) {
+  if (i >= dsp_dw_weight_words(p)) return int32_t(uint32_t(uint8_t(-p.input_offset)) * 0x01010101u);
+  const int32_t taps = p.k_h * p.k_w, group = i / (taps * 2), tap = i / 2 % taps;
+  auto w = [&](int32_t c) { return c < p.out_c ? uint32_t(uint16_t(int16_t(weights[tap * p.out_c + c]))) : 0u; };
+  const int32_t c = 4 * group + i % 2;
+  return int32_t(w(c) | (w(c + 2) << 16));
+}
+void dwconv_s8_dsp(const DwConvParams& p, const int8_t* input, const int32_t* prepared, const DspChannel* channels,
+                   int8_t* output);
+
+}  // namespace mcuflow::kernels
+
+#if defined(__ARM_FEATURE_DSP)
+#include <arm_acle.h>
+#include <cstring>
+
+// Building blocks shared by the DSP kernels (inline: each kernel is its own translation unit).
+namespace mcuflow::kernels::dsp {
+
+inline int32_t read_word(const int8_t* p) {  // any alignment: LDR handles it on these cores
+  int32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// Bytes 1 and 3 sign-extended to 16 bits. GCC 12 does not fold a rotate into SXTB16 itself.
+inline int32_t sxtb16_odd(int32_t x) {
+  int32_t r;
+  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
+  return r;
+}
+inline int32_t sxtab16_odd(int32_t acc, int32_t x) {
+  int32_t r;
+  __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(acc), "r"(x));
+  return r;
+}
+
+struct Words4 {
+  int32_t a, b, c, d;
+};
+// One LDM of four words, advancing p; GCC splits such loads into single LDRs otherwise.
+// r7 stays out of the list (frame pointer in some builds).
+inline Words4 load4_advance(const int32_t*& p) {
+  register int32_t a __asm__("r4"), b __asm__("r5"), c __asm__("r6"), d __asm__("r8");
+  __asm__("ldmia %0!, {%1, %2, %3, %4}"
+          : "+r"(p), "=r"(a), "=r"(b), "=r"(c), "=r"(d)
+          : "m"(*reinterpret_cast<const int32_t(*)[4]>(p)));
+  return {a, b, c, d};
+}
+
+// --- conv blocks: kDspPixels output pixels, expanded into scratch, times every weight row ---
+
+// Writes one pixel slot of the scratch: window position k of the slot is halfword
+// (k / 4) * 4 * kDspPixels + order(k % 4), order = {0, 2, 1, 3}, of `slot_base`.
+struct SlotWriter {
+  int16_t* slot_base;    // scratch + 4 * slot
+  int32_t offset_pair;   // the input offset in both halves
+
+  SlotWriter(int16_t* scratch, int32_t slot, int32_t offset)
+      : slot_base(scratch + 4 * slot), offset_pair(int32_t((uint32_t(offset) & 0xFFFFu) * 0x10001u)) {}
+
+  void put(int32_t k, int32_t v) const {
+    slot_base[(k >> 2) * (4 * kDspPixels) + ((k & 1) << 1) + ((k >> 1) & 1)] = int16_t(v);
+  }
+  int32_t* group(int32_t k) const { return reinterpret_cast<int32_t*>(slot_base + (k >> 2) * (4 * kDspPixels)); }
+
+  // Window positions k..k+4*words-1 (k a multiple of 4) from input bytes: 2 * (x + offset).
+  void words(const int8_t* src, int32_t words, int32_t k) const {
+    for (int32_t* dst = group(k); words > 0; --words, src += 4, dst += 2 * kDspPixels) {
+      const int32_t x = read_word(src);
+      const int32_t even = __sxtab16(offset_pair, x), odd = sxtab16_odd(offset_pair, x);
+      dst[0] = __sadd16(even, even);
+      dst[1] = __sadd16(odd, odd);
+    }
+  }
+
+  // Window positions k..k+n-1 from n input bytes: 2 * (x + offset).
+  void run(const int8_t* src, int32_t n, int32_t k) const {
+    const int32_t offset = int16_t(offset_pair);
+    for (; n > 0 && (k & 3); --n, ++k) put(k, 2 * (*src++ + offset));
+    words(src, n >> 2, k);
+    src += n & ~3;
+    k += n & ~3;
+    for (n &= 3; n > 0; --n, ++k) put(k, 2 * (*src++ + offset));
+  }
+
+  // Window positions k..k+n-1 are padding: they contribute 0.
+  void zeros(int32_t n, int32_t k) const {
+    for (; n > 0 && (k & 3); --n, ++k) put(k, 0);
+    for (int32_t* dst = group(k); n >= 4; n -= 4, k += 4, dst += 2 * kDspPixels) dst[0] = dst[1] = 0;
+    for (; n > 0; --n, ++k) put(k, 0);
+  }
+};
+
+// The im2col window of output pixel (oy, ox) into `slot`: window position
+// (ky * k_w + kx) * in_c + ic holds input (iy, ix, ic), or 0 where (iy, ix) is padding.
+inline void expand_window(const ConvParams& params, const int8_t* input, int32_t oy, int32_t ox, int32_t slot,
+                          int16_t* scratch) {
+  const ConvParams p = params;  // a copy: the scratch stores could alias the fields otherwise
+  const SlotWriter out(scratch, slot, p.input_offset);
+  const int32_t iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
+  const int32_t row = p.k_w * p.in_c, row_bytes = p.in_w * p.in_c;
+  // Taps kx0..kx1-1 of a row are inside the input.
+  const int32_t kx0 = ix0 < 0 ? clamp_i32((-ix0 + p.dil_w - 1) / p.dil_w, 0, p.k_w) : 0;
+  const int32_t kx1 = clamp_i32((p.in_w - ix0 + p.dil_w - 1) / p.dil_w, kx0, p.k_w);
+  if (kx0 == 0 && kx1 == p.k_w && p.dil_w == 1 && (row & 3) == 0 && iy0 >= 0 &&
+      iy0 + (p.k_h - 1) * p.dil_h < p.in_h) {  // inside the input, whole words: the common case
+    const int8_t* src = input + iy0 * row_bytes + ix0 * p.in_c;
+    for (int32_t k = 0; k < p.k_h * row; k += row, src += p.dil_h * row_bytes) out.words(src, row >> 2, k);
+    return;
+  }
+  for (int32_t ky = 0, k = 0, iy = iy0; ky < p.k_h; ++ky, k += row, iy += p.dil_h) {
+    if (iy < 0 || iy >= p.in_h) {
+      out.zeros(row, k);
+      continue;
+    }
+    out.zeros(kx0 * p.in_c, k);
+    const int8_t* row_input = input + iy * row_bytes;
+    if (p.dil_w == 1) {  // one contiguous run of input bytes
+      if (kx1 > kx0) out.run(row_input + (ix0 + kx0) * p.in_c, (kx1 - kx0) * p.in_c, k + kx0 * p.in_c);
+    } else {
+      for (int32_t kx = kx0; kx < kx1; ++kx) out.run(row_input + (ix0 + kx * p.dil_w) * p.in_c, p.in_c, k + kx * p.in_c);
+    }
+    out.zeros((p.k_w - kx1) * p.in_c, k + kx1 * p.in_c);
+  }
+}
+
+// a0..a3 += the dot products of four weights (int8 in w) with window positions 4g..4g+3 of
+// the block's pixels (x points at group g and moves on to the next group).
+inline void mac_group(int32_t w, const int32_t*& x, int32_t& a0, int32_t& a1, int32_t& a2, int32_t& a3) {
+  const int32_t w_even = __sxtb16(w), w_odd = sxtb16_odd(w);
+  const Words4 x01 = load4_advance(x);
+  a0 = __smlad(x01.b, w_odd, __smlad(x01.a, w_even, a0));
+  a1 = __smlad(x01.d, w_odd, __smlad(x01.c, w_even, a1));
+  const Words4 x23 = load4_advance(x);
+  a2 = __smlad(x23.b, w_odd, __smlad(x23.a, w_even, a2));
+  a3 = __smlad(x23.d, w_odd, __smlad(x23.c, w_even, a3));
+}
+
+// mac_group over `groups` >= 1 groups, advancing w by 4 bytes and x by one group each: 14
+// instructions per 16 multiply-accumulates. Written out because GCC spills within this
+// 13-register loop; the loop body holds two groups and an odd count enters at the second.
+inline void mac_groups(int32_t groups, const int8_t*& w, const int32_t*& x, int32_t& a0, int32_t& a1, int32_t& a2,
+                       int32_t& a3) {
+  register int32_t x0 __asm__("r4"), x1 __asm__("r5"), x2 __asm__("r6"), x3 __asm__("r8");  // LDM list order
+  int32_t w_odd, w_even;
+#define MCUFLOW_DSP_MAC_GROUP                                 \
+  "ldr %[w_odd], [%[w]], #4\n\t"                              \
+  "sxtb16 %[w_even], %[w_odd]\n\t"                            \
+  "sxtb16 %[w_odd], %[w_odd], ror #8\n\t"                     \
+  "ldmia %[x]!, {%[x0], %[x1], %[x2], %[x3]}\n\t"             \
+  "smlad %[a0], %[x0], %[w_even], %[a0]\n\t"                  \
+  "smlad %[a0], %[x1], %[w_odd], %[a0]\n\t"                   \
+  "smlad %[a1], %[x2], %[w_even], %[a1]\n\t"                  \
+  "smlad %[a1], %[x3], %[w_odd], %[a1]\n\t"                   \
+  "ldmia %[x]!, {%[x0], %[x1], %[x2], %[x3]}\n\t"             \
+  "smlad %[a2], %[x0], %[w_even], %[a2]\n\t"                  \
+  "smlad %[a2], %[x1], %[w_odd], %[a2]\n\t"                   \
+  "smlad %[a3], %[x2], %[w_even], %[a3]\n\t"                  \
+  "smlad %[a3], %[x3], %[w_odd], %[a3]\n\t"
+  __asm__(
+      // groups - 1 = 2 * n + c: n + 1 passes from label 1 when c (groups even), else
+      // one from label 2 then n from label 1.
+      "subs %[groups], %[groups], #1\n\t"
+      "lsrs %[groups], %[groups], #1\n\t"
+      "bcc 2f\n\t"
+      "1:\n\t" MCUFLOW_DSP_MAC_GROUP
+      "2:\n\t" MCUFLOW_DSP_MAC_GROUP
+      "subs %[groups], %[groups], #1\n\t"
+      "bpl 1b"
+      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w), [x] "+r"(x), [groups] "+r"(groups),
+        [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2), [x3] "=&r"(x3), [w_odd] "=&r"(w_odd), [w_even] "=&r"(w_even)
+      :
+      : "cc", "memory");
+#undef MCUFLOW_DSP_MAC_GROUP
+}
+
+// Depthwise: a0..a3 (channels c..c+3) += the taps' input words, read at tap_input[t] + c
+// (offset added by SXTAB16), times the widened weights w[2t], w[2t+1] (kernels_dsp.h): 10
+// instructions per tap and four multiply-accumulates. Written out because GCC spills here;
+// the loop body holds two taps and an odd count enters at the second (as in mac_groups).
+inline void dw_taps(int32_t taps, const int8_t* const* tap_input, int32_t c, const int32_t* w, int32_t offset_pair,
+                    int32_t& a0, int32_t& a1, int32_t& a2, int32_t& a3) {
+  int32_t even, odd, w_even, w_odd;  // `even` first holds the tap's input pointer
+#define MCUFLOW_DSP_DW_TAP                                         \
+  "ldr %[even], [%[tap_input]], #4\n\t"                            \
+  "ldr %[odd], [%[even], %[c]]\n\t"                                \
+  "ldrd %[w_even], %[w_odd], [%[w]], #8\n\t"                       \
+  "sxtab16 %[even], %[offset_pair], %[odd]\n\t"                    \
+  "sxtab16 %[odd], %[offset_pair], %[odd], ror #8\n\t"             \
+  "smlabb %[a0], %[even], %[w_even], %[a0]\n\t"                    \
+  "smlatt %[a2], %[even], %[w_even], %[a2]\n\t"                    \
+  "smlabb %[a1], %[odd], %[w_odd], %[a1]\n\t"                      \
+  "smlatt %[a3], %[odd], %[w_odd], %[a3]\n\t"
+  __asm__(
+      "subs %[taps], %[taps], #1\n\t"
+      "lsrs %[taps], %[taps], #1\n\t"
+      "bcc 2f\n\t"
+      "1:\n\t" MCUFLOW_DSP_DW_TAP
+      "2:\n\t" MCUFLOW_DSP_DW_TAP
+      "subs %[taps], %[taps], #1\n\t"
+      "bpl 1b"
+      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [taps] "+r"(taps), [tap_input] "+r"(tap_input),
+        [w] "+r"(w), [even] "=&r"(even), [odd] "=&r"(odd), [w_even] "=&r"(w_even),
+        [w_odd] "=&r"(w_odd)
+      : [c] "r"(c), [offset_pair] "r"(offset_pair)
+      : "cc", "memory");
+#undef MCUFLOW_DSP_DW_TAP
+}
+
+// The output tensor's offset and activation clamp.
+struct Output {
+  int32_t offset, act_min, act_max;
+};
+
+// True when every channel takes the fast requantization and the clamp is int8's own range:
+// kernels then run their kFast variant, which needs no per-output tests.
+inline bool fast_outputs(const Output& o, const DspChannel* channels, int32_t count) {
+  if (o.act_min != -128 || o.act_max != 127) return false;
+  for (int32_t c = 0; c < count; ++c) {
+    if (channels[c].right_shift < 0) return false;
+  }
+  return true;
+}
+
+// The output value (in int8 range) of a doubled accumulator started at ch.acc_init.
+template <bool kFast>
+inline int32_t output_value(int32_t acc2, const DspChannel& ch, const Output& o) {
+  if (kFast) return __ssat(dsp_requantize_fast(acc2, ch), 8);
+  return clamp_i32(dsp_requantize(acc2, ch, o.offset), o.act_min, o.act_max);
+}
+
+// Four output values (int8 range) as the bytes of a word, v0 lowest.
+inline uint32_t pack4(int32_t v0, int32_t v1, int32_t v2, int32_t v3) {
+  const uint32_t even = __uxtb16((uint32_t(v0) & 0xFFFFu) | (uint32_t(v2) << 16));  // PKHBT, UXTB16
+  const uint32_t odd = __uxtb16((uint32_t(v1) & 0xFFFFu) | (uint32_t(v3) << 16));
+  return even | (odd << 8);
+}
+
+// Requantizes and stores one channel's kDspPixels accumulators (count of them valid) at
+// dst[i * stride].
+template <bool kFast>
+inline void store_channel(const DspChannel& channel, const Output& o, const int32_t (&acc)[kDspPixels],
+                          int32_t count, int8_t* dst, int32_t stride) {
+  const DspChannel ch = channel;  // a copy: int8 stores may alias anything, so a reference would be reloaded
+  auto value = [&](int32_t acc2) { return int8_t(output_value<kFast>(acc2, ch, o)); };
+  if (count == kDspPixels) {  // the common case, without per-pixel tests
+    dst[0] = value(acc[0]);
+    dst += stride;
+    dst[0] = value(acc[1]);
+    dst += stride;
+    dst[0] = value(acc[2]);
+    dst[stride] = value(acc[3]);
+  } else {
+    for (int32_t i = 0; i < count; ++i) dst[i * stride] = value(acc[i]);
+  }
+}
+
+// For every output channel: its weight row (depth int8 values, depth >= 4) times the block's
+// kDspPixels expanded windows, requantized; `count` pixels are stored, pixel i at out + i * out_c.
+template <bool kFast>
+inline void conv_block(int32_t depth, int32_t out_c, const Output& o, const int16_t* scratch, const int8_t* weights,
+                       const DspChannel* channels, int32_t count, int8_t* out) {
+  const int32_t groups = depth >> 2, tail = depth & 3;
+  const DspChannel* const end = channels + out_c;
+  for (const DspChannel* ch = channels; ch != end; ++ch, ++out) {
+    int32_t stride = out_c;
+    __asm__("" : "+r"(stride));  // opaque: GCC would keep a pointer per output pixel on the stack
+    int32_t a0 = ch->acc_init, a1 = a0, a2 = a0, a3 = a0;
+    const int32_t* x = reinterpret_cast<const int32_t*>(scratch);
+    mac_groups(groups, weights, x, a0, a1, a2, a3);
+    if (tail) {  // the row's last `tail` weights, read as the top bytes of its last word
+      mac_group(int32_t(uint32_t(read_word(weights + tail - 4)) >> (32 - 8 * tail)), x, a0, a1, a2, a3);
+      weights += tail;
+    }
+    const int32_t acc[kDspPixels] = {a0, a1, a2, a3};
+    store_channel<kFast>(*ch, o, acc, count, out, stride);
+  }
+}
+
+// One row (slot 0 of the scratch, depth values) times every weight row, requantized into
+// out[0..out_c): two output channels per pass share each expanded input word.
+template <bool kFast>
+inline void single_row(int32_t depth, int32_t out_c, const Output& o, const int16_t* scratch, const int8_t* weights,
+                       const DspChannel* channels, int8_t* out) {
+  const int32_t groups = depth >> 2, tail = depth & 3;
+  auto tail_word = [&](const int8_t* w) { return int32_t(uint32_t(read_word(w + tail - 4)) >> (32 - 8 * tail)); };
+  int32_t oc = 0;
+  for (; oc + 1 < out_c; oc += 2, weights += depth) {
+    const int8_t* w1 = weights + depth;
+    int32_t a = channels[oc].acc_init, b = channels[oc + 1].acc_init;
+    const int32_t* x = reinterpret_cast<const int32_t*>(scratch);
+    for (int32_t g = 0; g < groups + (tail ? 1 : 0); ++g, x += 2 * kDspPixels, weights += 4, w1 += 4) {
+      const int32_t wa = g < groups ? read_word(weights) : tail_word(weights);
+      const int32_t wb = g < groups ? read_word(w1) : tail_word(w1);
+      a = __smlad(x[1], sxtb16_odd(wa), __smlad(x[0], __sxtb16(wa), a));
+      b = __smlad(x[1], sxtb16_odd(wb), __smlad(x[0], __sxtb16(wb), b));
+    }
+    weights += tail - (tail ? 4 : 0);
+    out[oc] = int8_t(output_value<kFast>(a, channels[oc], o));
+    out[oc + 1] = int8_t(output_value<kFast>(b, channels[oc + 1], o));
+  }
+  if (oc < out_c) {  // an odd last channel
+    int32_t a = channels[oc].acc_init;
+    const int32_t* x = reinterpret_cast<const int32_t*>(scratch);
+    for (int32_t g = 0; g < groups + (tail ? 1 : 0); ++g, x += 2 * kDspPixels, weights += 4) {
+      const int32_t wa = g < groups ? read_word(weights) : tail_word(weights);
+      a = __smlad(x[1], sxtb16_odd(wa), __smlad(x[0], __sxtb16(wa), a));
+    }
+    out[oc] = int8_t(output_value<kFast>(a, channels[oc], o));
+  }
+}
+
+// The conv kernels' pixel loop: blocks of kDspPixels output pixels in output order, each slot
+// filled by expand(oy, ox, slot), then conv_block.
+template <bool kFast, typename Expand>
+inline void conv_pixel_blocks(const ConvParams& p, const Output& o, int32_t depth, const int8_t* weights,
+                              const DspChannel* channels, const int16_t* scratch, int8_t* output, Expand expand) {
+  const int32_t pixels = p.out_h * p.out_w;
+  int32_t oy = 0, ox = 0;  // the next output pixel
+  for (int32_t first = 0; first < pixels; first += kDspPixels) {
+    const int32_t count = pixels - first < kDspPixels ? pixels - first : kDspPixels;
+    for (int32_t slot = 0; slot < count; ++slot) {
+      expand(oy, ox, slot);
+      if (++ox == p.out_w) ox = 0, ++oy;
+    }
+    conv_block<kFast>(depth, p.out_c, o, scratch, weights, channels, count, output + first * p.out_c);
+  }
+}
+
+template <typename Expand>
+inline void conv_pixels(const ConvParams& p, int32_t depth, const int8_t* weights, const DspChannel* channels,
+                        const int16_t* scratch, int8_t* output, Expand expand) {
+  const Output o{p.output_offset, p.act_min, p.act_max};
+  if (fast_outputs(o, channels, p.out_c)) {
+    conv_pixel_blocks<true>(p, o, depth, weights, channels, scratch, output, expand);
+  } else {
+    conv_pixel_blocks<false>(p, o, depth, weights, channels, scratch, output, expand);
+  }
+}
+
+}  // namespace mcuflow::kernels::dsp
+#endif  // __ARM_FEATURE_DSP

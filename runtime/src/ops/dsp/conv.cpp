@@ -1,0 +1,57 @@
+// Adapters for the DSP conv kernels. Inputs: the reference's five (input, weights, bias,
+// multipliers, shifts), then the channel table and the im2col scratch (kernels_dsp.h).
+#include "dsp_check.h"
+
+namespace mcuflow::ops {
+namespace {
+
+using format::Storage;
+using kernels::ConvParams;
+using kernels::DspChannel;
+
+constexpr uint32_t kTableSlot = 5, kScratchSlot = 6;
+
+// An arena tensor, word aligned (LDM), holding the im2col block.
+bool scratch_fits(const OpCheck& c, uint32_t slot, const ConvParams& p) {
+  const format::TensorRecord& t = c.tensor(slot);
+  const uint64_t depth = (uint64_t(p.k_h) * p.k_w * p.in_c + 3) / 4 * 4;
+  return t.storage == Storage::kArena && t.offset % 4 == 0 && t.bytes >= depth * kernels::kDspPixels * 2;
+}
+
+// The reference's checks, then the extra inputs and the window depth the kernels support.
+Error check_dsp_conv(const OpCheck& c) {
+  if (const Error e = check_conv_s8(c); e != Error::kOk) return e;
+  const auto& p = c.get_params<ConvParams>();
+  const int64_t depth = int64_t(p.k_h) * p.k_w * p.in_c;
+  return ok_if(depth >= 4 && depth <= kernels::kDspMaxDepth && dsp::constant_inputs(c) &&
+               dsp::channel_table_matches(c, kTableSlot, p.out_c, true, p.output_offset, depth) &&
+               scratch_fits(c, kScratchSlot, p));
+}
+
+Error check_conv_s8_dsp(const OpCheck& c) { return check_dsp_conv(c); }
+
+Error check_conv_s8_1x1_dsp(const OpCheck& c) {
+  if (const Error e = check_dsp_conv(c); e != Error::kOk) return e;
+  const auto& p = c.get_params<ConvParams>();
+  // Every output pixel reads one input pixel: no padding, the strided grid inside the input.
+  return ok_if(p.k_h == 1 && p.k_w == 1 && p.pad_top == 0 && p.pad_left == 0 &&
+               int64_t(p.out_h - 1) * p.stride_h < p.in_h && int64_t(p.out_w - 1) * p.stride_w < p.in_w);
+}
+
+void eval_conv_s8_dsp(const OpCall& c) {
+  kernels::conv_s8_dsp(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.in<DspChannel>(kTableSlot),
+                       reinterpret_cast<int16_t*>(c.data[kScratchSlot]), c.out<int8_t>(0));
+}
+
+void eval_conv_s8_1x1_dsp(const OpCall& c) {
+  kernels::conv_s8_1x1_dsp(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.in<DspChannel>(kTableSlot),
+                           reinterpret_cast<int16_t*>(c.data[kScratchSlot]), c.out<int8_t>(0));
+}
+
+}  // namespace
+
+extern const KernelEntry kernel_entry_conv_s8_1x1_dsp = {sizeof(ConvParams), 7, 1, check_conv_s8_1x1_dsp,
+                                                         eval_conv_s8_1x1_dsp};
+extern const KernelEntry kernel_entry_conv_s8_dsp = {sizeof(ConvParams), 7, 1, check_conv_s8_dsp, eval_conv_s8_dsp};
+
+}  // namespace mcuflow::ops

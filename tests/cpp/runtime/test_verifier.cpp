@@ -455,6 +455,43 @@ TEST(Verifier, RequantTables) {
             Error::kBadParams);
 }
 
+// An int32 bias must leave room for the largest accumulator the op can produce
+// (in_c * k_h * k_w * 255 * 128 for conv, in_c * 255 * 128 for linear): acc + bias never overflows.
+TEST(Verifier, BiasMustFitTheAccumulator) {
+  const auto& b = conv_int8();
+  AlignedBytes probe(b);
+  uint8_t* pf = probe.data();
+  const int conv = find_op(pf, KernelId::conv_s8);
+  const int fc = find_op(pf, KernelId::fc_s8);
+  ASSERT_GE(conv, 0);
+  ASSERT_GE(fc, 0);
+  const auto& cp = params_as<kernels::ConvParams>(pf, conv);
+  const int64_t conv_acc = int64_t(cp.in_c) * cp.k_h * cp.k_w * 255 * 128;
+  const int64_t fc_acc = int64_t(params_as<kernels::FcParams>(pf, fc).in_c) * 255 * 128;
+  auto load = [&](int op, int index, int64_t v) {
+    return corrupt_and_load(b, [&](uint8_t* f) {
+      const int32_t x = int32_t(v);
+      std::memcpy(constant_data(f, op_record(f, op).tensors[2]) + 4 * index, &x, 4);
+    });
+  };
+  EXPECT_EQ(load(conv, 0, INT32_MAX - conv_acc), Error::kOk);
+  EXPECT_EQ(load(conv, 0, INT32_MAX - conv_acc + 1), Error::kBadParams);
+  EXPECT_EQ(load(conv, 3, -(INT32_MAX - conv_acc)), Error::kOk);
+  EXPECT_EQ(load(conv, 3, -(INT32_MAX - conv_acc) - 1), Error::kBadParams);
+  EXPECT_EQ(load(conv, 1, INT32_MIN), Error::kBadParams);
+  EXPECT_EQ(load(fc, 4, INT32_MAX - fc_acc), Error::kOk);
+  EXPECT_EQ(load(fc, 4, INT32_MAX - fc_acc + 1), Error::kBadParams);
+  // The largest allowed bias runs without overflow (UBSan in the sanitizer build).
+  AlignedBytes edge(b);
+  const int32_t x = int32_t(INT32_MAX - conv_acc);
+  for (int c = 0; c < cp.out_c; ++c) std::memcpy(constant_data(edge.data(), op_record(edge.data(), conv).tensors[2]) + 4 * c, &x, 4);
+  fix_crc(edge);
+  Runner r(edge.data(), edge.size());
+  ASSERT_TRUE(r.ok());
+  r.set_input(0, std::vector<float>(192, 1.0f));
+  EXPECT_EQ(r.run(), Error::kOk);
+}
+
 TEST(Verifier, PoolWindows) {
   using kernels::PoolParams;
   const auto& b = conv_int8();
@@ -563,16 +600,16 @@ TEST(Verifier, OtherOpParams) {
             Error::kBadParams);
 }
 
-// The verifier computes element counts in 64 bits from dims of up to 2^16: with four dims of
-// 2^16 the product is 2^64, which wraps to 0 and matches a 0-byte record. A permute over such
-// tensors (in_dims 2^16 x 4, whose product wraps to 0 too) passes every check, and permute_b8
-// would then write 2^64 elements into a 0-byte output.
+// Dims of up to 2^16 each: four of them multiply to 2^64, which wrapped to 0 in 64 bits and matched
+// a 0-byte record; a permute over such tensors (in_dims 2^16 x 4, wrapping the same way) then
+// loaded, and permute_b8 wrote 2^64 elements into a 0-byte output (fixed in 811ce63).
 TEST(Verifier, ElementCountsCannotWrapAround) {
   using kernels::PermuteParams;
   const auto& b = mixed_int8();
   AlignedBytes probe(b);
   const int perm = find_op(probe.data(), KernelId::permute_b8);
   ASSERT_GE(perm, 0);
+  // Never run these: a program that loads with them would write far outside the arena.
   auto huge = [](TensorRecord& t) {
     t.rank = 4;
     for (int d = 0; d < 4; ++d) t.dims[d] = 1 << 16;
@@ -590,14 +627,6 @@ TEST(Verifier, ElementCountsCannotWrapAround) {
     PermuteParams& p = params_as<PermuteParams>(f, perm);
     for (int d = 0; d < 4; ++d) p.in_dims[d] = 1 << 16, p.perm[d] = d;
   });
-  // Never run it: it would write far outside the arena.
-  if (with_permute == Error::kOk) {
-    GTEST_SKIP() << "bug: runtime/src/program.cpp verify_tensor accepts dims {65536,65536,65536,65536} with bytes 0 "
-                    "(uint64 element count wraps to 0; load -> "
-                 << error_name(tensor_only)
-                 << "), and ops/permute.cpp check_permute's n wraps the same way: a permute_b8 over such "
-                    "tensors loads (kOk) and would write 2^64 bytes";
-  }
   EXPECT_EQ(tensor_only, Error::kBadTensor);
   EXPECT_NE(with_permute, Error::kOk);
 }
@@ -714,47 +743,6 @@ void corrupt_randomly(uint8_t* f, size_t size, Rng& rng) {
   }
 }
 
-// Two known defects (reported, not fixed here) make some verified programs run into undefined
-// behaviour that UBSan/ASan abort on. The fuzz does not run those programs, and counts them:
-//  - "bias": conv_s8/dwconv_s8/fc_s8 compute `acc += bias[oc]` in int32; a bias within
-//    max|acc| of the int32 limits overflows (kernels/reference/conv_s8.cpp:28, dwconv_s8.cpp:29,
-//    fc_s8.cpp:16). The compiler itself emits INT32_MAX biases when an activation's calibrated
-//    range is degenerate (see compiler test Lowering.DegenerateCalibrationRangeSaturatesBias).
-//  - "overlap": concat_slice_* memcpy between an input and output whose arena ranges overlap;
-//    the verifier does not reject overlapping input/output tensors.
-const char* known_defect(uint8_t* f) {
-  using namespace kernels;
-  const Header& h = header(f);
-  for (uint32_t i = 0; i < h.op_count; ++i) {
-    const OpRecord& op = op_record(f, i);
-    const KernelId k = reference_of(op.kernel);
-    int64_t max_acc = -1;
-    if (k == KernelId::conv_s8) {
-      const auto& p = params_as<ConvParams>(f, i);
-      max_acc = int64_t(p.in_c) * p.k_h * p.k_w * 255 * 128;
-    } else if (k == KernelId::dwconv_s8) {
-      const auto& p = params_as<DwConvParams>(f, i);
-      max_acc = int64_t(p.k_h) * p.k_w * 255 * 128;
-    } else if (k == KernelId::fc_s8) {
-      max_acc = int64_t(params_as<FcParams>(f, i).in_c) * 255 * 128;
-    }
-    if (max_acc >= 0) {
-      const TensorRecord& b = tensor_record(f, op.tensors[2]);
-      const int32_t* bias = reinterpret_cast<const int32_t*>(constant_data(f, op.tensors[2]));
-      for (uint32_t c = 0; c < b.bytes / 4; ++c) {
-        if (std::llabs(int64_t(bias[c])) + max_acc > INT32_MAX) return "bias";
-      }
-    }
-    if (k == KernelId::concat_slice_s8 || k == KernelId::concat_slice_f32) {
-      const TensorRecord& in = tensor_record(f, op.tensors[0]);
-      const TensorRecord& out = tensor_record(f, op.tensors[op.input_count]);
-      if (in.storage == Storage::kArena && in.offset < out.offset + out.bytes && out.offset < in.offset + in.bytes)
-        return "overlap";
-    }
-  }
-  return nullptr;
-}
-
 TEST(Verifier, StructuralFuzz) {
   // Reference-kernel programs, and the same models compiled for an MVE core (tier kernels and
   // their trailing constant inputs, where the compiler selects them).
@@ -770,7 +758,6 @@ TEST(Verifier, StructuralFuzz) {
   constexpr uint32_t kMaxArena = 32u << 20;
   int loaded = 0, ran = 0, unchanged_loads = 0;
   std::map<Error, int> errors;
-  std::map<std::string, int> skipped;
   for (int it = 0; it < kIterations; ++it) {
     const std::vector<uint8_t>& base = *bases[size_t(it) % bases.size()];
     AlignedBytes file(base);
@@ -788,10 +775,6 @@ TEST(Verifier, StructuralFuzz) {
     ++loaded;
     const Program& program = p.value();
     if (program.arena_bytes() > kMaxArena) continue;
-    if (const char* defect = known_defect(file.data())) {
-      ++skipped[defect];
-      continue;
-    }
     GuardedArena arena(program.arena_bytes());
     auto s = Session::bind(program, arena.span());
     ASSERT_TRUE(s.ok()) << it << ": " << error_name(s.error());
@@ -807,10 +790,8 @@ TEST(Verifier, StructuralFuzz) {
   }
   std::string summary;
   for (const auto& [e, n] : errors) summary += std::string(error_name(e)) + "=" + std::to_string(n) + " ";
-  std::string known;
-  for (const auto& [d, n] : skipped) known += d + "=" + std::to_string(n) + " ";
-  std::printf("structural fuzz: %d iterations, %d loaded (%d unchanged), %d ran, not run for known defects: %s; rejected: %s\n",
-              kIterations, loaded, unchanged_loads, ran, known.empty() ? "none" : known.c_str(), summary.c_str());
+  std::printf("structural fuzz: %d iterations, %d loaded (%d unchanged), %d ran; rejected: %s\n", kIterations, loaded,
+              unchanged_loads, ran, summary.c_str());
   // The corruptions must reach both sides: many rejections, and enough accepted programs run.
   EXPECT_GT(kIterations - loaded, kIterations / 4);
   EXPECT_GT(ran - unchanged_loads, kIterations / 10);

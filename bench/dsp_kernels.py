@@ -1,0 +1,116 @@
+"""DSP kernels against the reference kernels, layer by layer, on the same boards (qemu-m4, qemu-m7).
+
+Each layer is a one-op program with int8 input and output (io="int8": no quantize/dequantize
+ops), compiled twice from the same exported model and calibration: for cortex-m0 (scalar tier:
+the reference kernels, which run on any board) and for the board's own core (DSP tier). Both
+run on the board; the figure is the firmware's per-inference counter, i.e. instructions (QEMU)
+of Session::run for that one op (kernel plus the runtime's dispatch), median over the samples.
+With --models, whole zoo models the same way (float input quantized on the board, as deployed;
+MACs are the program's conv and linear MACs; every op of the program counts).
+Prints Markdown tables; --json prints the raw records. Exit code 1 if any output differs.
+
+    .venv/bin/python bench/dsp_kernels.py [--boards qemu-m4 qemu-m7] [--samples 3] [--json] [--only TEXT]
+                                          [--models ds_cnn resnet8 ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+import mcuflow
+from mcuflow import device, zoo
+from mcuflow.boards import get_board
+
+
+def layers():
+    """(name, module, input shape NCHW or NC): DS-CNN's layer types and two larger layers."""
+    torch.manual_seed(0)
+    return [
+        ("DS-CNN conv 10x4 s2 1->64, 49x10, pad (5,1)", nn.Conv2d(1, 64, (10, 4), stride=2, padding=(5, 1)),
+         (1, 1, 49, 10)),
+        ("DS-CNN depthwise 3x3 64ch, 25x5, pad 1", nn.Conv2d(64, 64, 3, padding=1, groups=64), (1, 64, 25, 5)),
+        ("DS-CNN pointwise 64->64, 25x5", nn.Conv2d(64, 64, 1), (1, 64, 25, 5)),
+        ("DS-CNN FC 64->12", nn.Linear(64, 12), (1, 64)),
+        ("conv 3x3 16->32, 48x48, pad 1", nn.Conv2d(16, 32, 3, padding=1), (1, 16, 48, 48)),
+        ("pointwise 128->128, 12x12", nn.Conv2d(128, 128, 1), (1, 128, 12, 12)),
+        ("FC 640->128 (anomaly detection)", nn.Linear(640, 128), (1, 640)),
+    ]
+
+
+def measure_programs(ep, calibration, samples, io: str, board: str) -> dict:
+    """Compiles `ep` for the scalar tier and for the board's core and runs both on the board."""
+    record = {"board": board}
+    outputs = {}
+    for tier, target in (("reference", "cortex-m0"), ("dsp", get_board(board).core)):
+        program = mcuflow.compile(ep, target=target, calibration=calibration, io=io)
+        ops = program.metadata["ops"]
+        fw = device.cached_build(program, board)
+        outs, counts = device.run_elf_on_inputs(fw, program, samples, board)
+        outputs[tier] = outs
+        record[tier] = {"kernels": sorted({op["kernel"] for op in ops}), "macs": sum(op["macs"] for op in ops),
+                        "instructions": int(statistics.median(counts)), "counts": counts}
+    record["bit_exact"] = all(np.array_equal(a, b) for ra, rb in zip(outputs["reference"], outputs["dsp"])
+                              for a, b in zip(ra, rb))
+    return record
+
+
+def measure_layer(module: nn.Module, shape, samples: int, board: str) -> dict:
+    rng = np.random.RandomState(0)
+    calibration = [rng.standard_normal(shape).astype(np.float32) for _ in range(8)]
+    ep = torch.export.export(module.eval(), (torch.from_numpy(calibration[0]),))
+    xs = [[rng.randint(-128, 128, size=shape).astype(np.int8)] for _ in range(samples)]
+    return measure_programs(ep, calibration, xs, "int8", board)
+
+
+def measure_model(name: str, samples: int, board: str) -> dict:
+    model = zoo.get(name, seed=0)
+    xs = [[x[None]] for x in model.evaluation(samples)]
+    return measure_programs(model.export(), model.calibration(32), xs, "float32", board)
+
+
+def print_table(title: str, records: list) -> None:
+    print(title)
+    print("| layer | board | MACs | reference instr | MACs/instr | DSP kernels | DSP instr | MACs/instr | speed-up "
+          "| same output |")
+    print("|---|---|---:|---:|---:|---|---:|---:|---:|---|")
+    for r in records:
+        ref, dsp = r["reference"], r["dsp"]
+        kernels = ", ".join(k for k in dsp["kernels"] if k.endswith("_dsp"))
+        print(f"| {r['layer']} | {r['board']} | {ref['macs']} | {ref['instructions']} | "
+              f"{ref['macs'] / ref['instructions']:.3f} | {kernels} | {dsp['instructions']} | "
+              f"{dsp['macs'] / dsp['instructions']:.3f} | {ref['instructions'] / dsp['instructions']:.1f}x | "
+              f"{'yes' if r['bit_exact'] else 'NO'} |")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--boards", nargs="+", default=["qemu-m4", "qemu-m7"])
+    ap.add_argument("--samples", type=int, default=3)
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--only", default="", help="only layers whose name contains this text")
+    ap.add_argument("--models", nargs="*", default=[], help="whole zoo models too: " + ", ".join(zoo.names()))
+    args = ap.parse_args(argv)
+    layer_records = [{"layer": name, **measure_layer(module, shape, args.samples, board)}
+                     for board in args.boards for name, module, shape in layers() if args.only in name]
+    model_records = [{"layer": name, **measure_model(name, args.samples, board)}
+                     for board in args.boards for name in args.models]
+    if args.json:
+        print(json.dumps(layer_records + model_records, indent=1))
+    else:
+        note = f"instructions (QEMU) per inference, median of {args.samples} inputs; reference = cortex-m0 build"
+        if layer_records:
+            print_table(f"Single layers, int8 in/out, random int8 inputs ({note})", layer_records)
+        if model_records:
+            print_table(f"Zoo models, evaluation inputs ({note})", model_records)
+    return 0 if all(r["bit_exact"] for r in layer_records + model_records) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

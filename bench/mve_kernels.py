@@ -5,9 +5,11 @@ ops), compiled twice from the same exported model and calibration: for cortex-m0
 the reference kernels, which run on any board) and for cortex-m55 (MVE tier). Both run on
 qemu-m55; the figure is the firmware's per-inference counter, i.e. instructions (QEMU) of
 Session::run for that one op (kernel plus the runtime's dispatch), median over the samples.
-Prints a Markdown table; --json prints the raw records.
+With --models, whole zoo models the same way (float input quantized on the board, as
+deployed; MACs are the program's conv and linear MACs; every op of the program counts).
+Prints Markdown tables; --json prints the raw records.
 
-    .venv/bin/python bench/mve_kernels.py [--samples 3] [--json] [--only TEXT]
+    .venv/bin/python bench/mve_kernels.py [--samples 3] [--json] [--only TEXT] [--models ds_cnn resnet8 ...]
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import torch
 import torch.nn as nn
 
 import mcuflow
-from mcuflow import device
+from mcuflow import device, zoo
 
 BOARD = "qemu-m55"
 
@@ -41,23 +43,47 @@ def layers():
     ]
 
 
+def measure_programs(ep, calibration, samples, io: str) -> dict:
+    """Compiles `ep` for the scalar and MVE tiers and runs both on the board over `samples`."""
+    record = {}
+    outputs = {}
+    for tier, target in (("reference", "cortex-m0"), ("mve", "cortex-m55")):
+        program = mcuflow.compile(ep, target=target, calibration=calibration, io=io)
+        ops = program.metadata["ops"]
+        fw = device.cached_build(program, BOARD)
+        outs, counts = device.run_elf_on_inputs(fw, program, samples, BOARD)
+        outputs[tier] = outs
+        record[tier] = {"kernels": sorted({op["kernel"] for op in ops}), "macs": sum(op["macs"] for op in ops),
+                        "instructions": int(statistics.median(counts)), "counts": counts}
+    record["bit_exact"] = all(np.array_equal(a, b) for ra, rb in zip(outputs["reference"], outputs["mve"])
+                              for a, b in zip(ra, rb))
+    return record
+
+
 def measure_layer(module: nn.Module, shape, samples: int) -> dict:
-    module = module.eval()
     rng = np.random.RandomState(0)
     calibration = [rng.standard_normal(shape).astype(np.float32) for _ in range(8)]
-    ep = torch.export.export(module, (torch.from_numpy(calibration[0]),))
+    ep = torch.export.export(module.eval(), (torch.from_numpy(calibration[0]),))
     xs = [[rng.randint(-128, 128, size=shape).astype(np.int8)] for _ in range(samples)]
-    record = {}
-    for tier, target in (("reference", "cortex-m0"), ("mve", "cortex-m55")):
-        program = mcuflow.compile(ep, target=target, calibration=calibration, io="int8")
-        (op,) = program.metadata["ops"]
-        fw = device.cached_build(program, BOARD)
-        outputs, counts = device.run_elf_on_inputs(fw, program, xs, BOARD)
-        record[tier] = {"kernel": op["kernel"], "macs": op["macs"], "instructions": int(statistics.median(counts)),
-                        "counts": counts, "outputs": [o[0] for o in outputs]}
-    ref, mve = record["reference"], record["mve"]
-    record["bit_exact"] = all(np.array_equal(a, b) for a, b in zip(ref.pop("outputs"), mve.pop("outputs")))
-    return record
+    return measure_programs(ep, calibration, xs, io="int8")
+
+
+def measure_model(name: str, samples: int) -> dict:
+    model = zoo.get(name, seed=0)
+    xs = [[x[None]] for x in model.evaluation(samples)]
+    return measure_programs(model.export(), model.calibration(32), xs, io="float32")
+
+
+def print_table(title: str, records: list) -> None:
+    print(title)
+    print("| layer | MACs | reference instr | MACs/instr | MVE kernels | MVE instr | MACs/instr | speed-up | same output |")
+    print("|---|---:|---:|---:|---|---:|---:|---:|---|")
+    for r in records:
+        ref, mve = r["reference"], r["mve"]
+        kernels = ", ".join(k for k in mve["kernels"] if k.endswith("_mve"))
+        print(f"| {r['layer']} | {ref['macs']} | {ref['instructions']} | {ref['macs'] / ref['instructions']:.3f} | "
+              f"{kernels} | {mve['instructions']} | {mve['macs'] / mve['instructions']:.2f} | "
+              f"{ref['instructions'] / mve['instructions']:.1f}x | {'yes' if r['bit_exact'] else 'NO'} |")
 
 
 def main(argv=None) -> int:
@@ -65,25 +91,20 @@ def main(argv=None) -> int:
     ap.add_argument("--samples", type=int, default=3)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--only", default="", help="only layers whose name contains this text")
+    ap.add_argument("--models", nargs="*", default=[], help="whole zoo models too: " + ", ".join(zoo.names()))
     args = ap.parse_args(argv)
-    records = []
-    for name, module, shape in layers():
-        if args.only not in name:
-            continue
-        records.append({"layer": name, **measure_layer(module, shape, args.samples)})
+    layer_records = [{"layer": name, **measure_layer(module, shape, args.samples)}
+                     for name, module, shape in layers() if args.only in name]
+    model_records = [{"layer": name, **measure_model(name, args.samples)} for name in args.models]
     if args.json:
-        print(json.dumps(records, indent=1))
-        return 0
-    print(f"instructions (QEMU) per inference on {BOARD}, median of {args.samples} random int8 inputs")
-    print("| layer | MACs | reference kernel | instr | MACs/instr | MVE kernel | instr | MACs/instr | speed-up | same output |")
-    print("|---|---:|---|---:|---:|---|---:|---:|---:|---|")
-    for r in records:
-        ref, mve = r["reference"], r["mve"]
-        print(f"| {r['layer']} | {ref['macs']} | {ref['kernel']} | {ref['instructions']} | "
-              f"{ref['macs'] / ref['instructions']:.3f} | {mve['kernel']} | {mve['instructions']} | "
-              f"{mve['macs'] / mve['instructions']:.2f} | {ref['instructions'] / mve['instructions']:.1f}x | "
-              f"{'yes' if r['bit_exact'] else 'NO'} |")
-    return 0 if all(r["bit_exact"] for r in records) else 1
+        print(json.dumps(layer_records + model_records, indent=1))
+    else:
+        note = f"instructions (QEMU) per inference on {BOARD}, median of {args.samples} inputs; reference = cortex-m0 build"
+        if layer_records:
+            print_table(f"Single layers, int8 in/out, random int8 inputs ({note})", layer_records)
+        if model_records:
+            print_table(f"Zoo models, evaluation inputs ({note})", model_records)
+    return 0 if all(r["bit_exact"] for r in layer_records + model_records) else 1
 
 
 if __name__ == "__main__":

@@ -43,8 +43,12 @@ void append_prepared_input(LoweredProgram& p, ProgramOp& op, const Layout& layou
                              shifts = input_values<int32_t>(p, op, 4);
   const kernels::MveReferenceInputs reference{weights.data(), bias.data(), multipliers.data(), shifts.data(),
                                               per_channel_requant, input_offset};
-  std::vector<uint8_t> bytes(size_t(layout.blocks()) * size_t(layout.block_bytes()));
-  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = kernels::mve_prepared_byte(layout, int32_t(i), reference);
+  std::vector<uint8_t> bytes;
+  bytes.reserve(size_t(layout.blocks()) * size_t(layout.block_bytes()));
+  kernels::mve_emit_prepared(layout, reference, [&](uint8_t byte) {
+    bytes.push_back(byte);
+    return true;
+  });
   op.inputs.push_back(add_constant_tensor(p, p.tensors[op.inputs[1]].name + ".mve", DType::kInt8,
                                           {layout.blocks(), layout.block_bytes() / 16, 16}, std::move(bytes)));
 }

@@ -47,56 +47,64 @@ constexpr int32_t mve_table_value(int32_t row, int32_t bias, int32_t input_offse
   }
 }
 
-struct MveTableEntry {
-  int32_t channel;  // -1: padding
-  int32_t row;
-};
-
 struct MveGemmLayout {
   int32_t depth, out_c;
+  static constexpr int32_t kRowEntries = kMveGemmBlock;
 
   constexpr int32_t chunks() const { return (depth + kMveChunk - 1) / kMveChunk; }
   constexpr int32_t blocks() const { return (out_c + kMveGemmBlock - 1) / kMveGemmBlock; }
-  constexpr int32_t table_bytes() const { return kMveTableRows * kMveGemmBlock * 4; }
+  constexpr int32_t table_bytes() const { return kMveTableRows * kRowEntries * 4; }
   constexpr int32_t block_bytes() const { return table_bytes() + chunks() * kMveGemmBlock * kMveChunk; }
-  constexpr MveTableEntry table_entry(int32_t block, int32_t e) const {
-    const int32_t oc = block * kMveGemmBlock + e % kMveGemmBlock;
-    return {oc < out_c ? oc : -1, e / kMveGemmBlock};
-  }
-  // Weight byte j of a block holds w[oc][k] = reference weight oc * depth + k; -1: padding.
-  constexpr int32_t weight_source(int32_t block, int32_t j) const {
-    const int32_t oc = block * kMveGemmBlock + j / kMveChunk % kMveGemmBlock;
-    const int32_t k = j / (kMveGemmBlock * kMveChunk) * kMveChunk + j % kMveChunk;
-    return oc < out_c && k < depth ? oc * depth + k : -1;
+  // The channel of entry e of a block's table rows; -1: padding.
+  constexpr int32_t table_channel(int32_t block, int32_t e) const {
+    const int32_t oc = block * kMveGemmBlock + e;
+    return oc < out_c ? oc : -1;
   }
   int32_t weight_sum(const int8_t* weights, int32_t oc) const {
     int32_t sum = 0;
     for (int32_t k = 0; k < depth; ++k) sum += weights[oc * depth + k];
     return sum;
   }
+  // The block's weights in memory order, w[oc][k] = reference weight oc * depth + k.
+  template <typename Emit>
+  bool emit_weights(int32_t block, const int8_t* weights, Emit& emit) const {
+    for (int32_t chunk = 0; chunk < chunks(); ++chunk) {
+      for (int32_t oc = block * kMveGemmBlock; oc < (block + 1) * kMveGemmBlock; ++oc) {
+        for (int32_t k = chunk * kMveChunk; k < (chunk + 1) * kMveChunk; ++k) {
+          if (!emit(oc < out_c && k < depth ? uint8_t(weights[oc * depth + k]) : uint8_t{0})) return false;
+        }
+      }
+    }
+    return true;
+  }
 };
 
 struct MveDwLayout {
   int32_t channels, taps;
+  static constexpr int32_t kRowEntries = kMveDwGroup;
 
   constexpr int32_t blocks() const { return (channels + kMveDwGroup - 1) / kMveDwGroup; }
-  constexpr int32_t table_bytes() const { return kMveTableRows * kMveDwGroup * 4; }
+  constexpr int32_t table_bytes() const { return kMveTableRows * kRowEntries * 4; }
   constexpr int32_t block_bytes() const { return table_bytes() + taps * kMveDwGroup; }
   // Each row lists the four accumulators' lanes in turn.
-  constexpr MveTableEntry table_entry(int32_t block, int32_t e) const {
-    const int32_t in_row = e % kMveDwGroup;
-    const int32_t c = block * kMveDwGroup + kMveDwFirstChannel[in_row / 4] + 4 * (in_row % 4);
-    return {c < channels ? c : -1, e / kMveDwGroup};
-  }
-  // Weight byte j of a block holds tap t of channel c = reference weight t * channels + c.
-  constexpr int32_t weight_source(int32_t block, int32_t j) const {
-    const int32_t c = block * kMveDwGroup + j % kMveDwGroup;
-    return c < channels ? j / kMveDwGroup * channels + c : -1;
+  constexpr int32_t table_channel(int32_t block, int32_t e) const {
+    const int32_t c = block * kMveDwGroup + kMveDwFirstChannel[e / 4] + 4 * (e % 4);
+    return c < channels ? c : -1;
   }
   int32_t weight_sum(const int8_t* weights, int32_t c) const {
     int32_t sum = 0;
     for (int32_t t = 0; t < taps; ++t) sum += weights[t * channels + c];
     return sum;
+  }
+  // The block's weights in memory order: tap t of channel c = reference weight t * channels + c.
+  template <typename Emit>
+  bool emit_weights(int32_t block, const int8_t* weights, Emit& emit) const {
+    for (int32_t t = 0; t < taps; ++t) {
+      for (int32_t c = block * kMveDwGroup; c < (block + 1) * kMveDwGroup; ++c) {
+        if (!emit(c < channels ? uint8_t(weights[t * channels + c]) : uint8_t{0})) return false;
+      }
+    }
+    return true;
   }
 };
 
@@ -120,20 +128,29 @@ struct MveReferenceInputs {
   int32_t input_offset;
 };
 
-// Byte i of the prepared input of a layout (MveGemmLayout, MveDwLayout); tables little-endian.
-template <typename Layout>
-uint8_t mve_prepared_byte(const Layout& layout, int32_t i, const MveReferenceInputs& r) {
-  const int32_t block = i / layout.block_bytes(), at = i % layout.block_bytes();
-  if (at >= layout.table_bytes()) {
-    const int32_t source = layout.weight_source(block, at - layout.table_bytes());
-    return source < 0 ? uint8_t{0} : uint8_t(r.weights[source]);
+// The prepared input of a layout (MveGemmLayout, MveDwLayout) in memory order: emit(byte) for
+// each byte (tables little-endian), stopping with false as soon as emit returns false. The
+// compiler builds the input with it, the device verifier compares against it.
+template <typename Layout, typename Emit>
+bool mve_emit_prepared(const Layout& layout, const MveReferenceInputs& r, Emit emit) {
+  for (int32_t block = 0; block < layout.blocks(); ++block) {
+    for (int32_t row = 0; row < kMveTableRows; ++row) {
+      for (int32_t e = 0; e < Layout::kRowEntries; ++e) {
+        const int32_t c = layout.table_channel(block, e);
+        int32_t value = 0;
+        if (c >= 0) {
+          const int32_t q = r.per_channel_requant ? c : 0;
+          const int32_t weight_sum = row == kMveBiasFolded ? layout.weight_sum(r.weights, c) : 0;
+          value = mve_table_value(row, r.bias[c], r.input_offset, weight_sum, r.multipliers[q], r.shifts[q]);
+        }
+        for (int32_t byte = 0; byte < 4; ++byte) {
+          if (!emit(uint8_t(uint32_t(value) >> (8 * byte)))) return false;
+        }
+      }
+    }
+    if (!layout.emit_weights(block, r.weights, emit)) return false;
   }
-  const MveTableEntry e = layout.table_entry(block, at / 4);
-  if (e.channel < 0) return 0;
-  const int32_t q = r.per_channel_requant ? e.channel : 0;
-  const int32_t weight_sum = e.row == kMveBiasFolded ? layout.weight_sum(r.weights, e.channel) : 0;
-  const int32_t value = mve_table_value(e.row, r.bias[e.channel], r.input_offset, weight_sum, r.multipliers[q], r.shifts[q]);
-  return uint8_t(uint32_t(value) >> (8 * (at % 4)));
+  return true;
 }
 
 // prepared: the layout above (16-byte aligned, like every constant).

@@ -30,10 +30,8 @@ bool prepared_input_valid(const OpCheck& c, const Layout& layout, int32_t input_
   if (!tensor_is(c, kPreparedSlot, format::DType::kInt8, uint64_t(bytes)) || !prepared || !reference.weights ||
       !reference.bias || !reference.multipliers || !reference.shifts)
     return false;
-  for (int32_t i = 0; i < bytes; ++i) {
-    if (prepared[i] != kernels::mve_prepared_byte(layout, i, reference)) return false;
-  }
-  return true;
+  int32_t at = 0;
+  return kernels::mve_emit_prepared(layout, reference, [&](uint8_t byte) { return prepared[at++] == byte; });
 }
 
 }  // namespace mcuflow::ops::mve

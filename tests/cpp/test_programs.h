@@ -251,6 +251,33 @@ inline Graph mixed_graph(uint32_t seed = 23) {
   return b.g;
 }
 
+// The operator-coverage vocabulary: pad, a LUT activation, maximum, sub, nearest upsampling, a
+// transposed conv, sum over dims, slice, matmul of two activations, layer norm (float fallback in
+// int8 programs) and an argmax output (int32).
+inline Graph extended_graph(uint32_t seed = 29) {
+  Rng rng(seed);
+  Builder b;
+  const int x = b.input("x", {1, 4, 6, 6});
+  const int p = b.op("pad", {x}, {{"pad", std::vector<int64_t>{1, 1, 1, 1}}, {"value", 0.0}});
+  const int c = b.conv(p, b.random_constant("w", {4, 4, 3, 3}, rng, -0.4, 0.4), -1);
+  const int d = b.op("sub", {b.op("maximum", {b.op("sigmoid", {c}), x}), x});
+  const int u = b.op("upsample_nearest2d", {d}, {{"scale", std::vector<int64_t>{2, 2}}});
+  const int t = b.op("conv_transpose2d", {x, b.random_constant("wt", {4, 2, 2, 2}, rng, -0.5, 0.5)},
+                     {{"stride", std::vector<int64_t>{2, 2}},
+                      {"padding", std::vector<int64_t>{0, 0}},
+                      {"output_padding", std::vector<int64_t>{0, 0}},
+                      {"dilation", std::vector<int64_t>{1, 1}},
+                      {"groups", int64_t(1)}});
+  const int r = b.op("sum", {b.cat({u, t}, 1)}, {{"dims", std::vector<int64_t>{2, 3}}, {"keepdim", int64_t(0)}});
+  const int sl = b.op("slice", {r}, {{"dim", int64_t(1)}, {"start", int64_t(0)}, {"end", int64_t(4)}, {"step", int64_t(1)}});
+  const int mm = b.op("matmul", {b.reshape(b.mean_hw(x, false), {1, 4, 1}), b.reshape(sl, {1, 1, 4})});
+  const int ln = b.op("layer_norm", {mm, b.random_constant("lw", {4}, rng, 0.5, 1.5), b.random_constant("lb", {4}, rng)},
+                      {{"eps", 1e-5}});
+  const int am = b.op("argmax", {r}, {{"dim", int64_t(1)}, {"keepdim", int64_t(0)}});
+  b.outputs({ln, am});
+  return b.g;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Memory: exactly sized, 16-byte-aligned, so ASan reports any access past the end.
 

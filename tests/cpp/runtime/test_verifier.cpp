@@ -69,7 +69,9 @@ int first_constant_tensor(uint8_t* f) {
 // Valid programs
 
 TEST(Verifier, ValidProgramsLoadAndRun) {
-  for (const auto* bytes : {&tiny_int8(), &conv_int8(), &mixed_int8(), &mixed_fp32()}) {
+  static const std::vector<uint8_t> extended_int8 = compile_int8(extended_graph(), 1, 8);
+  static const std::vector<uint8_t> extended_fp32 = compile_fp32(extended_graph());
+  for (const auto* bytes : {&tiny_int8(), &conv_int8(), &mixed_int8(), &mixed_fp32(), &extended_int8, &extended_fp32}) {
     Runner r(*bytes);
     ASSERT_TRUE(r.ok()) << error_name(r.error());
     Rng rng(3);
@@ -79,6 +81,7 @@ TEST(Verifier, ValidProgramsLoadAndRun) {
     ASSERT_EQ(r.run(), Error::kOk);
     EXPECT_TRUE(r.arena().guards_intact());
     for (uint32_t o = 0; o < r.program().output_count(); ++o) {
+      if (r.program().output(o).dtype != DType::kFloat32) continue;  // argmax indices
       for (float v : r.output(o)) EXPECT_TRUE(std::isfinite(v));
     }
     // One op at a time gives the same as run() (inputs set again: the planner reuses their bytes).
@@ -792,8 +795,13 @@ TEST(Verifier, StructuralFuzz) {
   // their trailing constant inputs, where the compiler selects them).
   static const std::vector<uint8_t> mixed_int8_mve = compile_int8(mixed_graph(), 1, 8, false, "cortex-m55");
   static const std::vector<uint8_t> conv_int8_dsp = compile_int8(conv_relu_pool_linear_graph(), 1, 8, false, "cortex-m4");
-  const std::vector<const std::vector<uint8_t>*> bases = {&mixed_int8(), &mixed_fp32(),     &conv_int8(),
-                                                          &tiny_int8(),  &mixed_int8_mve, &conv_int8_dsp};
+  // ...and the operator-coverage kernels (strided copy, LUT, reduce, argmax, transposed conv,
+  // batch matmul, layer norm, min/max/sub).
+  static const std::vector<uint8_t> extended_int8 = compile_int8(extended_graph(), 1, 8);
+  static const std::vector<uint8_t> extended_fp32 = compile_fp32(extended_graph());
+  const std::vector<const std::vector<uint8_t>*> bases = {&mixed_int8(),    &mixed_fp32(),   &conv_int8(),
+                                                          &tiny_int8(),     &mixed_int8_mve, &conv_int8_dsp,
+                                                          &extended_int8, &extended_fp32};
   // MCUFLOW_FUZZ_ITERATIONS / MCUFLOW_FUZZ_SEED run longer or other campaigns by hand.
   const char* env_iterations = std::getenv("MCUFLOW_FUZZ_ITERATIONS");
   const char* env_seed = std::getenv("MCUFLOW_FUZZ_SEED");

@@ -14,10 +14,7 @@ void run(const DwConvParams& params, const dsp::Output& o, const int8_t* input, 
   const int32_t taps = p.k_h * p.k_w, groups = p.out_c / 4;
   const int32_t offset_pair = int32_t((uint32_t(p.input_offset) & 0xFFFFu) * 0x10001u);
   const int8_t* padding = reinterpret_cast<const int8_t*>(prepared + dsp_dw_weight_words(p));
-  // Accumulators hold sums, not doubled ones (the window is small enough to double at the end):
-  // they start at half the channel's doubled start value (its bias on the fast path).
-  auto start = [&](int32_t c) { return kFast ? channels[c].bias : channels[c].acc_init >> 1; };
-  auto value = [&](int32_t acc, int32_t c) { return dsp::output_value<kFast>(2 * acc, channels[c], o); };
+  auto value = [&](int32_t acc2, int32_t c) { return dsp::output_value<kFast>(acc2, channels[c], o); };
   const int8_t* tap_input[kDspMaxTaps];
   for (int32_t oy = 0; oy < p.out_h; ++oy) {
     for (int32_t ox = 0; ox < p.out_w; ++ox, output += p.out_c) {
@@ -31,13 +28,14 @@ void run(const DwConvParams& params, const dsp::Output& o, const int8_t* input, 
       const int32_t* w = prepared;
       int32_t c = 0;
       for (; c < 4 * groups; c += 4, w += 2 * taps) {
-        int32_t a0 = start(c), a1 = start(c + 1), a2 = start(c + 2), a3 = start(c + 3);
+        int32_t a0 = channels[c].acc_init, a1 = channels[c + 1].acc_init;
+        int32_t a2 = channels[c + 2].acc_init, a3 = channels[c + 3].acc_init;
         dsp::dw_taps(taps, tap_input, c, w, offset_pair, a0, a1, a2, a3);
         const uint32_t packed = dsp::pack4(value(a0, c), value(a1, c + 1), value(a2, c + 2), value(a3, c + 3));
         std::memcpy(output + c, &packed, 4);
       }
       for (; c < p.out_c; ++c) {  // the last 1-3 channels, one by one
-        int32_t acc = start(c);
+        int32_t acc = channels[c].acc_init;
         for (int32_t t = 0; t < taps; ++t) {
           const int32_t weight = int16_t(w[2 * t + (c & 1)] >> (c & 2 ? 16 : 0));
           acc += (tap_input[t][c] + p.input_offset) * weight;

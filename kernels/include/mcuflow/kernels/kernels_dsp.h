@@ -97,18 +97,19 @@ inline int32_t dsp_fc_scratch_bytes(const FcParams& p) {
 }
 
 // Depthwise conv, ch_mult 1, windows of up to kDspMaxTaps taps (any stride, padding,
-// dilation). Prepared input, int32 [dsp_dw_prepared_words]: the weights widened for
-// SMLABB/SMLATT, [ceil(out_c / 4)][k_h * k_w][2], per group of four channels c..c+3 and tap
-// the int16 pairs (w[c], w[c+2]) and (w[c+1], w[c+3]) (0 past out_c); then one pixel of
-// padding, in_c bytes of the input zero point (rounded up to whole words), which padding taps
-// read so that every pixel runs the same code.
+// dilation). Prepared input, int32 [dsp_dw_prepared_words]: the weights doubled (so the
+// accumulators are doubled, as DspChannel wants) and widened for SMLABB/SMLATT,
+// [ceil(out_c / 4)][k_h * k_w][2], per group of four channels c..c+3 and tap the int16 pairs
+// (2 w[c], 2 w[c+2]) and (2 w[c+1], 2 w[c+3]) (0 past out_c); then one pixel of padding, in_c
+// bytes of the input zero point (rounded up to whole words), which padding taps read so that
+// every pixel runs the same code.
 constexpr int32_t kDspMaxTaps = 25;
 inline int32_t dsp_dw_weight_words(const DwConvParams& p) { return (p.out_c + 3) / 4 * p.k_h * p.k_w * 2; }
 inline int32_t dsp_dw_prepared_words(const DwConvParams& p) { return dsp_dw_weight_words(p) + (p.in_c + 3) / 4; }
 inline int32_t dsp_dw_prepared_word(const DwConvParams& p, const int8_t* weights, int32_t i) {
   if (i >= dsp_dw_weight_words(p)) return int32_t(uint32_t(uint8_t(-p.input_offset)) * 0x01010101u);
   const int32_t taps = p.k_h * p.k_w, group = i / (taps * 2), tap = i / 2 % taps;
-  auto w = [&](int32_t c) { return c < p.out_c ? uint32_t(uint16_t(int16_t(weights[tap * p.out_c + c]))) : 0u; };
+  auto w = [&](int32_t c) { return c < p.out_c ? uint32_t(uint16_t(int16_t(2 * weights[tap * p.out_c + c]))) : 0u; };
   const int32_t c = 4 * group + i % 2;
   return int32_t(w(c) | (w(c + 2) << 16));
 }
@@ -385,36 +386,64 @@ inline void conv_block(int32_t depth, int32_t out_c, const Output& o, const int1
   }
 }
 
-// One row (slot 0 of the scratch, depth values) times every weight row, requantized into
-// out[0..out_c): two output channels per pass share each expanded input word.
+// a, b += one expanded row (slot 0 of the scratch, x at its first group) times the weight
+// rows at wa and wb, over `groups` >= 1 groups of four, advancing x, wa and wb: 25
+// instructions per two groups and 16 multiply-accumulates. Written out for the same reasons
+// as mac_groups, with the same odd-count entry.
+inline void row_pair_groups(int32_t groups, const int32_t*& x, const int8_t*& wa, const int8_t*& wb, int32_t& a,
+                            int32_t& b) {
+  int32_t x_even, x_odd, w, w_even;
+#define MCUFLOW_DSP_ROW_PAIR_GROUP                                 \
+  "ldrd %[x_even], %[x_odd], [%[x]], #32\n\t"                      \
+  "ldr %[w], [%[wa]], #4\n\t"                                      \
+  "sxtb16 %[w_even], %[w]\n\t"                                     \
+  "sxtb16 %[w], %[w], ror #8\n\t"                                  \
+  "smlad %[a], %[x_even], %[w_even], %[a]\n\t"                     \
+  "smlad %[a], %[x_odd], %[w], %[a]\n\t"                           \
+  "ldr %[w], [%[wb]], #4\n\t"                                      \
+  "sxtb16 %[w_even], %[w]\n\t"                                     \
+  "sxtb16 %[w], %[w], ror #8\n\t"                                  \
+  "smlad %[b], %[x_even], %[w_even], %[b]\n\t"                     \
+  "smlad %[b], %[x_odd], %[w], %[b]\n\t"
+  static_assert(2 * kDspPixels * sizeof(int32_t) == 32, "a scratch group is 32 bytes");
+  __asm__(
+      "subs %[groups], %[groups], #1\n\t"
+      "lsrs %[groups], %[groups], #1\n\t"
+      "bcc 2f\n\t"
+      "1:\n\t" MCUFLOW_DSP_ROW_PAIR_GROUP
+      "2:\n\t" MCUFLOW_DSP_ROW_PAIR_GROUP
+      "subs %[groups], %[groups], #1\n\t"
+      "bpl 1b"
+      : [a] "+r"(a), [b] "+r"(b), [groups] "+r"(groups), [x] "+r"(x), [wa] "+r"(wa), [wb] "+r"(wb),
+        [x_even] "=&r"(x_even), [x_odd] "=&r"(x_odd), [w] "=&r"(w), [w_even] "=&r"(w_even)
+      :
+      : "cc", "memory");
+#undef MCUFLOW_DSP_ROW_PAIR_GROUP
+}
+
+// One row (slot 0 of the scratch, depth >= 4 values) times every weight row, requantized into
+// out[0..out_c): two output channels per pass share each expanded input word (an odd last
+// channel pairs with itself).
 template <bool kFast>
 inline void single_row(int32_t depth, int32_t out_c, const Output& o, const int16_t* scratch, const int8_t* weights,
                        const DspChannel* channels, int8_t* out) {
   const int32_t groups = depth >> 2, tail = depth & 3;
-  auto tail_word = [&](const int8_t* w) { return int32_t(uint32_t(read_word(w + tail - 4)) >> (32 - 8 * tail)); };
-  int32_t oc = 0;
-  for (; oc + 1 < out_c; oc += 2, weights += depth) {
-    const int8_t* w1 = weights + depth;
-    int32_t a = channels[oc].acc_init, b = channels[oc + 1].acc_init;
+  for (int32_t oc = 0; oc < out_c; oc += 2) {
+    const int32_t ob = oc + 1 < out_c ? oc + 1 : oc;
+    const int8_t* wa = weights + oc * depth;
+    const int8_t* wb = weights + ob * depth;
+    int32_t a = channels[oc].acc_init, b = channels[ob].acc_init;
     const int32_t* x = reinterpret_cast<const int32_t*>(scratch);
-    for (int32_t g = 0; g < groups + (tail ? 1 : 0); ++g, x += 2 * kDspPixels, weights += 4, w1 += 4) {
-      const int32_t wa = g < groups ? read_word(weights) : tail_word(weights);
-      const int32_t wb = g < groups ? read_word(w1) : tail_word(w1);
-      a = __smlad(x[1], sxtb16_odd(wa), __smlad(x[0], __sxtb16(wa), a));
-      b = __smlad(x[1], sxtb16_odd(wb), __smlad(x[0], __sxtb16(wb), b));
-    }
-    weights += tail - (tail ? 4 : 0);
-    out[oc] = int8_t(output_value<kFast>(a, channels[oc], o));
-    out[oc + 1] = int8_t(output_value<kFast>(b, channels[oc + 1], o));
-  }
-  if (oc < out_c) {  // an odd last channel
-    int32_t a = channels[oc].acc_init;
-    const int32_t* x = reinterpret_cast<const int32_t*>(scratch);
-    for (int32_t g = 0; g < groups + (tail ? 1 : 0); ++g, x += 2 * kDspPixels, weights += 4) {
-      const int32_t wa = g < groups ? read_word(weights) : tail_word(weights);
-      a = __smlad(x[1], sxtb16_odd(wa), __smlad(x[0], __sxtb16(wa), a));
+    row_pair_groups(groups, x, wa, wb, a, b);
+    if (tail) {  // the rows' last `tail` weights, read as the top bytes of their last words
+      const int32_t shift = 32 - 8 * tail;
+      const int32_t last_a = int32_t(uint32_t(read_word(wa + tail - 4)) >> shift);
+      const int32_t last_b = int32_t(uint32_t(read_word(wb + tail - 4)) >> shift);
+      a = __smlad(x[1], sxtb16_odd(last_a), __smlad(x[0], __sxtb16(last_a), a));
+      b = __smlad(x[1], sxtb16_odd(last_b), __smlad(x[0], __sxtb16(last_b), b));
     }
     out[oc] = int8_t(output_value<kFast>(a, channels[oc], o));
+    out[ob] = int8_t(output_value<kFast>(b, channels[ob], o));
   }
 }
 

@@ -76,6 +76,18 @@ void Graph::replace_uses(int old_tensor, int new_tensor) {
   std::replace(outputs.begin(), outputs.end(), old_tensor, new_tensor);
 }
 
+int64_t broadcast_index(const Shape& out, const Shape& in, int64_t index) {
+  const size_t offset = out.size() - in.size();
+  int64_t result = 0, in_stride = 1, out_stride = 1;
+  for (size_t d = out.size(); d-- > 0;) {
+    const int64_t coord = (index / out_stride) % out[d];
+    if (d >= offset && in[d - offset] != 1) result += coord * in_stride;
+    if (d >= offset) in_stride *= in[d - offset];
+    out_stride *= out[d];
+  }
+  return result;
+}
+
 std::string shape_str(const Shape& s) {
   std::ostringstream os;
   os << "[";

@@ -521,9 +521,12 @@ class Lowering {
     const Tensor& b = tensor(b_id);
     if (a.constant) fail(op, "constant first operand of a subtraction (the front end sends c - x as neg and add)");
     int mode = broadcast_mode(b, y);
+    // A constant the kernel cannot broadcast is expanded now, to the output's shape.
+    std::vector<float> b_data = b.data;
     if (mode < 0 && b.constant) {
-      fail(op, "broadcast of constant " + shape_str(b.shape) + " against " + shape_str(y.shape) +
-                   " is not supported (same shape, per-channel or scalar only)");
+      b_data.resize(size_t(y.numel()));
+      for (int64_t i = 0; i < y.numel(); ++i) b_data[size_t(i)] = b.data[size_t(broadcast_index(y.shape, b.shape, i))];
+      mode = 0;
     }
     // Operands in another shape or layout than the output are copied into it.
     auto matches = [&](const Tensor& t) { return t.shape == y.shape && layout_of(t) == layout_of(y); };
@@ -543,7 +546,7 @@ class Lowering {
 
     Quant bq = b.quant;
     if (b.constant) {
-      const std::vector<float> phys = mode == 0 ? to_physical(b.data, b.shape, Lowering::layout_of(a)) : b.data;
+      const std::vector<float> phys = mode == 0 ? to_physical(b_data, y.shape, layout_of(y)) : b_data;
       if (int8()) {
         bq = quant_of_values(phys);
         bid = constant(b.name, DType::kInt8, {int32_t(phys.size())}, quantize_values(phys, bq));

@@ -84,6 +84,7 @@ CASES = {
     "add_broadcast_both": (lambda m, x, y: x + y, [(1, 4, 1), (1, 1, 5)]),
     "mul_broadcast_rows": (lambda m, x, y: x * y, [R4, (1, 1, 4, 1)]),
     "maximum_broadcast_rank": (lambda m, x, y: torch.maximum(x, y), [(4, 5), R4]),
+    "add_constant_rows": (lambda m, x: x + torch.arange(20.0).reshape(1, 1, 4, 5) / 10, [R4]),
     "minimum": (lambda m, x, y: torch.minimum(x, y), [R4, R4]),
     "maximum": (lambda m, x, y: torch.maximum(x, y), [R3, R3]),
     "matmul": (lambda m, x, y: torch.matmul(x, y), [(1, 2, 5, 7), (1, 2, 7, 3)]),

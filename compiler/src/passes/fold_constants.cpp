@@ -11,18 +11,6 @@ std::vector<int64_t> strides_of(const Shape& s) {
   return st;
 }
 
-// Index into `in` (right-aligned broadcast against `out`) of the element at flat `index` of `out`.
-int64_t broadcast_index(const Shape& out, const Shape& in, int64_t index) {
-  const auto out_strides = strides_of(out), in_strides = strides_of(in);
-  const size_t offset = out.size() - in.size();
-  int64_t result = 0;
-  for (size_t d = 0; d < out.size(); ++d) {
-    const int64_t coord = (index / out_strides[d]) % out[d];
-    if (d >= offset && in[d - offset] != 1) result += coord * in_strides[d - offset];
-  }
-  return result;
-}
-
 std::vector<float> evaluate(const Graph& g, const Op& op, const Shape& out_shape) {
   const Tensor& x = g.tensors[op.inputs[0]];
   int64_t n = 1;

@@ -75,4 +75,8 @@ std::vector<Shape> infer_shapes(const Graph& g, const Op& op);
 
 std::string shape_str(const Shape& s);
 
+// Flat index into `in` (broadcast against `out` by NumPy's rules) of the element at flat
+// `index` of `out`; both in logical row-major order.
+int64_t broadcast_index(const Shape& out, const Shape& in, int64_t index);
+
 }  // namespace mcuflow::compiler

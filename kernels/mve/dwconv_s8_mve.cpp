@@ -1,5 +1,6 @@
-// Depthwise convolution (channel multiplier 1), int8, MVE, any window, stride, dilation and
-// padding; 16 channels at a time (kernels_mve.h describes the prepared input).
+// Depthwise convolution (channel multiplier 1), int8, MVE: windows of up to kMveDwMaxTaps taps,
+// any stride, dilation and padding; 16 channels at a time (kernels_mve.h describes the
+// prepared input).
 //
 // A tap's products come from VMULLB/VMULLT (int8 x int8 -> int16, even and odd channels),
 // widened by VMOVLB/VMOVLT into four int32 accumulators whose lanes hold channels

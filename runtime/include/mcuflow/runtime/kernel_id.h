@@ -66,7 +66,8 @@ namespace mcuflow {
   X(conv_s8_1x1_mve, 96, conv_s8)               \
   X(conv_s8_mve, 97, conv_s8)                   \
   X(dwconv_s8_mve, 98, dwconv_s8)               \
-  X(fc_s8_mve, 99, fc_s8)
+  X(fc_s8_mve, 99, fc_s8)                       \
+  X(add_s8_mve, 100, add_s8)
 
 enum class KernelId : uint16_t {
 #define MCUFLOW_KERNEL_ENUM(name, id) name = id,

@@ -1,0 +1,17 @@
+// Adapter for the MVE add kernel add_s8_mve: the inputs of add_s8, nothing prepared.
+#include "../check.h"
+#include "mcuflow/kernels/kernels_mve.h"
+
+namespace mcuflow::ops {
+namespace {
+
+void eval_add_s8_mve(const OpCall& c) {
+  kernels::add_s8_mve(c.get_params<kernels::BinaryParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.out<int8_t>(0));
+}
+
+}  // namespace
+
+extern const KernelEntry kernel_entry_add_s8_mve = {sizeof(kernels::BinaryParams), 2, 1, check_binary_s8,
+                                                    eval_add_s8_mve};
+
+}  // namespace mcuflow::ops

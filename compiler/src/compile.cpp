@@ -91,7 +91,11 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
   lp.source = options.source;
   select_kernels(lp, target.tier);
   if (options.schedule) schedule_ops(lp);
-  plan_memory(lp, PlanOptions{true, options.in_place, true});
+  PlanOptions plan;
+  plan.in_place = options.in_place;
+  plan.regions = options.regions;
+  plan.copy_weights = options.copy_weights;
+  plan_memory(lp, plan);
   return serialize(lp);
 }
 

@@ -8,8 +8,10 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <sstream>
 
+#include "mcuflow/compiler/ir.h"
 #include "mcuflow/compiler/kernel_selection.h"
 #include "mcuflow/compiler/serializer.h"
 #include "mcuflow/kernels/params.h"
@@ -22,6 +24,7 @@ namespace {
 constexpr size_t kExactGroups = 20;
 constexpr uint64_t kExactNodeBudget = 100000;
 constexpr uint64_t kLargeNodeBudget = 5000;
+constexpr int kDropRounds = 8;  // in-place pairs dropped at most, one per round
 
 bool is_root(const ProgramTensor& t) { return !t.constant && t.alias_of < 0; }
 
@@ -475,6 +478,173 @@ Outcome plan_with(LoweredProgram& p, const std::vector<Lifetime>& life, std::vec
   return o;
 }
 
+// --- memory regions -------------------------------------------------------------------------
+
+// The part of `pr` made of groups `keep` (indices into pr.groups).
+Problem subproblem(const Problem& pr, const std::vector<int>& keep) {
+  std::vector<int> index(pr.groups.size(), -1);
+  for (size_t k = 0; k < keep.size(); ++k) index[keep[k]] = int(k);
+  Problem sub;
+  sub.neighbors.resize(keep.size());
+  sub.forbidden.resize(keep.size());
+  for (size_t k = 0; k < keep.size(); ++k) {
+    sub.groups.push_back(pr.groups[keep[k]]);
+    for (size_t j = 0; j < pr.neighbors[keep[k]].size(); ++j) {
+      const int other = index[pr.neighbors[keep[k]][j]];
+      if (other < 0) continue;
+      sub.neighbors[k].push_back(other);
+      sub.forbidden[k].push_back(pr.forbidden[keep[k]][j]);
+    }
+  }
+  return sub;
+}
+
+Placement best_heuristic(const Problem& pr) {
+  auto placements = heuristic_placements(pr);
+  return *std::min_element(placements.begin(), placements.end(),
+                           [](const Placement& a, const Placement& b) { return a.arena < b.arena; });
+}
+
+// Bytes of group g's pieces live at each step (-1 … op_count), counting overlaps once.
+std::vector<int64_t> group_extent(const LoweredProgram& p, const Group& g) {
+  std::vector<int64_t> extent(p.ops.size() + 2, 0);
+  for (size_t s = 0; s < extent.size(); ++s) {
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    for (const Piece& pc : g.pieces)
+      if (pc.life.first <= int(s) - 1 && int(s) - 1 <= pc.life.last) spans.emplace_back(pc.rel, pc.rel + pc.size);
+    std::sort(spans.begin(), spans.end());
+    int64_t reached = std::numeric_limits<int64_t>::min();
+    for (const auto& [lo, hi] : spans) {
+      if (hi > std::max(lo, reached)) extent[s] += hi - std::max(lo, reached);
+      reached = std::max(reached, hi);
+    }
+  }
+  return extent;
+}
+
+// Accesses per byte: for each op touching a tensor of the group, its MACs (the work that reads
+// it) or, for ops without MACs, the tensor's bytes; divided by the group's bytes.
+double heat(const LoweredProgram& p, const Group& g) {
+  double accesses = 0.0, bytes = 0.0;
+  for (const Piece& pc : g.pieces) {
+    bytes += double(pc.size);
+    for (const ProgramOp& op : p.ops) {
+      const bool touches = std::any_of(op.inputs.begin(), op.inputs.end(), [&](int t) { return root_of(p, t) == pc.tensor; }) ||
+                           std::any_of(op.outputs.begin(), op.outputs.end(), [&](int t) { return root_of(p, t) == pc.tensor; });
+      if (touches) accesses += op.macs > 0 ? double(op.macs) : double(pc.size);
+    }
+  }
+  return accesses / bytes;
+}
+
+struct RegionPlan {
+  std::vector<int> groups;  // indices into the whole problem
+  Placement placement;      // offsets indexed like `groups`
+  int64_t used = 0;         // activations, then copied weights
+};
+
+struct Spill {
+  int tensor;
+  size_t region;
+  double heat;
+};
+
+// Fills the regions in order: a region keeps the groups it can hold and passes the coldest group
+// live at its busiest op to the next until its plan fits. The last region takes the rest.
+std::vector<RegionPlan> assign_regions(const LoweredProgram& p, const Problem& pr, const Placement& whole,
+                                       const std::vector<MemoryRegion>& regions, std::vector<Spill>& spills) {
+  std::vector<RegionPlan> plans(regions.size());
+  std::vector<int> remaining(pr.groups.size());
+  std::iota(remaining.begin(), remaining.end(), 0);
+  if (whole.arena <= int64_t(regions[0].capacity) || regions.size() == 1) {
+    plans[0].groups = remaining;
+    plans[0].placement = whole;
+    return plans;
+  }
+  std::vector<std::vector<int64_t>> extent;
+  std::vector<double> warmth;
+  for (const Group& g : pr.groups) {
+    extent.push_back(group_extent(p, g));
+    warmth.push_back(heat(p, g));
+  }
+  for (size_t r = 0; r < regions.size() && !remaining.empty(); ++r) {
+    std::vector<int> keep = remaining, spilled;
+    for (;;) {
+      Placement pl = best_heuristic(subproblem(pr, keep));
+      if (pl.arena <= int64_t(regions[r].capacity) || r + 1 == regions.size() || keep.empty()) {
+        plans[r].groups = keep;
+        plans[r].placement = std::move(pl);
+        break;
+      }
+      size_t busiest = 0;
+      int64_t most = -1;
+      for (size_t s = 0; s < p.ops.size() + 2; ++s) {
+        int64_t live = 0;
+        for (int g : keep) live += extent[g][s];
+        if (live > most) most = live, busiest = s;
+      }
+      auto coldest = keep.end();
+      for (auto it = keep.begin(); it != keep.end(); ++it) {
+        if (extent[*it][busiest] == 0) continue;
+        if (coldest == keep.end() || warmth[*it] < warmth[*coldest] ||
+            (warmth[*it] == warmth[*coldest] && pr.groups[*it].height > pr.groups[*coldest].height))
+          coldest = it;
+      }
+      spills.push_back(Spill{pr.groups[*coldest].pieces[0].tensor, r + 1, warmth[*coldest]});
+      spilled.push_back(*coldest);
+      keep.erase(coldest);
+    }
+    remaining = std::move(spilled);
+  }
+  return plans;
+}
+
+struct WeightCopy {
+  int tensor;
+  size_t region;
+  double macs_per_byte;
+};
+
+struct Layout {
+  std::vector<MemoryRegion> regions;
+  std::vector<RegionPlan> plans;  // per region
+  std::vector<Spill> spills;
+  std::vector<WeightCopy> copies;
+};
+
+// Weights (input 1 of ops with MACs, used nowhere else) by MACs per byte, copied into the room
+// fast regions have left.
+std::vector<WeightCopy> copy_weights(LoweredProgram& p, const std::vector<MemoryRegion>& regions,
+                                     std::vector<RegionPlan>& plans) {
+  std::vector<double> macs(p.tensors.size(), 0.0);
+  std::vector<bool> other_use(p.tensors.size(), false);
+  for (const ProgramOp& op : p.ops) {
+    for (size_t slot = 0; slot < op.inputs.size(); ++slot) {
+      const int t = op.inputs[slot];
+      if (slot == 1 && op.macs > 0) macs[t] += double(op.macs);
+      else other_use[t] = true;
+    }
+  }
+  std::vector<int> weights;
+  for (size_t t = 0; t < p.tensors.size(); ++t)
+    if (p.tensors[t].constant && macs[t] > 0 && !other_use[t]) weights.push_back(int(t));
+  auto density = [&](int t) { return macs[t] / double(p.tensors[t].byte_size()); };
+  std::stable_sort(weights.begin(), weights.end(), [&](int a, int b) { return density(a) > density(b); });
+  std::vector<WeightCopy> copies;
+  for (int t : weights) {
+    for (size_t r = 0; r < regions.size(); ++r) {
+      const int64_t size = aligned_size(p.tensors[t]);
+      if (!regions[r].fast || plans[r].used + size > int64_t(regions[r].capacity)) continue;
+      p.tensors[t].region = int(r);
+      p.tensors[t].ram_offset = plans[r].used;
+      plans[r].used += size;
+      copies.push_back(WeightCopy{t, r, density(t)});
+      break;
+    }
+  }
+  return copies;
+}
+
 std::string op_name(const LoweredProgram& p, int op) {
   if (op < 0) return "program start";
   if (op >= int(p.ops.size())) return "program end";
@@ -485,14 +655,14 @@ std::string op_name(const LoweredProgram& p, int op) {
 // Why the arena exceeds the lower bound, one line per cause: the tensor at the top of the
 // arena and every tensor below it that lives at one of its ops (the pairs that keep it up).
 std::vector<std::string> explain_excess(const LoweredProgram& p, const std::vector<Lifetime>& life,
-                                        const std::vector<int64_t>& live, const Outcome& o) {
+                                        const std::vector<int64_t>& live, const Outcome& o, int64_t arena) {
   std::vector<std::string> lines;
-  const int64_t excess = int64_t(p.arena_bytes) - o.lower_bound;
+  const int64_t excess = arena - o.lower_bound;
   if (excess <= 0) return lines;
   int top = -1;
   for (size_t t = 0; t < p.tensors.size(); ++t) {
     const ProgramTensor& pt = p.tensors[t];
-    if (is_root(pt) && life[t].first <= life[t].last && pt.offset + aligned_size(pt) == int64_t(p.arena_bytes)) {
+    if (is_root(pt) && life[t].first <= life[t].last && pt.offset + aligned_size(pt) == arena) {
       top = int(t);
       break;
     }
@@ -504,7 +674,7 @@ std::vector<std::string> explain_excess(const LoweredProgram& p, const std::vect
   std::ostringstream os;
   os << excess << " bytes above the lower bound: " << x.name << " (" << aligned_size(x) << " bytes, live "
  << op_name(p, life[top].first) << " to " << op_name(p, life[top].last) << ") lies at ["
-     << x.offset << ", " << p.arena_bytes << "), the top of the arena; at most " << busiest << " bytes are live at any of its ops, so "
+     << x.offset << ", " << arena << "), the top of the arena; at most " << busiest << " bytes are live at any of its ops, so "
      << x.offset + aligned_size(x) - busiest << " bytes below it are gaps no placement found a use for";
   lines.push_back(os.str());
   for (size_t t = 0; t < p.tensors.size(); ++t) {
@@ -528,8 +698,14 @@ std::vector<std::string> explain_excess(const LoweredProgram& p, const std::vect
   return lines;
 }
 
+// The liveness bound without in-place execution and with every in-place pair the kernels allow
+// (the planner keeps only the pairs that pay; its bound lies in between).
+struct Bounds {
+  uint32_t without_in_place, all_in_place;
+};
+
 std::string plan_report_json(const LoweredProgram& p, const std::vector<Lifetime>& life, const Outcome& o,
-                             uint32_t bound_without_in_place) {
+                             const Bounds& bounds, const Layout& layout) {
   const auto live = live_bytes(p, life);
   const int peak = int(std::max_element(live.begin(), live.end()) - live.begin()) - 1;
   int64_t padding = 0;
@@ -539,12 +715,16 @@ std::string plan_report_json(const LoweredProgram& p, const std::vector<Lifetime
     padding += aligned_size(p.tensors[t]) - p.tensors[t].byte_size();
     peak_tensors << (peak_tensors.tellp() > 0 ? "," : "") << json_string(p.tensors[t].name);
   }
+  int64_t activations = 0;
+  for (const RegionPlan& plan : layout.plans) activations += align_up(uint32_t(plan.placement.arena), kTensorAlign);
+  const bool one_region = p.region_bytes.size() == 1;
   std::ostringstream os;
-  os << "{\"arena\":" << p.arena_bytes << ",\"lower_bound\":" << p.arena_lower_bound
-     << ",\"lower_bound_without_in_place\":" << bound_without_in_place << ",\"peak_op\":" << peak
+  os << "{\"arena\":" << activations << ",\"lower_bound\":" << p.arena_lower_bound
+     << ",\"lower_bound_without_in_place\":" << bounds.without_in_place
+     << ",\"lower_bound_all_in_place\":" << bounds.all_in_place << ",\"peak_op\":" << peak
      << ",\"peak_tensors\":[" << peak_tensors.str() << "],\"alignment_padding\":" << padding
      << ",\"method\":" << json_string(o.placement.method)
-     << ",\"optimal\":" << (p.arena_bytes == p.arena_lower_bound || o.placement.exhaustive ? "true" : "false")
+     << ",\"optimal\":" << (one_region && (activations == p.arena_lower_bound || o.placement.exhaustive) ? "true" : "false")
      << ",\"search_nodes\":" << o.placement.nodes << ",\"in_place\":[";
   bool first = true;
   for (size_t t = 0; t < p.tensors.size(); ++t) {
@@ -557,8 +737,30 @@ std::string plan_report_json(const LoweredProgram& p, const std::vector<Lifetime
        << ",\"output\":" << json_string(out.name) << ",\"shift\":" << int64_t(in.offset) - int64_t(out.offset) << "}";
     first = false;
   }
+  os << "],\"regions\":[";
+  for (size_t r = 0; r < p.region_bytes.size(); ++r) {
+    const MemoryRegion& region = layout.regions[r];
+    os << (r ? "," : "") << "{\"name\":" << json_string(region.name) << ",\"bytes\":" << p.region_bytes[r]
+       << ",\"activations\":" << align_up(uint32_t(layout.plans[r].placement.arena), kTensorAlign)
+       << ",\"fast\":" << (region.fast ? "true" : "false");
+    if (region.capacity != UINT32_MAX) os << ",\"capacity\":" << region.capacity;
+    os << "}";
+  }
+  os << "],\"spilled\":[";
+  for (size_t i = 0; i < layout.spills.size(); ++i) {
+    const Spill& sp = layout.spills[i];
+    os << (i ? "," : "") << "{\"tensor\":" << json_string(p.tensors[sp.tensor].name) << ",\"to\":"
+       << json_string(layout.regions[sp.region].name) << ",\"accesses_per_byte\":" << sp.heat << "}";
+  }
+  os << "],\"copied_weights\":[";
+  for (size_t i = 0; i < layout.copies.size(); ++i) {
+    const WeightCopy& c = layout.copies[i];
+    os << (i ? "," : "") << "{\"tensor\":" << json_string(p.tensors[c.tensor].name) << ",\"region\":"
+       << json_string(layout.regions[c.region].name) << ",\"bytes\":" << p.tensors[c.tensor].byte_size()
+       << ",\"macs_per_byte\":" << c.macs_per_byte << "}";
+  }
   os << "],\"excess\":[";
-  const auto lines = explain_excess(p, life, live, o);
+  const auto lines = one_region ? explain_excess(p, life, live, o, activations) : std::vector<std::string>{};
   for (size_t i = 0; i < lines.size(); ++i) os << (i ? "," : "") << json_string(lines[i]);
   os << "]}";
   return os.str();
@@ -620,10 +822,11 @@ void plan_memory(LoweredProgram& p, const PlanOptions& options) {
   // drift down by more than it saves. Candidates: no pairs, every pair, and only the pairs at
   // ops that would otherwise exceed the lowest bound (a pair saves bytes at its own op only).
   std::vector<std::vector<InPlacePair>> variants{{}};
+  int64_t lowest = bound_without_in_place;  // the bound with every in-place pair
   if (in_place) {
     const auto candidates = pair_candidates(p, life);
     const auto live = live_bytes(p, life);
-    int64_t lowest = 0;
+    lowest = 0;
     std::vector<int64_t> saving(p.ops.size() + 1, 0);
     for (const auto& [pair, saved] : candidates) saving[pair.op] = saved;
     for (size_t s = 0; s < live.size(); ++s) lowest = std::max(lowest, live[s] - (s >= 1 ? saving[s - 1] : 0));
@@ -640,20 +843,61 @@ void plan_memory(LoweredProgram& p, const PlanOptions& options) {
     Outcome o = plan_with(p, life, variants[v], options.reuse);
     if (o.placement.arena < best.placement.arena) best = std::move(o);
   }
+  // The chain at the top of the arena may drift more than some of its pairs save: drop the pair
+  // whose removal shrinks the arena most, while one does.
+  for (int round = 0; round < kDropRounds && !best.pairs.empty(); ++round) {
+    const Problem& pr = best.problem;
+    std::vector<bool> at_top(p.tensors.size(), false);
+    for (size_t g = 0; g < pr.groups.size(); ++g)
+      if (best.placement.offset[g] + pr.groups[g].height == best.placement.arena)
+        for (const Piece& pc : pr.groups[g].pieces) at_top[pc.tensor] = true;
+    std::optional<Outcome> better;
+    for (size_t k = 0; k < best.pairs.size(); ++k) {
+      if (!at_top[best.pairs[k].output]) continue;
+      std::vector<InPlacePair> fewer = best.pairs;
+      fewer.erase(fewer.begin() + long(k));
+      Outcome o = plan_with(p, life, std::move(fewer), options.reuse);
+      if (o.placement.arena < (better ? better->placement.arena : best.placement.arena)) better = std::move(o);
+    }
+    if (!better) break;
+    best = std::move(*better);
+  }
   if (options.reuse && options.exact && best.placement.arena > best.lower_bound) {
     const bool small = best.problem.groups.size() <= kExactGroups;
     best.placement =
         Search(best.problem, best.lower_bound, best.placement, small ? kExactNodeBudget : kLargeNodeBudget, small).run();
   }
   for (const InPlacePair& ip : best.pairs) p.tensors[ip.output].in_place_of = ip.input;
-  for (size_t g = 0; g < best.problem.groups.size(); ++g)
-    for (const Piece& pc : best.problem.groups[g].pieces)
-      p.tensors[pc.tensor].offset = uint32_t(best.placement.offset[g] + pc.rel);
-  for (auto& t : p.tensors)
-    if (!t.constant && t.alias_of >= 0) t.offset = p.tensors[t.alias_of].offset;
-  p.arena_bytes = align_up(uint32_t(best.placement.arena), kTensorAlign);
+
+  Layout layout;
+  layout.regions = options.reuse && !options.regions.empty() ? options.regions : std::vector<MemoryRegion>{{"arena"}};
+  if (layout.regions.size() > format::kMaxRegions)
+    throw CompileError("at most " + std::to_string(format::kMaxRegions) + " memory regions are supported");
+  layout.plans = assign_regions(p, best.problem, best.placement, layout.regions, layout.spills);
+  for (auto& t : p.tensors) t.region = 0, t.ram_offset = -1;
+  for (size_t r = 0; r < layout.plans.size(); ++r) {
+    RegionPlan& plan = layout.plans[r];
+    for (size_t k = 0; k < plan.groups.size(); ++k) {
+      for (const Piece& pc : best.problem.groups[plan.groups[k]].pieces) {
+        p.tensors[pc.tensor].offset = uint32_t(plan.placement.offset[k] + pc.rel);
+        p.tensors[pc.tensor].region = int(r);
+      }
+    }
+    plan.used = align_up(uint32_t(plan.placement.arena), kTensorAlign);
+  }
+  for (auto& t : p.tensors) {
+    if (t.constant || t.alias_of < 0) continue;
+    t.offset = p.tensors[t.alias_of].offset;
+    t.region = p.tensors[t.alias_of].region;
+  }
+  if (options.copy_weights && options.reuse) layout.copies = copy_weights(p, layout.regions, layout.plans);
+  size_t used_regions = layout.plans.size();
+  while (used_regions > 1 && layout.plans[used_regions - 1].used == 0) --used_regions;
+  p.region_bytes.clear();
+  for (size_t r = 0; r < used_regions; ++r) p.region_bytes.push_back(uint32_t(layout.plans[r].used));
+  p.arena_bytes = p.region_bytes[0];
   p.arena_lower_bound = uint32_t(best.lower_bound);
-  p.plan_report = plan_report_json(p, life, best, bound_without_in_place);
+  p.plan_report = plan_report_json(p, life, best, Bounds{bound_without_in_place, uint32_t(lowest)}, layout);
 }
 
 }  // namespace mcuflow::compiler

@@ -80,6 +80,7 @@ std::string metadata_json(const LoweredProgram& p) {
     os << (i ? "," : "") << "{\"name\":" << json_string(t.name) << ",\"shape\":" << json_list(t.logical_shape)
        << ",\"alias_of\":" << t.alias_of << ",\"ir\":" << t.ir_tensor;
     if (t.in_place_of >= 0) os << ",\"in_place_of\":" << t.in_place_of;
+    if (t.region > 0) os << ",\"region\":" << t.region;
     const Lifetime& l = life[t.alias_of >= 0 ? size_t(t.alias_of) : i];
     if (!t.constant) os << ",\"first_op\":" << l.first << ",\"last_op\":" << l.last;
     os << "}";
@@ -113,6 +114,9 @@ std::vector<uint8_t> serialize(const LoweredProgram& p) {
   h.input_count = uint16_t(p.inputs.size());
   h.output_count = uint16_t(p.outputs.size());
   h.arena_bytes = p.arena_bytes;
+  h.region_count = uint32_t(std::max<size_t>(1, p.region_bytes.size()));
+  if (h.region_count > kMaxRegions) throw CompileError("program uses more than 4 memory regions");
+  for (uint32_t r = 1; r < h.region_count; ++r) h.region_bytes[r - 1] = p.region_bytes[r];
   h.arena_lower_bound = p.arena_lower_bound;
 
   // Constants first (their offsets go into the tensor records), laid out in their own buffer.
@@ -131,7 +135,9 @@ std::vector<uint8_t> serialize(const LoweredProgram& p) {
     TensorRecord r{};
     r.dtype = t.dtype;
     r.rank = uint8_t(t.dims.size());
-    r.storage = t.constant ? Storage::kConstant : Storage::kArena;
+    r.storage = !t.constant ? Storage::kArena : t.ram_offset >= 0 ? Storage::kCopiedConstant : Storage::kConstant;
+    r.region = uint8_t(!t.constant || t.ram_offset >= 0 ? t.region : 0);
+    r.copy_offset = t.ram_offset >= 0 ? uint32_t(t.ram_offset) : 0;
     r.layout = t.layout;
     for (uint32_t d = 0; d < kMaxRank; ++d) r.dims[d] = d < t.dims.size() ? t.dims[d] : 1;
     r.offset = t.constant ? const_offset[i] : t.offset;

@@ -20,14 +20,12 @@
 #include "harness_io.h"
 #include "mcuflow/board.h"
 #include "mcuflow/runtime/runtime.h"
-#include "mcuflow_model.h"  // generated: MCUFLOW_ARENA_BYTES, mcuflow_program, firmware_kernels()
+#include "mcuflow_model.h"  // generated: mcuflow_program, firmware_kernels(), firmware_arena_regions()
 
 namespace {
 
 using harness::fail;
 using harness::put_uint;
-
-alignas(16) uint8_t g_arena[MCUFLOW_ARENA_BYTES] __attribute__((section(".mcuflow_arena")));
 
 struct Settings {
   uint32_t warmup, runs, first_op, end_op;
@@ -85,10 +83,9 @@ int main() {
     harness::fail_io("cannot read", "bench.bin");
 
   const mcuflow::Span<const uint8_t> bytes{mcuflow_program, mcuflow_program_size()};
-  const mcuflow::Span<uint8_t> arena{g_arena, sizeof(g_arena)};
   const uint32_t init_start = board_counter();
   auto program = mcuflow::Program::load(bytes, firmware_kernels());
-  auto session = program.ok() ? mcuflow::Session::bind(program.value(), arena)
+  auto session = program.ok() ? mcuflow::Session::bind(program.value(), firmware_arena_regions(), MCUFLOW_REGION_COUNT)
                               : mcuflow::Result<mcuflow::Session>(program.error());
   const uint32_t init = board_counter() - init_start;
   if (!program.ok()) fail("program rejected", program.error());

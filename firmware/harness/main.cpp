@@ -12,13 +12,7 @@
 #include "harness_io.h"
 #include "mcuflow/board.h"
 #include "mcuflow/runtime/runtime.h"
-#include "mcuflow_model.h"  // generated: MCUFLOW_ARENA_BYTES, mcuflow_program, firmware_kernels()
-
-namespace {
-
-alignas(16) uint8_t g_arena[MCUFLOW_ARENA_BYTES] __attribute__((section(".mcuflow_arena")));
-
-}  // namespace
+#include "mcuflow_model.h"  // generated: mcuflow_program, firmware_kernels(), firmware_arena_regions()
 
 int main() {
   using harness::fail;
@@ -27,8 +21,8 @@ int main() {
   const mcuflow::Span<const uint8_t> bytes{mcuflow_program, mcuflow_program_size()};
   auto program = mcuflow::Program::load(bytes, firmware_kernels());
   if (!program.ok()) fail("program rejected", program.error());
-  if (program.value().arena_bytes() > sizeof(g_arena)) board_exit(harness::kExitArena);
-  auto session = mcuflow::Session::bind(program.value(), mcuflow::Span<uint8_t>{g_arena, sizeof(g_arena)});
+  auto session = mcuflow::Session::bind(program.value(), firmware_arena_regions(), MCUFLOW_REGION_COUNT);
+  if (session.error() == mcuflow::Error::kArenaTooSmall) board_exit(harness::kExitArena);
   if (!session.ok()) fail("bind failed", session.error());
 
   uint32_t batch = 0, n = 0;

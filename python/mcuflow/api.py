@@ -187,6 +187,7 @@ class Program:
             "constant_bytes": header["constants_bytes"],
             "arena_bytes": header["arena_bytes"],
             "arena_lower_bound": header["arena_lower_bound"],
+            "region_bytes": self.region_bytes,
             "plan": self.metadata.get("plan", {}),
             "schedule": self.metadata.get("schedule", {}),
             "inputs": [_io_json(x) for x in self.inputs],
@@ -234,11 +235,13 @@ class Program:
         each arena tensor's bytes."""
         d = self.describe()
         plan, schedule, tensors = d["plan"], d["schedule"], d["tensors"]
-        arena, bound = d["arena_bytes"], d["arena_lower_bound"]
-        lines = [f"memory plan: arena {arena} bytes, liveness lower bound {bound}"
+        arena, bound = plan.get("arena", d["arena_bytes"]), d["arena_lower_bound"]
+        lines = [f"memory plan: {arena} bytes of activations, liveness lower bound {bound}"
                  + (f" (ratio {arena / bound:.3f})" if bound else "")]
         if plan:
-            lines.append(f"  without in-place execution the lower bound would be {plan['lower_bound_without_in_place']}")
+            lines.append(f"  without in-place execution the lower bound would be {plan['lower_bound_without_in_place']}, "
+                         f"with every in-place op the kernels allow {plan['lower_bound_all_in_place']} (the plan keeps "
+                         f"the ones that shrink the arena)")
             peak = ", ".join(plan["peak_tensors"])
             lines.append(f"  peak at op {plan['peak_op']}: {peak} ({plan['alignment_padding']} bytes of it 16-byte "
                          f"alignment padding)")
@@ -248,19 +251,33 @@ class Program:
             how = (f"reordered, peak {schedule['exported_peak']} -> {schedule['peak']}" if schedule["reordered"]
                    else f"exported order kept (peak {schedule['peak']}, no better order)")
             lines.append(f"  op order: {how}; {schedule['method']} search over {schedule['states']} op sets")
+        if len(d["region_bytes"]) > 1 or plan.get("copied_weights"):
+            for r in plan.get("regions", []):
+                room = f" of {r['capacity']}" if "capacity" in r else ""
+                lines.append(f"  region {r['name']}{' (fast)' if r['fast'] else ''}: {r['bytes']}{room} bytes, "
+                             f"{r['activations']} of them activations")
+        for s in plan.get("spilled", []):
+            lines.append(f"  spilled to {s['to']}: {s['tensor']} ({s['accesses_per_byte']:.3g} accesses per byte, "
+                         f"the coldest live at the fuller region's peak)")
+        for c in plan.get("copied_weights", []):
+            lines.append(f"  weights copied to {c['region']} at start-up: {c['tensor']} ({c['bytes']} bytes, "
+                         f"{c['macs_per_byte']:.3g} MACs per byte)")
         for step in plan.get("in_place", []):
             where = "over" if step["shift"] == 0 else f"{step['shift']} bytes below"
             lines.append(f"  in place: op {step['op']} writes {step['output']} {where} {step['input']}")
         if plan.get("excess"):
             lines.append("  above the lower bound:")
             lines += [f"    {line}" for line in plan["excess"]]
-        lines.append(f"{'tensor':<36} {'dtype':<8} {'offset':>8} {'bytes':>8}  live ops")
+        names = [r["name"] for r in plan.get("regions", [])] or ["arena"]
+        lines.append(f"{'tensor':<36} {'dtype':<8} {'region':<8} {'offset':>8} {'bytes':>8}  live ops")
         for t in tensors:
-            if t["storage"] != "arena" or (t.get("alias_of", -1) >= 0 and t.get("in_place_of", -1) < 0):
+            if t["storage"] == "constant" or (t.get("alias_of", -1) >= 0 and t.get("in_place_of", -1) < 0):
                 continue
             note = f"  in place over {tensors[t['in_place_of']]['name']}" if t.get("in_place_of", -1) >= 0 else ""
-            lines.append(f"{t['name'][:36]:<36} {t['dtype']:<8} {t['offset']:>8} {t['bytes']:>8}  "
-                         f"{t.get('first_op')}..{t.get('last_op')}{note}")
+            offset, live = (t["copy_offset"], "weights") if t["storage"] == "copied" else \
+                (t["offset"], f"{t.get('first_op')}..{t.get('last_op')}")
+            lines.append(f"{t['name'][:36]:<36} {t['dtype']:<8} {names[t['region']][:8]:<8} {offset:>8} {t['bytes']:>8}  "
+                         f"{live}{note}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -273,7 +290,7 @@ def _io_json(spec: dict) -> dict:
 
 def compile(exported_program, target: str = "cortex-m55", calibration: Any = None, *,
             precision: str = "int8", io: str = "float32", source: dict[str, str] | None = None,
-            fallback: str = "float", schedule: bool = True, in_place: bool = True) -> Program:
+            fallback: str = "float", schedule: bool = True, in_place: bool = True, memory: Any = None) -> Program:
     """Compiles a ``torch.export.ExportedProgram`` into an mcuflow ``Program``.
 
     ``calibration``: representative inputs (an iterable of input tuples, or one array per
@@ -285,6 +302,9 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     ``schedule``: run the ops in the order with the smallest memory peak (False: the exported
     order). ``in_place``: let ops overwrite inputs that die there (False: every output gets
     bytes of its own). Neither changes a single output bit; ``mcuflow inspect`` shows the plan.
+    ``memory``: where activations (and weights worth copying) go: a board name such as
+    ``"qemu-m55"`` (its RAM regions, fastest first, from ``mcuflow.boards``), a memory-map JSON
+    file or dict (``mcuflow.device.memory_regions``); None: one arena.
     ``source``: provenance strings stored in the program's metadata under "source" (``mcuflow
     compile`` records the model file's name and SHA-256 there).
     """
@@ -295,6 +315,9 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
         raise InputError(f"unknown precision '{precision}' (int8 or fp32)")
     if io not in ("float32", "int8"):
         raise InputError(f"unknown io '{io}' (float32 or int8)")
+    from .device import memory_regions
+
+    regions, copy_weights = memory_regions(memory)
     if fallback not in ("float", "error"):
         raise InputError(f"unknown fallback '{fallback}' (float or error)")
     if source is not None and not (isinstance(source, dict)
@@ -310,7 +333,7 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
             samples = normalize_calibration(calibration, user_inputs(exported_program))
             source = {**(source or {}), CALIBRATION_SAMPLES_KEY: " ".join(sample_hash(s) for s in samples)}
         data = _core.compile(builder, target, [list(s) for s in samples], precision, io, source or {}, fallback,
-                             bool(schedule), bool(in_place))
+                             bool(schedule), bool(in_place), regions, copy_weights)
     except _core.CompileError as e:
         raise UnsupportedModelError(str(e)) from None
     return Program(data)

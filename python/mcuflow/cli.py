@@ -82,6 +82,7 @@ def cmd_compile(args) -> int:
     if calibration is not None:
         source["calibration_sha256"] = file_sha256(args.calibration)
     program = compile_model(ep, target=args.target, calibration=calibration, precision=args.precision, io=args.io,
+                            memory=args.memory,
                             fallback="error" if args.no_fallback else "float",
                             source=source)
     program.save(args.output)
@@ -141,6 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--io", choices=["float32", "int8"], default="float32", help="program input/output dtype")
     c.add_argument("--no-fallback", action="store_true",
                    help="int8: fail instead of running ops without a usable int8 kernel in float32")
+    c.add_argument("--memory", help="plan into a board's memory regions (e.g. qemu-m55: DTCM first, then SRAM) "
+                                   "or a memory-map JSON file; default one arena")
     c.add_argument("-o", "--output", required=True, help="output .mfp file")
     c.set_defaults(func=cmd_compile)
 

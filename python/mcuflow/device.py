@@ -1,8 +1,9 @@
 """Programs on emulated boards: generate the firmware sources for a program, build them with
 the cross toolchain and run them under QEMU with semihosting file I/O.
 
-Only the kernels a program uses are compiled in; the arena is a static buffer sized from the
-program; inputs and outputs travel as raw files in the program's physical layout.
+Only the kernels a program uses are compiled in; the arena is one static buffer per memory
+region of the plan, sized from the program and placed in the board's section for that region;
+inputs and outputs travel as raw files in the program's physical layout.
 """
 
 from __future__ import annotations
@@ -34,6 +35,66 @@ RUNTIME_ERRORS = ["ok", "truncated", "bad_magic", "bad_version", "bad_checksum",
 
 class DeviceError(McuflowError):
     """Building or running firmware failed (message names the board and the cause)."""
+
+
+# .data/.bss of the runtime, harness and libc share the RAM region that holds the stack: a plan
+# for a board leaves them this much (they measure under 4 KiB on every board).
+STATIC_RAM_RESERVE = 8 * KiB
+
+
+def memory_regions(memory) -> tuple[list[tuple[str, int, bool]], bool]:
+    """What ``mcuflow.compile(memory=...)`` plans into: the RAM regions as (name, bytes the plan
+    may use, fast), fastest first, and whether weights belong in fast RAM (the program's
+    constants sit in slow memory). ``memory`` is a board name (its regions from boards.py; the
+    region with the stack and static data keeps room for them), a memory-map JSON file, or such
+    a map: ``{"regions": [{"name": "DTCM", "bytes": 131072, "fast": true}, {"name": "SRAM",
+    "bytes": 1048576}], "weights_in_slow_memory": true}``."""
+    if memory is None:
+        return [], False
+    if isinstance(memory, (str, os.PathLike)) and str(memory).endswith(".json"):
+        try:
+            memory = json.loads(Path(memory).read_text())
+        except OSError as e:
+            raise InputError(f"cannot read memory map {memory}: {e.strerror}") from None
+        except json.JSONDecodeError as e:
+            raise InputError(f"memory map {memory} is not JSON: {e}") from None
+    elif isinstance(memory, str):
+        board = _board(memory)
+        rams = sorted((r for r in board.regions if r.kind == "ram" and r.arena_section), key=lambda r: not r.fast)
+        reserve = board.default_stack_size + STATIC_RAM_RESERVE
+        regions = [(r.name, r.size - (reserve if r.name == board.ram_region else 0), r.fast) for r in rams]
+        return regions, any(r.fast for r in rams) and not board.region(board.code_region).fast
+    entries = memory.get("regions") if isinstance(memory, dict) else None
+    if not isinstance(entries, list) or not 1 <= len(entries) <= 4:
+        raise InputError('a memory map is {"regions": [{"name": "...", "bytes": N, "fast": true|false}, ...]} '
+                         "with 1 to 4 regions")
+    regions = []
+    for r in entries:
+        name, size, fast = (r.get("name"), r.get("bytes"), r.get("fast", False)) if isinstance(r, dict) else (None,) * 3
+        if not isinstance(name, str) or not name or name in [n for n, _, _ in regions]:
+            raise InputError(f"memory map region {r!r}: needs a unique, non-empty name")
+        if not isinstance(size, int) or isinstance(size, bool) or not 16 <= size < 2**32:
+            raise InputError(f"memory map region {name}: bytes must be a whole number from 16 to 2**32-1")
+        if not isinstance(fast, bool):
+            raise InputError(f"memory map region {name}: fast must be true or false")
+        regions.append((name, size, fast))
+    return sorted(regions, key=lambda r: not r[2]), bool(memory.get("weights_in_slow_memory", False))
+
+
+def _arena_regions(program: Program, board) -> list:
+    """The board region holding each memory region of the program's plan."""
+    names = [r["name"] for r in program.metadata.get("plan", {}).get("regions", [])] or ["arena"]
+    regions = []
+    for name in names:
+        try:
+            region = board.arena if name == "arena" else board.region(name)
+        except KeyError:
+            raise DeviceError(f"{board.name}: the program is planned for a memory region {name!r} the board lacks "
+                              f"(compile with memory='{board.name}')") from None
+        if not region.arena_section:
+            raise DeviceError(f"{board.name}: region {name} cannot hold an arena")
+        regions.append(region)
+    return regions
 
 
 def source_root() -> Path:
@@ -89,8 +150,9 @@ def check_tiers(program: Program, board) -> None:
                           f"instructions: compile with --target {board.core}")
 
 
-def generate_sources(program: Program, out_dir: Path) -> list[Path]:
-    """Writes the program blob, the kernel table and the model header; returns their sources."""
+def generate_sources(program: Program, out_dir: Path, board) -> list[Path]:
+    """Writes the program blob, the kernel table, the arena buffers (one per memory region, in
+    `board`'s section for it) and the model header; returns their sources."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "model.mfp").write_bytes(program.data)
     ids = _core.kernel_ids()
@@ -107,11 +169,22 @@ def generate_sources(program: Program, out_dir: Path) -> list[Path]:
     (out_dir / "mcuflow_model.h").write_text(
         "/* Generated by mcuflow for one program. */\n#pragma once\n#include <cstdint>\n"
         "#include \"mcuflow/runtime/runtime.h\"\n\n"
-        f"#define MCUFLOW_ARENA_BYTES {max(program.arena_bytes, 16)}u\n"
+        f"#define MCUFLOW_REGION_COUNT {len(program.region_bytes)}u\n"
         f"#define MCUFLOW_PROGRAM_BYTES {len(program.data)}u\n\n"
         "extern \"C\" const uint8_t mcuflow_program[];\nextern \"C\" const uint8_t mcuflow_program_end[];\n"
         "inline uint32_t mcuflow_program_size() { return uint32_t(mcuflow_program_end - mcuflow_program); }\n"
-        "mcuflow::KernelTable firmware_kernels();\n")
+        "mcuflow::KernelTable firmware_kernels();\n"
+        "const mcuflow::Span<uint8_t>* firmware_arena_regions();  // MCUFLOW_REGION_COUNT spans, region 0 first\n")
+    sizes = [max(n, 16) for n in program.region_bytes]
+    sections = [r.arena_section for r in _arena_regions(program, board)]
+    (out_dir / "arena.cpp").write_text(
+        "// Generated by mcuflow: one arena buffer per memory region of the plan, in the board's section.\n"
+        "#include \"mcuflow_model.h\"\n\nnamespace {\n"
+        + "".join(f"alignas(16) uint8_t g_region{i}[{n}] __attribute__((section(\"{s}\")));\n"
+                  for i, (n, s) in enumerate(zip(sizes, sections)))
+        + "const mcuflow::Span<uint8_t> kRegions[] = {"
+        + ", ".join(f"{{g_region{i}, {n}u}}" for i, n in enumerate(sizes)) + "};\n}  // namespace\n\n"
+        "const mcuflow::Span<uint8_t>* firmware_arena_regions() { return kRegions; }\n")
     # the table ends at the largest id used: Program::load reports higher ids as not linked
     count = max((ids[k] for k in kernels), default=0) + 1
     slots = ["nullptr"] * count
@@ -124,17 +197,20 @@ def generate_sources(program: Program, out_dir: Path) -> list[Path]:
         + ",\n    ".join(slots) + ",\n};\n}  // namespace\n\n"
         "mcuflow::KernelTable firmware_kernels() {\n"
         f"  return mcuflow::KernelTable{{kKernels, {count}}};\n}}\n")
-    return [out_dir / "program.S", out_dir / "kernel_table.cpp"]
+    return [out_dir / "program.S", out_dir / "kernel_table.cpp", out_dir / "arena.cpp"]
 
 
 def check_fits(program: Program, board_name: str) -> None:
-    """Fails early, before compiling, when the planned arena cannot fit the board's RAM."""
+    """Fails early, before compiling, when a planned region cannot fit its board region."""
     board = _board(board_name)
-    region = board.arena
-    need = program.arena_bytes + board.default_stack_size
-    if need > region.size:
-        raise DeviceError(f"{board.name}: needs {-(-need // KiB)} KiB of RAM, board has {region.size // KiB} KiB "
-                          f"(arena {program.arena_bytes} bytes + stack {board.default_stack_size} bytes)")
+    regions = _arena_regions(program, board)
+    for region, planned in zip(regions, program.region_bytes):
+        stack = board.default_stack_size if region.name == board.ram_region else 0
+        need = planned + stack
+        if need > region.size:
+            where = f" in {region.name}" if len(regions) > 1 else ""
+            raise DeviceError(f"{board.name}: needs {-(-need // KiB)} KiB of RAM{where}, board has "
+                              f"{region.size // KiB} KiB (arena {planned} bytes + stack {stack} bytes)")
 
 
 def _harness_source(root: Path, harness: str) -> Path:
@@ -162,7 +238,7 @@ def build(program: Program, board_name: str, out_dir: str | os.PathLike, harness
     check_tiers(program, board)
     root = source_root()
     out = Path(out_dir)
-    generated = generate_sources(program, out / "generated")
+    generated = generate_sources(program, out / "generated", board)
     kernels = _kernel_sources(root, used_kernels(program))
     sources = _runtime_sources(root, board_tiers(board)) + [_harness_source(root, harness)] + generated
     try:

@@ -96,7 +96,8 @@ class GraphBuilder {
 py::bytes compile_program(const GraphBuilder& builder, const std::string& target, const py::list& calibration,
                           const std::string& precision, const std::string& io,
                           const std::map<std::string, std::string>& source, const std::string& fallback,
-                          bool schedule, bool in_place) {
+                          bool schedule, bool in_place,
+                          const std::vector<std::tuple<std::string, uint32_t, bool>>& regions, bool copy_weights) {
   CompileOptions options;
   options.target = target;
   if (precision == "int8") options.precision = Precision::kInt8;
@@ -108,6 +109,8 @@ py::bytes compile_program(const GraphBuilder& builder, const std::string& target
   options.allow_fallback = fallback == "float";
   options.schedule = schedule;
   options.in_place = in_place;
+  for (const auto& [name, capacity, fast] : regions) options.regions.push_back(MemoryRegion{name, capacity, fast});
+  options.copy_weights = copy_weights;
   options.source = source;
   Calibration samples;
   for (auto sample : calibration) {
@@ -164,10 +167,14 @@ class HostProgram {
     auto program = Program::load(Span<const uint8_t>{bytes_, uint32_t(s.size())}, all_kernels());
     if (!program.ok()) throw std::invalid_argument(std::string("invalid program: ") + error_name(program.error()));
     program_ = program.value();
-    arena_storage_.resize(program_.arena_bytes() + format::kArenaAlign);
-    uint8_t* arena = arena_storage_.data();
-    while (reinterpret_cast<uintptr_t>(arena) % format::kArenaAlign) ++arena;
-    session_ = Session::bind(program_, Span<uint8_t>{arena, program_.arena_bytes()}).value();
+    std::vector<Span<uint8_t>> regions;
+    for (uint32_t r = 0; r < program_.region_count(); ++r) {
+      region_storage_.emplace_back(program_.region_bytes(r) + format::kArenaAlign);
+      uint8_t* base = region_storage_.back().data();
+      while (reinterpret_cast<uintptr_t>(base) % format::kArenaAlign) ++base;
+      regions.push_back(Span<uint8_t>{base, program_.region_bytes(r)});
+    }
+    session_ = Session::bind(program_, regions.data(), uint32_t(regions.size())).value();
   }
 
   py::list io_info(bool inputs) const {
@@ -258,6 +265,11 @@ class HostProgram {
   }
 
   uint32_t arena_bytes() const { return program_.arena_bytes(); }
+  std::vector<uint32_t> region_bytes() const {
+    std::vector<uint32_t> bytes;
+    for (uint32_t r = 0; r < program_.region_count(); ++r) bytes.push_back(program_.region_bytes(r));
+    return bytes;
+  }
   uint32_t arena_lower_bound() const { return program_.arena_lower_bound(); }
   uint32_t flags() const { return program_.flags(); }
   std::string metadata() const {
@@ -275,7 +287,9 @@ class HostProgram {
       py::dict d;
       d["dtype"] = numpy_dtype(r.dtype).attr("name");
       d["dims"] = std::vector<int32_t>(r.dims, r.dims + r.rank);
-      d["storage"] = r.storage == format::Storage::kArena ? "arena" : "constant";
+      d["storage"] = r.storage == format::Storage::kArena ? "arena" : r.storage == format::Storage::kConstant ? "constant" : "copied";
+      d["region"] = r.region;
+      d["copy_offset"] = r.copy_offset;
       d["offset"] = r.offset;
       d["bytes"] = r.bytes;
       d["scale"] = r.scale;
@@ -311,7 +325,7 @@ class HostProgram {
  private:
   std::vector<uint8_t> storage_;
   uint8_t* bytes_ = nullptr;
-  std::vector<uint8_t> arena_storage_;
+  std::vector<std::vector<uint8_t>> region_storage_;  // one arena per memory region
   Program program_;
   Session session_;
 };
@@ -333,7 +347,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("compile", &compile_program, py::arg("builder"), py::arg("target"), py::arg("calibration"),
         py::arg("precision") = "int8", py::arg("io") = "float32",
         py::arg("source") = std::map<std::string, std::string>{}, py::arg("fallback") = "float",
-        py::arg("schedule") = true, py::arg("in_place") = true);
+        py::arg("schedule") = true, py::arg("in_place") = true,
+        py::arg("regions") = std::vector<std::tuple<std::string, uint32_t, bool>>{}, py::arg("copy_weights") = false);
   m.def("kernel_ids", [] {
     std::map<std::string, int> ids;
 #define MCUFLOW_KERNEL_ID(name, id) ids[#name] = id;
@@ -357,6 +372,7 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("inputs", [](const HostProgram& p) { return p.io_info(true); })
       .def_property_readonly("outputs", [](const HostProgram& p) { return p.io_info(false); })
       .def_property_readonly("arena_bytes", &HostProgram::arena_bytes)
+      .def_property_readonly("region_bytes", &HostProgram::region_bytes)
       .def_property_readonly("arena_lower_bound", &HostProgram::arena_lower_bound)
       .def_property_readonly("flags", &HostProgram::flags)
       .def_property_readonly("metadata", &HostProgram::metadata)

@@ -20,6 +20,8 @@ bool section_fits(uint32_t offset, uint64_t bytes, uint32_t file_bytes, uint32_t
 
 bool valid_dtype(DType t) { return t == DType::kInt8 || t == DType::kInt32 || t == DType::kFloat32; }
 
+uint32_t region_size(const Header& h, uint32_t r) { return r == 0 ? h.arena_bytes : h.region_bytes[r - 1]; }
+
 Error verify_header(const Header& h, uint32_t span_bytes) {
   if (h.header_bytes != sizeof(Header)) return Error::kBadHeader;
   if (h.file_bytes < sizeof(Header)) return Error::kBadHeader;
@@ -33,7 +35,14 @@ Error verify_header(const Header& h, uint32_t span_bytes) {
       !section_fits(h.constants_offset, h.constants_bytes, n, format::kConstantAlign) ||
       !section_fits(h.metadata_offset, h.metadata_bytes, n, 1))
     return Error::kBadSection;
-  if (h.arena_bytes % format::kArenaAlign != 0 || h.arena_lower_bound > h.arena_bytes) return Error::kBadHeader;
+  if (h.region_count < 1 || h.region_count > format::kMaxRegions) return Error::kBadHeader;
+  uint64_t total = 0;
+  for (uint32_t r = 0; r < format::kMaxRegions; ++r) {
+    const uint32_t bytes = region_size(h, r);
+    if (bytes % format::kArenaAlign != 0 || (r >= h.region_count && bytes != 0)) return Error::kBadHeader;
+    total += bytes;
+  }
+  if (h.arena_lower_bound > total) return Error::kBadHeader;
   return Error::kOk;
 }
 
@@ -47,16 +56,21 @@ Error verify_tensor(const TensorRecord& t, const Header& h) {
     if (elements > UINT32_MAX) return Error::kBadTensor;  // checked per dim: 4 dims of 2^16 would wrap
   }
   if (elements * format::dtype_bytes(t.dtype) != t.bytes) return Error::kBadTensor;
-  if (t.offset % format::dtype_bytes(t.dtype) != 0) return Error::kBadTensor;
-  uint32_t limit;
+  const uint32_t align = format::dtype_bytes(t.dtype);
+  if (t.offset % align != 0 || t.reserved[0] != 0 || t.reserved[1] != 0 || t.reserved[2] != 0) return Error::kBadTensor;
+  const bool in_ram = t.storage == Storage::kArena || t.storage == Storage::kCopiedConstant;
+  if (t.region >= (in_ram ? h.region_count : 1)) return Error::kBadTensor;
   if (t.storage == Storage::kArena) {
-    limit = h.arena_bytes;
-  } else if (t.storage == Storage::kConstant) {
-    limit = h.constants_bytes;
+    if (t.copy_offset != 0 || uint64_t(t.offset) + t.bytes > region_size(h, t.region)) return Error::kBadTensor;
+  } else if (t.storage == Storage::kConstant || t.storage == Storage::kCopiedConstant) {
+    if (uint64_t(t.offset) + t.bytes > h.constants_bytes) return Error::kBadTensor;
+    if (t.storage == Storage::kConstant ? t.copy_offset != 0
+                                        : t.copy_offset % align != 0 ||
+                                              uint64_t(t.copy_offset) + t.bytes > region_size(h, t.region))
+      return Error::kBadTensor;
   } else {
     return Error::kBadTensor;
   }
-  if (uint64_t(t.offset) + t.bytes > limit) return Error::kBadTensor;
   if (!(t.scale >= 0.0f) || t.zero_point < -128 || t.zero_point > 127) return Error::kBadTensor;
   return Error::kOk;
 }
@@ -128,19 +142,32 @@ Span<const uint8_t> Program::metadata() const {
   return Span<const uint8_t>{base_ + header_->metadata_offset, header_->metadata_bytes};
 }
 
-Result<Session> Session::bind(const Program& program, Span<uint8_t> arena) {
+uint32_t Program::region_bytes(uint32_t r) const { return r < region_count() ? region_size(*header_, r) : 0; }
+
+Result<Session> Session::bind(const Program& program, Span<uint8_t> arena) { return bind(program, &arena, 1); }
+
+Result<Session> Session::bind(const Program& program, const Span<uint8_t>* regions, uint32_t count) {
   if (program.header_ == nullptr) return Error::kNotBound;
-  if (arena.size < program.arena_bytes()) return Error::kArenaTooSmall;
-  if (reinterpret_cast<uintptr_t>(arena.data) % format::kArenaAlign != 0) return Error::kArenaMisaligned;
+  if (regions == nullptr || count != program.region_count()) return Error::kBadArgument;
   Session s;
   s.program_ = &program;
-  s.arena_ = arena.data;
+  for (uint32_t r = 0; r < count; ++r) {
+    if (regions[r].size < program.region_bytes(r)) return Error::kArenaTooSmall;
+    if (reinterpret_cast<uintptr_t>(regions[r].data) % format::kArenaAlign != 0) return Error::kArenaMisaligned;
+    s.regions_[r] = regions[r].data;
+  }
+  const uint8_t* constants = program.base_ + program.header_->constants_offset;
+  for (uint32_t i = 0; i < program.tensor_count(); ++i) {
+    const TensorRecord& t = program.tensors_[i];
+    if (t.storage == Storage::kCopiedConstant) std::memcpy(s.regions_[t.region] + t.copy_offset, constants + t.offset, t.bytes);
+  }
   return s;
 }
 
 uint8_t* Session::data_of(uint32_t tensor) const {
   const TensorRecord& t = program_->tensors_[tensor];
-  if (t.storage == Storage::kArena) return arena_ + t.offset;
+  if (t.storage == Storage::kArena) return regions_[t.region] + t.offset;
+  if (t.storage == Storage::kCopiedConstant) return regions_[t.region] + t.copy_offset;
   // Constants are only ever read; OpCall's pointer type is shared with outputs for brevity.
   return const_cast<uint8_t*>(program_->base_ + program_->header_->constants_offset + t.offset);
 }

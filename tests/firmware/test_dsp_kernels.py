@@ -101,15 +101,19 @@ def cases() -> list[tuple[Layer, str]]:
         (conv(4, 5, 3, (6, 5), activation="relu"), "conv_s8_dsp"),
         (large_bias(conv(8, 8, 3, (5, 5), padding=1)), "conv_s8_dsp"),
         (conv(2, 3, (1, 3), (5, 11), stride=(1, 3), padding=(0, 2), dilation=(1, 2)), "conv_s8_dsp"),
-        # depthwise: channel tails, strides, padding, dilation, larger windows
-        (conv(8, 8, 3, (6, 5), padding=1, groups=8), "dwconv_s8_dsp"),
+        # depthwise 3x3, horizontal stride 1: channel tails, channel chunks, vertical strides, padding
+        (conv(8, 8, 3, (6, 5), padding=1, groups=8), "dwconv_s8_3x3_dsp"),
+        (conv(6, 6, 3, (5, 6), groups=6), "dwconv_s8_3x3_dsp"),
+        (conv(13, 13, 3, (7, 9), stride=(2, 1), padding=(1, 2), groups=13), "dwconv_s8_3x3_dsp"),
+        (conv(38, 38, 3, (5, 60), padding=1, groups=38, activation="relu"), "dwconv_s8_3x3_dsp"),
+        (conv(4, 4, 3, (5, 5), padding=1, groups=4, activation="tiny"), "dwconv_s8_3x3_dsp"),
+        (large_bias(conv(12, 12, 3, (4, 4), padding=1, groups=12)), "dwconv_s8_3x3_dsp"),
+        # other depthwise: strides, dilation, larger and non-square windows
         (conv(13, 13, 3, (9, 7), stride=2, padding=1, groups=13), "dwconv_s8_dsp"),
-        (conv(6, 6, 3, (5, 6), groups=6), "dwconv_s8_dsp"),
         (conv(16, 16, 5, (7, 7), padding=2, groups=16), "dwconv_s8_dsp"),
         (conv(7, 7, 3, (8, 8), padding=2, dilation=2, groups=7, activation="relu6"), "dwconv_s8_dsp"),
         (conv(5, 5, (3, 1), (7, 4), stride=(2, 1), padding=(1, 0), groups=5), "dwconv_s8_dsp"),
-        (conv(4, 4, 3, (5, 5), padding=1, groups=4, activation="tiny"), "dwconv_s8_dsp"),
-        (large_bias(conv(12, 12, 3, (4, 4), padding=1, groups=12)), "dwconv_s8_dsp"),
+        (large_bias(conv(6, 6, 3, (5, 5), stride=2, padding=1, groups=6)), "dwconv_s8_dsp"),
         # fully connected: single rows, blocks of four rows plus leftovers, feature tails
         (linear(64, 12), "fc_s8_dsp"),
         (linear(37, 19, rows=6), "fc_s8_dsp"),

@@ -1,10 +1,11 @@
 """An independent check of a program's memory plan, from what ``Program.describe()`` reports.
 
-Root arena tensors (not views) that are live at a common op never share bytes, except an op
-output written in place over an input that dies at that op (``in_place_of``): then the output
-must start at or below the input, so each element is written after the input bytes it needs
-were read. Views share their root's offset. The header's lower bound is the largest total of
-16-byte-aligned root tensors live at one op, counting bytes shared in place once.
+Root arena tensors (not views) in one memory region that are live at a common op never share
+bytes, except an op output written in place over an input that dies at that op
+(``in_place_of``). Views share their root's offset and region. Weights copied into RAM at
+start-up stay there for the whole run, so they share bytes with no arena tensor. Everything
+lies inside its region. The header's lower bound is the largest total of 16-byte-aligned root
+tensors live at one op (all regions), counting bytes shared in place once.
 """
 
 
@@ -37,14 +38,22 @@ def check_plan(program) -> None:
     roots = [i for i, t in enumerate(tensors) if t["storage"] == "arena" and t.get("alias_of", -1) < 0
              and t["first_op"] <= t["last_op"]]
     for i, t in enumerate(tensors):
+        if t["storage"] == "copied":
+            assert t["copy_offset"] % 16 == 0 and t["copy_offset"] + t["bytes"] <= d["region_bytes"][t["region"]]
+            for r in roots:
+                if tensors[r]["region"] == t["region"]:
+                    assert _shared(tensors[r], dict(offset=t["copy_offset"], bytes=t["bytes"])) == 0, \
+                        f"{tensors[r]['name']} overlaps the copied weights {t['name']}"
         if t["storage"] != "arena" or t["first_op"] > t["last_op"]:  # never used: never placed
             continue
         assert t["offset"] % 16 == 0, t["name"]
-        assert t["offset"] + t["bytes"] <= d["arena_bytes"], t["name"]
-        assert t["offset"] == tensors[_root(tensors, i)]["offset"], f"view {t['name']} moved off its root"
+        assert t["offset"] + t["bytes"] <= d["region_bytes"][t["region"]], t["name"]
+        root = tensors[_root(tensors, i)]
+        assert (t["offset"], t["region"]) == (root["offset"], root["region"]), f"view {t['name']} moved off its root"
 
     def together(a, b):
-        return tensors[a]["first_op"] <= tensors[b]["last_op"] and tensors[b]["first_op"] <= tensors[a]["last_op"]
+        return (tensors[a]["region"] == tensors[b]["region"] and tensors[a]["first_op"] <= tensors[b]["last_op"]
+                and tensors[b]["first_op"] <= tensors[a]["last_op"])
 
     shared_at = []  # (first op, last op, bytes) of in-place overlaps
     for k, a in enumerate(roots):
@@ -61,4 +70,4 @@ def check_plan(program) -> None:
     bound = max(sum(_aligned(tensors[t]["bytes"]) for t in roots if tensors[t]["first_op"] <= s <= tensors[t]["last_op"])
                 - sum(n for first, last, n in shared_at if first <= s <= last) for s in steps)
     assert d["arena_lower_bound"] == bound, (d["arena_lower_bound"], bound)
-    assert d["arena_bytes"] >= bound
+    assert sum(d["region_bytes"]) >= bound

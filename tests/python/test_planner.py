@@ -132,7 +132,7 @@ def test_inspect_prints_the_plan_and_its_reasons(tmp_path):
     r = subprocess.run([sys.executable, "-m", "mcuflow.cli", "inspect", str(path)], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr
-    for fragment in (f"memory plan: arena {program.arena_bytes} bytes, liveness lower bound "
+    for fragment in (f"memory plan: {program.arena_bytes} bytes of activations, liveness lower bound "
                      f"{program.arena_lower_bound}", "without in-place execution the lower bound would be",
                      "placement:", "op order:", "in place: op 2 writes", "bytes below", "in place over"):
         assert fragment in r.stdout, fragment
@@ -156,3 +156,83 @@ def test_ds_cnn_runs_on_the_16_kib_micro_bit(tmp_path, monkeypatch):
     on_board = device.run_on_board(program, xs, "qemu-m0", timeout=300)
     for b, h in zip(on_board, program.run(xs)):
         assert np.array_equal(b, h)
+
+
+def test_board_memory_puts_activations_in_fast_memory_first():
+    """qemu-m33: the 32 KiB internal SRAM (fast) comes before the 4 MiB SSRAM; code and
+    constants sit in SSRAM, so the weights of the costliest layers fill the fast room left."""
+    model, _ = compiled("resnet")
+    program = compiled("resnet", memory="qemu-m33")[1]
+    plan = program.describe()["plan"]
+    assert [r["name"] for r in plan["regions"]] == ["ISRAM"] and plan["regions"][0]["fast"]
+    assert plan["copied_weights"], "room left in ISRAM holds weights"
+    densities = [c["macs_per_byte"] for c in plan["copied_weights"]]
+    assert densities == sorted(densities, reverse=True)
+    assert program.arena_bytes <= 32 * 1024
+    check_plan(program)
+    xs = _inputs(model, 4, 4)
+    assert np.array_equal(program.run(xs)[0], compiled("resnet")[1].run(xs)[0])
+
+
+MEMORY_MAP = {"regions": [{"name": "SRAM", "bytes": 1 << 20}, {"name": "DTCM", "bytes": 6 * 1024, "fast": True}],
+              "weights_in_slow_memory": True}
+
+
+def test_memory_map_spills_the_coldest_activations_and_runs_on_qemu_m55(tmp_path, monkeypatch):
+    """A 6 KiB fast DTCM cannot hold ResNet's 8.3 KiB plan: the coldest tensors at its busiest
+    op spill to SRAM, the weights go where room is left, and qemu-m55 computes the host's bytes
+    with one arena buffer per region in the board's sections."""
+    model, single = compiled("resnet")
+    path = tmp_path / "map.json"
+    path.write_text(__import__("json").dumps(MEMORY_MAP))
+    _, program = compiled("resnet", memory=str(path))
+    plan = program.describe()["plan"]
+    assert [r["name"] for r in plan["regions"]] == ["DTCM", "SRAM"], "fast first"
+    assert program.arena_bytes <= 6 * 1024 < single.arena_bytes
+    assert plan["spilled"] and all(s["to"] == "SRAM" for s in plan["spilled"])
+    assert sum(program.region_bytes) >= program.arena_lower_bound
+    check_plan(program)
+    xs = _inputs(model, 6, 4)
+    on_host = program.run(xs)[0]
+    assert np.array_equal(on_host, single.run(xs)[0])
+    text = program.memory_plan()
+    assert "region DTCM (fast)" in text and "spilled to SRAM" in text
+    if _have_board_tools():
+        from mcuflow import device
+
+        monkeypatch.setenv("MCUFLOW_CACHE_DIR", str(tmp_path))
+        assert np.array_equal(device.run_on_board(program, xs, "qemu-m55", timeout=300)[0], on_host)
+
+
+@pytest.mark.parametrize("memory, message", [
+    ({"regions": []}, "1 to 4 regions"),
+    ({"regions": [{"name": "A", "bytes": 8}]}, "bytes must be a whole number"),
+    ({"regions": [{"name": "A", "bytes": 64}, {"name": "A", "bytes": 64}]}, "unique"),
+    ({"regions": [{"name": "A", "bytes": 64, "fast": "yes"}]}, "fast must be true or false"),
+    ("qemu-m99", "unknown board"),
+])
+def test_bad_memory_maps_are_one_clear_error(memory, message):
+    model = make_model("small_cnn")
+    ep = torch.export.export(model, model.example_input(seed=0))
+    with pytest.raises(mcuflow.errors.InputError, match=message):
+        mcuflow.compile(ep, target=TARGET, calibration=[model.example_input(seed=1)], memory=memory)
+
+
+def test_cli_memory_option(tmp_path):
+    model = make_model("small_cnn")
+    torch.export.save(torch.export.export(model, model.example_input(seed=0)), tmp_path / "m.pt2")
+    np.savez(tmp_path / "calib.npz", x=np.concatenate([x.numpy() for x in model.example_input(seed=1, batch=8)]))
+    (tmp_path / "bad.json").write_text("{not json")
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "mcuflow.cli", *map(str, args)], capture_output=True, text=True,
+                              timeout=300)
+
+    r = cli("compile", tmp_path / "m.pt2", "--calibration", tmp_path / "calib.npz", "--memory", tmp_path / "bad.json",
+            "-o", tmp_path / "m.mfp")
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "is not JSON" in r.stderr, r.stderr
+    r = cli("compile", tmp_path / "m.pt2", "--calibration", tmp_path / "calib.npz", "--memory", "qemu-m55",
+            "-o", tmp_path / "m.mfp")
+    assert r.returncode == 0, r.stderr
+    r = cli("inspect", tmp_path / "m.mfp")
+    assert r.returncode == 0 and "DTCM" in r.stdout, r.stdout

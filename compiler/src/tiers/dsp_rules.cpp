@@ -108,6 +108,37 @@ void depthwise_prepare(LoweredProgram& p, ProgramOp& op) {
   append_channel_table(p, op, d.out_c, true, d.output_offset, int64_t(d.k_h) * d.k_w);
 }
 
+// --- dwconv_s8_3x3_dsp ---
+
+std::string depthwise_3x3_rejects(const LoweredProgram& p, const ProgramOp& op) {
+  const auto d = params_of<DwConvParams>(op);
+  if (d.k_h != 3 || d.k_w != 3) return "needs a 3x3 kernel, got " + size_str(d.k_h, d.k_w);
+  if (d.stride_w != 1) return "needs horizontal stride 1, got " + std::to_string(d.stride_w);
+  if (d.dil_h != 1 || d.dil_w != 1) return "needs no dilation";
+  return depthwise_rejects(p, op);
+}
+
+void depthwise_3x3_prepare(LoweredProgram& p, ProgramOp& op) {
+  const auto d = params_of<DwConvParams>(op);
+  const std::vector<int8_t> weights = input_values<int8_t>(p, op, 1);
+  const std::vector<int32_t> bias = input_values<int32_t>(p, op, 2), multipliers = input_values<int32_t>(p, op, 3),
+                             shifts = input_values<int32_t>(p, op, 4);
+  std::vector<int32_t> words;
+  for (int32_t c = 0; c < d.out_c; ++c) {
+    const kernels::DspChannel ch = kernels::dsp_channel(bias[size_t(c)], multipliers[size_t(c)], shifts[size_t(c)],
+                                                        d.output_offset, 9);
+    const auto* fields = reinterpret_cast<const int32_t*>(&ch);
+    words.insert(words.end(), fields, fields + sizeof(ch) / 4);
+  }
+  for (int32_t i = 0; i < d.out_c * kernels::kDspDw3WeightWords; ++i)
+    words.push_back(kernels::dsp_dw3_weight_word(d, weights.data(), i));
+  std::vector<uint8_t> bytes(words.size() * 4);
+  std::memcpy(bytes.data(), words.data(), bytes.size());
+  op.inputs.push_back(add_constant_tensor(p, p.tensors[op.inputs[1]].name + ".dsp_prepared", DType::kInt32,
+                                          {int32_t(words.size())}, std::move(bytes)));
+  append_scratch(p, op, kernels::dsp_dw3_scratch_bytes(d));
+}
+
 // --- fc_s8_dsp ---
 
 std::string fc_rejects(const LoweredProgram& p, const ProgramOp& op) {
@@ -131,6 +162,8 @@ std::vector<TierCandidate> dsp_candidates() {
        "1x1 conv: SMLAD, 4 pixels per weight row"},
       {KernelId::conv_s8_dsp, KernelId::conv_s8, depth_rejects, conv_prepare,
        "conv: im2col of 4 pixels, SMLAD per weight row"},
+      {KernelId::dwconv_s8_3x3_dsp, KernelId::dwconv_s8, depthwise_3x3_rejects, depthwise_3x3_prepare,
+       "depthwise 3x3: channel-major rows, SMLAD over tap pairs, 2 pixels per pass"},
       {KernelId::dwconv_s8_dsp, KernelId::dwconv_s8, depthwise_rejects, depthwise_prepare,
        "depthwise: 4 channels per SXTAB16, SMLABB/SMLATT"},
       {KernelId::fc_s8_dsp, KernelId::fc_s8, fc_rejects, fc_prepare, "fully connected: SMLAD, 4 rows or 2 outputs per pass"},

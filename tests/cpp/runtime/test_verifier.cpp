@@ -190,7 +190,8 @@ TEST(Verifier, Header) {
   const auto& b = tiny_int8();
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { f[0] = 'X'; }), Error::kBadMagic);
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { f[3] = '2'; }), Error::kBadMagic);
-  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).version = 2; }), Error::kBadVersion);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).version = 1; }), Error::kBadVersion);  // before regions
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).version = 3; }), Error::kBadVersion);
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).version = 0; }), Error::kBadVersion);
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).header_bytes = 64; }), Error::kBadHeader);
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).file_bytes = 16; }, false), Error::kBadHeader);
@@ -207,6 +208,21 @@ TEST(Verifier, Header) {
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).arena_bytes += 8; }), Error::kBadHeader);
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).arena_lower_bound = header(f).arena_bytes + 16; }),
             Error::kBadHeader);
+  // Memory regions: 1 to 4, sizes 16-aligned, unused ones 0; the bound covers all of them.
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).region_count = 0; }), Error::kBadHeader);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).region_count = 5; }), Error::kBadHeader);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).region_bytes[0] = 16; }), Error::kBadHeader);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) {
+              header(f).region_count = 2;
+              header(f).region_bytes[0] = 8;
+            }),
+            Error::kBadHeader);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) {
+              header(f).region_count = 2;
+              header(f).region_bytes[0] = 32;
+              header(f).arena_lower_bound = header(f).arena_bytes + 32;
+            }),
+            Error::kOk);
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).crc32 ^= 1; }, false), Error::kBadChecksum);
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).flags ^= 4; }, false), Error::kBadChecksum);
   // A header change with a fixed-up CRC that keeps everything consistent still loads.
@@ -295,7 +311,26 @@ TEST(Verifier, TensorRecords) {
             Error::kBadTensor);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).dtype = DType(0); }), Error::kBadTensor);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).dtype = DType(4); }), Error::kBadTensor);
-  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).storage = Storage(2); }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).storage = Storage(3); }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).region = 1; }), Error::kBadTensor);  // one region only
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).reserved[1] = 1; }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).copy_offset = 16; }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, cst).copy_offset = 16; }), Error::kBadTensor);
+  // A constant copied into RAM: its copy must lie inside its region, its source inside the
+  // constants, and it can never be an op's output.
+  const int conv = find_op(pf, KernelId::conv_s8);
+  ASSERT_GE(conv, 0);
+  const uint16_t weights = op_record(pf, uint32_t(conv)).tensors[1];
+  auto copied = [&](uint16_t t, uint32_t copy_offset) {
+    return load([&](uint8_t* f) {
+      tensor_record(f, t).storage = Storage::kCopiedConstant;
+      tensor_record(f, t).copy_offset = copy_offset;
+    });
+  };
+  EXPECT_EQ(copied(weights, 0), Error::kOk);
+  EXPECT_EQ(copied(weights, arena - tensor_record(pf, weights).bytes + 16), Error::kBadTensor);
+  EXPECT_EQ(copied(op_record(pf, uint32_t(conv)).tensors[2], 2), Error::kBadTensor);  // a misaligned int32 copy
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).storage = Storage::kCopiedConstant; }), Error::kBadOp);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).layout = format::Layout(3); }), Error::kBadTensor);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).scale = -1.0f; }), Error::kBadTensor);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).scale = std::nanf(""); }), Error::kBadTensor);

@@ -8,6 +8,7 @@
 
 #include "mcuflow/compiler/ir.h"
 #include "mcuflow/compiler/lower.h"
+#include "mcuflow/compiler/planner.h"
 
 namespace mcuflow::compiler {
 
@@ -18,6 +19,8 @@ struct CompileOptions {
   bool allow_fallback = true;  // int8: ops without a usable int8 kernel run in float32 (else an error)
   bool schedule = true;  // reorder ops for the smallest memory peak (planner.h schedule_ops)
   bool in_place = true;  // ops may overwrite dying inputs (planner.h plan_memory)
+  std::vector<MemoryRegion> regions;  // RAM regions, fastest first (planner.h); empty: one arena
+  bool copy_weights = false;          // weights live in slow memory: copy the costliest to fast RAM
   std::map<std::string, std::string> source;  // provenance copied into the metadata
 };
 

@@ -23,6 +23,8 @@ struct ProgramTensor {
   int ir_tensor = -1;                   // IR tensor this holds (calibration, traces), or -1
   int alias_of = -1;                    // a view: shares the bytes of another arena tensor
   int in_place_of = -1;                 // the dying input whose bytes this op output overwrites (planner)
+  int region = 0;                       // arena tensors and copied constants: the memory region (planner)
+  int64_t ram_offset = -1;              // a constant Session::bind copies into `region`: its offset there
   uint32_t offset = 0;                  // arena or constants offset (planner / serializer)
 
   uint32_t byte_size() const;
@@ -47,6 +49,7 @@ struct LoweredProgram {
   uint32_t arena_bytes = 0;
   uint32_t arena_lower_bound = 0;
   std::string schedule_report, plan_report;  // JSON objects for metadata (scheduler, planner)
+  std::vector<uint32_t> region_bytes;   // planned bytes per memory region (region 0: arena_bytes)
   std::string target, tier, precision;
   std::map<std::string, std::string> source;  // provenance for the metadata, e.g. model_sha256
 

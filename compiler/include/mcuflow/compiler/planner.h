@@ -3,6 +3,7 @@
 // size, the liveness lower bound and a report explaining any byte above it go into the program.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "mcuflow/compiler/lowered.h"
@@ -18,18 +19,33 @@ struct Lifetime {
 // constants get {0, -1} (empty).
 std::vector<Lifetime> root_lifetimes(const LoweredProgram& p);
 
+// A RAM region the plan may use (python/mcuflow/boards.py describes each board's).
+struct MemoryRegion {
+  std::string name;
+  uint32_t capacity = UINT32_MAX;  // bytes the plan may use there
+  bool fast = false;               // tightly coupled / single-cycle memory
+};
+
 struct PlanOptions {
   bool reuse = true;     // false: every tensor gets its own bytes (calibration observes them all)
   bool in_place = true;  // an op's output may overwrite a dying input when its kernel allows it
   bool exact = true;     // branch and bound when the orderings leave bytes above the lower bound
+  // Fastest first (at most format::kMaxRegions); empty: one region without a limit. Activations
+  // fill a region up to its capacity and spill the coldest tensors to the next.
+  std::vector<MemoryRegion> regions;
+  // Constants live in slow memory: copy the weights of the layers with the most MACs per weight
+  // byte into the room left in fast regions (Session::bind copies them).
+  bool copy_weights = false;
 };
 
-// Decides in-place execution, assigns every arena tensor an offset (the best of several
-// orderings with first- and best-fit placement, then exact search), and records the arena
-// size, the lower bound and `plan_report`.
+// Decides in-place execution, assigns every arena tensor a region and an offset (the best of
+// several orderings with first- and best-fit placement, then exact search), picks weights to
+// copy into fast RAM, and records the region sizes, the lower bound and `plan_report`.
 void plan_memory(LoweredProgram& p, const PlanOptions& options);
 inline void plan_memory(LoweredProgram& p, bool reuse = true) {
-  plan_memory(p, PlanOptions{reuse, reuse, reuse});
+  PlanOptions options;
+  options.reuse = options.in_place = options.exact = reuse;
+  plan_memory(p, options);
 }
 
 // The largest total of bytes live at one op (16-byte aligned sizes, views counted with their

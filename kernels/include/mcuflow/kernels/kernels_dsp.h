@@ -116,6 +116,40 @@ inline int32_t dsp_dw_prepared_word(const DwConvParams& p, const int8_t* weights
 void dwconv_s8_dsp(const DwConvParams& p, const int8_t* input, const int32_t* prepared, const DspChannel* channels,
                    int8_t* output);
 
+// Depthwise 3x3, ch_mult 1, stride_w 1, no dilation (any stride_h and padding): input rows are
+// transposed into channel-major int16 rows in the scratch, so that SMLAD multiplies two
+// horizontally adjacent taps at once and each loaded pair serves two output pixels.
+// Prepared input, int32 [dsp_dw3_prepared_words]: the channel table (one DspChannel per
+// channel, window depth 9), then per channel kDspDw3WeightWords words of int16 pairs, the
+// weights doubled like the other kernels' accumulators: (w00, w01), (w10, w11), (w20, w21),
+// (w02, w12), (w22, 0) with wyx the tap at kernel row y, column x.
+// Scratch: channels in chunks of dsp_dw3_chunk; per channel of the chunk 3 rows (one per
+// input row held, slot iy mod 3) of dsp_dw3_row_length values x - input_zero_point, where
+// value j is input column j - pad_left (0 outside the input); then the int32 accumulators of
+// one output row of the chunk's channels (out_w rounded up to even, per channel).
+constexpr int32_t kDspDw3ScratchBudget = 8192;  // bytes; more channels than fit are done in chunks
+constexpr int32_t kDspDw3WeightWords = 5;       // per channel
+inline int32_t dsp_dw3_row_length(const DwConvParams& p) { return (p.out_w + 4) & ~1; }
+inline int32_t dsp_dw3_chunk(const DwConvParams& p) {
+  const int32_t all = (p.out_c + 3) & ~3, fit = kDspDw3ScratchBudget / (3 * dsp_dw3_row_length(p) * 2) & ~3;
+  return all <= fit ? all : (fit > 4 ? fit : 4);
+}
+inline int32_t dsp_dw3_scratch_bytes(const DwConvParams& p) {
+  return dsp_dw3_chunk(p) * (3 * dsp_dw3_row_length(p) + 2 * ((p.out_w + 1) & ~1)) * int32_t(sizeof(int16_t));
+}
+inline int32_t dsp_dw3_prepared_words(const DwConvParams& p) {
+  return p.out_c * (int32_t(sizeof(DspChannel) / 4) + kDspDw3WeightWords);
+}
+// Word i of the weights part (after the channel table).
+inline int32_t dsp_dw3_weight_word(const DwConvParams& p, const int8_t* weights, int32_t i) {
+  const int32_t c = i / kDspDw3WeightWords, k = i % kDspDw3WeightWords;
+  auto w = [&](int32_t y, int32_t x) { return uint32_t(uint16_t(int16_t(2 * weights[(y * 3 + x) * p.out_c + c]))); };
+  if (k < 3) return int32_t(w(k, 0) | w(k, 1) << 16);
+  return int32_t(k == 3 ? w(0, 2) | w(1, 2) << 16 : w(2, 2));
+}
+void dwconv_s8_3x3_dsp(const DwConvParams& p, const int8_t* input, const int32_t* prepared, int16_t* scratch,
+                       int8_t* output);
+
 }  // namespace mcuflow::kernels
 
 #if defined(__ARM_FEATURE_DSP)
@@ -140,6 +174,19 @@ inline int32_t sxtb16_odd(int32_t x) {
 inline int32_t sxtab16_odd(int32_t acc, int32_t x) {
   int32_t r;
   __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(acc), "r"(x));
+  return r;
+}
+
+// (lo[15:0], hi[15:0]) and (lo[31:16], hi[31:16]) as int16 pairs: PKHBT, PKHTB (GCC builds them
+// from shifts and ORs otherwise).
+inline int32_t pack_low_halves(int32_t lo, int32_t hi) {
+  int32_t r;
+  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(lo), "r"(hi));
+  return r;
+}
+inline int32_t pack_high_halves(int32_t lo, int32_t hi) {
+  int32_t r;
+  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(hi), "r"(lo));
   return r;
 }
 
@@ -314,6 +361,66 @@ inline void dw_taps(int32_t taps, const int8_t* const* tap_input, int32_t c, con
       : [c] "r"(c), [offset_pair] "r"(offset_pair)
       : "cc", "memory");
 #undef MCUFLOW_DSP_DW_TAP
+}
+
+// Depthwise 3x3 (kernels_dsp.h, dwconv_s8_3x3_dsp), one output row for `channels` channels:
+// channel k's kernel rows start at r0, r1, r2 + k * channel_step (int16 rows, column 0); its
+// weight pairs are w[5k..5k+4]. For `pairs` >= 1 pairs of output pixels the three rows' sums
+// go to acc (two int32 per pair, channel after channel): 26 instructions per pair and 18
+// multiply-accumulates, 11 more per channel. Written out because GCC spills the weights here;
+// loop ends stay in memory since every register is taken.
+inline void dw3_output_row(int32_t channels, int32_t pairs, const int16_t* r0, const int16_t* r1, const int16_t* r2,
+                           int32_t channel_step, const int32_t* w, int32_t* acc) {
+  // Between channels the row pointers, which moved 4 bytes per pair, go on to the next channel.
+  const int32_t row_advance = 2 * channel_step - 4 * pairs, pair_bytes = 8 * pairs;
+  const int32_t* const w_end = w + kDspDw3WeightWords * channels;
+  int32_t* acc_end;
+  register int32_t w0 __asm__("r4"), w1 __asm__("r5"), w2 __asm__("r6"), w2_01 __asm__("r8"), w2_2 __asm__("r9");
+  int32_t a0, a1, t;
+  __asm__ volatile(  // volatile: its result is in memory, not in the outputs
+      "0:\n\t"
+      "ldmia %[w]!, {%[w0], %[w1], %[w2], %[w2_01], %[w2_2]}\n\t"
+      "ldr %[t], %[pair_bytes]\n\t"
+      "add %[t], %[t], %[acc]\n\t"
+      "str %[t], %[acc_end]\n\t"
+      "1:\n\t"
+      "ldr %[t], [%[r0]]\n\t"  // columns x, x+1 of kernel row 0
+      "smuad %[a0], %[t], %[w0]\n\t"
+      "ldr %[t], [%[r0], #2]\n\t"  // x+1, x+2
+      "smuad %[a1], %[t], %[w0]\n\t"
+      "ldr %[t], [%[r0], #4]!\n\t"  // x+2, x+3; on to the next pair
+      "smlabb %[a0], %[t], %[w2_01], %[a0]\n\t"
+      "smlatb %[a1], %[t], %[w2_01], %[a1]\n\t"
+      "ldr %[t], [%[r1]]\n\t"
+      "smlad %[a0], %[t], %[w1], %[a0]\n\t"
+      "ldr %[t], [%[r1], #2]\n\t"
+      "smlad %[a1], %[t], %[w1], %[a1]\n\t"
+      "ldr %[t], [%[r1], #4]!\n\t"
+      "smlabt %[a0], %[t], %[w2_01], %[a0]\n\t"
+      "smlatt %[a1], %[t], %[w2_01], %[a1]\n\t"
+      "ldr %[t], [%[r2]]\n\t"
+      "smlad %[a0], %[t], %[w2], %[a0]\n\t"
+      "ldr %[t], [%[r2], #2]\n\t"
+      "smlad %[a1], %[t], %[w2], %[a1]\n\t"
+      "ldr %[t], [%[r2], #4]!\n\t"
+      "smlabb %[a0], %[t], %[w2_2], %[a0]\n\t"
+      "smlatb %[a1], %[t], %[w2_2], %[a1]\n\t"
+      "strd %[a0], %[a1], [%[acc]], #8\n\t"
+      "ldr %[t], %[acc_end]\n\t"
+      "cmp %[acc], %[t]\n\t"
+      "bne 1b\n\t"
+      "ldr %[t], %[row_advance]\n\t"
+      "add %[r0], %[r0], %[t]\n\t"
+      "add %[r1], %[r1], %[t]\n\t"
+      "add %[r2], %[r2], %[t]\n\t"
+      "ldr %[t], %[w_end]\n\t"
+      "cmp %[w], %[t]\n\t"
+      "bne 0b"
+      : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [acc] "+r"(acc), [w] "+r"(w), [a0] "=&r"(a0), [a1] "=&r"(a1),
+        [t] "=&r"(t), [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w2_01] "=&r"(w2_01), [w2_2] "=&r"(w2_2),
+        [acc_end] "=m"(acc_end)
+      : [pair_bytes] "m"(pair_bytes), [row_advance] "m"(row_advance), [w_end] "m"(w_end)
+      : "cc", "memory");
 }
 
 // The output tensor's offset and activation clamp.

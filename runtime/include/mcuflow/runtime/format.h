@@ -6,11 +6,12 @@
 namespace mcuflow::format {
 
 constexpr uint8_t kMagic[4] = {'M', 'F', 'P', '1'};
-constexpr uint16_t kVersion = 1;
+constexpr uint16_t kVersion = 2;  // 2: memory regions, constants copied to RAM
 constexpr uint32_t kConstantAlign = 16;
 constexpr uint32_t kArenaAlign = 16;
 constexpr uint32_t kMaxOpTensors = 8;
 constexpr uint32_t kMaxRank = 4;
+constexpr uint32_t kMaxRegions = 4;  // memory regions an arena may be split into
 constexpr uint32_t kChecksumStart = 16;  // CRC32 covers bytes [16, file_bytes)
 
 struct Header {
@@ -33,10 +34,12 @@ struct Header {
   uint32_t constants_bytes;
   uint32_t metadata_offset;  // UTF-8 JSON for tools (names, shapes, reasons); never read on device
   uint32_t metadata_bytes;
-  uint32_t arena_bytes;      // planned arena size
-  uint32_t arena_lower_bound;// largest total of tensors live at one step
+  uint32_t arena_bytes;      // planned size of region 0, the default arena
+  uint32_t arena_lower_bound;// largest total of tensors live at one step (all regions)
+  uint32_t region_count;     // memory regions the arena is split into, fastest first (1 … kMaxRegions)
+  uint32_t region_bytes[kMaxRegions - 1];  // planned sizes of regions 1, 2, 3 (0 when unused)
 };
-static_assert(sizeof(Header) == 72, "header layout");
+static_assert(sizeof(Header) == 88, "header layout");
 
 enum Flags : uint32_t {
   kFlagFloatPrecision = 1u << 0,  // compiled with --precision fp32
@@ -44,7 +47,9 @@ enum Flags : uint32_t {
 };
 
 enum class DType : uint8_t { kInt8 = 1, kInt32 = 2, kFloat32 = 3 };
-enum class Storage : uint8_t { kArena = 0, kConstant = 1 };
+// kCopiedConstant: a constant that Session::bind copies from the program into RAM region
+// `region` at `copy_offset`; kernels read the copy (weights moved to fast memory).
+enum class Storage : uint8_t { kArena = 0, kConstant = 1, kCopiedConstant = 2 };
 // How the physical dims relate to PyTorch's logical shape (tools convert I/O with it).
 enum class Layout : uint8_t {
   kPlain = 0,     // physical order == logical order
@@ -58,12 +63,15 @@ struct TensorRecord {
   Storage storage;
   Layout layout;
   int32_t dims[kMaxRank];    // physical (memory) order, unused dims are 1
-  uint32_t offset;           // into the arena or the constants section
+  uint32_t offset;           // into its arena region or the constants section
   uint32_t bytes;
   float scale;               // per-tensor quantization of int8 activations (0 if none)
   int32_t zero_point;
+  uint8_t region;            // arena tensors and copied constants: the memory region holding them
+  uint8_t reserved[3];
+  uint32_t copy_offset;      // copied constants: where in `region` the copy lives
 };
-static_assert(sizeof(TensorRecord) == 36, "tensor record layout");
+static_assert(sizeof(TensorRecord) == 44, "tensor record layout");
 
 struct OpRecord {
   uint16_t kernel;           // KernelId

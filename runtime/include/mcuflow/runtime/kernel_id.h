@@ -63,6 +63,7 @@ namespace mcuflow {
   X(conv_s8_dsp, 65, conv_s8)                   \
   X(dwconv_s8_dsp, 66, dwconv_s8)               \
   X(fc_s8_dsp, 67, fc_s8)                       \
+  X(dwconv_s8_3x3_dsp, 68, dwconv_s8)           \
   X(conv_s8_1x1_mve, 96, conv_s8)               \
   X(conv_s8_mve, 97, conv_s8)                   \
   X(dwconv_s8_mve, 98, dwconv_s8)               \

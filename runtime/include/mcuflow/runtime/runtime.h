@@ -62,7 +62,9 @@ class Program {
   // Verifies everything (header, CRC, sections, every tensor and op) before returning.
   static Result<Program> load(Span<const uint8_t> bytes, KernelTable kernels);
 
-  uint32_t arena_bytes() const { return header_->arena_bytes; }
+  uint32_t arena_bytes() const { return header_->arena_bytes; }  // region 0, the default arena
+  uint32_t region_count() const { return header_->region_count; }
+  uint32_t region_bytes(uint32_t r) const;  // planned bytes of region r (0 past the last)
   uint32_t arena_lower_bound() const { return header_->arena_lower_bound; }
   uint32_t op_count() const { return header_->op_count; }
   uint32_t tensor_count() const { return header_->tensor_count; }
@@ -87,11 +89,15 @@ class Program {
   KernelTable kernels_{};
 };
 
-// One execution context: a verified program plus the caller's arena.
+// One execution context: a verified program plus the caller's memory, one span per region.
 class Session {
  public:
   Session() = default;
+  // A program planned into one region (the default): `arena` holds it.
   static Result<Session> bind(const Program& program, Span<uint8_t> arena);
+  // `count` == program.region_count() spans, region 0 first, each 16-byte aligned and at least
+  // region_bytes(r) long. Copies the constants the plan moved into RAM.
+  static Result<Session> bind(const Program& program, const Span<uint8_t>* regions, uint32_t count);
 
   Result<Span<uint8_t>> input_buffer(uint32_t i) const;
   Result<Span<uint8_t>> output_buffer(uint32_t i) const;
@@ -102,7 +108,7 @@ class Session {
  private:
   uint8_t* data_of(uint32_t tensor) const;
   const Program* program_ = nullptr;
-  uint8_t* arena_ = nullptr;
+  uint8_t* regions_[format::kMaxRegions] = {};
 };
 
 uint32_t crc32(const uint8_t* data, uint32_t size);

@@ -5,18 +5,10 @@
 namespace mcuflow::ops {
 namespace {
 
-using format::Storage;
 using kernels::ConvParams;
 using kernels::DspChannel;
 
 constexpr uint32_t kTableSlot = 5, kScratchSlot = 6;
-
-// An arena tensor, word aligned (LDM), holding the im2col block.
-bool scratch_fits(const OpCheck& c, uint32_t slot, const ConvParams& p) {
-  const format::TensorRecord& t = c.tensor(slot);
-  const uint64_t depth = (uint64_t(p.k_h) * p.k_w * p.in_c + 3) / 4 * 4;
-  return t.storage == Storage::kArena && t.offset % 4 == 0 && t.bytes >= depth * kernels::kDspPixels * 2;
-}
 
 // The reference's checks, then the extra inputs and the window depth the kernels support.
 Error check_dsp_conv(const OpCheck& c) {
@@ -25,7 +17,7 @@ Error check_dsp_conv(const OpCheck& c) {
   const int64_t depth = int64_t(p.k_h) * p.k_w * p.in_c;
   return ok_if(depth >= 4 && depth <= kernels::kDspMaxDepth && dsp::constant_inputs(c) &&
                dsp::channel_table_matches(c, kTableSlot, p.out_c, true, p.output_offset, depth) &&
-               scratch_fits(c, kScratchSlot, p));
+               dsp::scratch_fits(c, kScratchSlot, uint64_t(kernels::kDspPixels) * ((depth + 3) / 4 * 4) * 2));
 }
 
 Error check_conv_s8_dsp(const OpCheck& c) { return check_dsp_conv(c); }

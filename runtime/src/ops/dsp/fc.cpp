@@ -5,7 +5,6 @@
 namespace mcuflow::ops {
 namespace {
 
-using format::Storage;
 using kernels::DspChannel;
 using kernels::FcParams;
 
@@ -14,11 +13,9 @@ constexpr uint32_t kTableSlot = 5, kScratchSlot = 6;
 Error check_fc_s8_dsp(const OpCheck& c) {
   if (const Error e = check_fc_s8(c); e != Error::kOk) return e;
   const auto& p = c.get_params<FcParams>();
-  const format::TensorRecord& scratch = c.tensor(kScratchSlot);
-  const uint64_t scratch_bytes = uint64_t(kernels::kDspPixels) * ((uint64_t(p.in_c) + 3) / 4 * 4) * 2;
   return ok_if(p.in_c >= 4 && p.in_c <= kernels::kDspMaxDepth && dsp::constant_inputs(c) &&
                dsp::channel_table_matches(c, kTableSlot, p.out_c, p.per_channel != 0, p.output_offset, p.in_c) &&
-               scratch.storage == Storage::kArena && scratch.offset % 4 == 0 && scratch.bytes >= scratch_bytes);
+               dsp::scratch_fits(c, kScratchSlot, uint64_t(kernels::kDspPixels) * ((uint64_t(p.in_c) + 3) / 4 * 4) * 2));
 }
 
 void eval_fc_s8_dsp(const OpCall& c) {

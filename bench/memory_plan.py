@@ -1,0 +1,100 @@
+"""Memory plans of the test models (tests/python/models.py) and the zoo (mcuflow.zoo): the
+planned arena next to the liveness lower bound, in the exported op order without in-place
+execution, with scheduling, and with scheduling and in-place execution.
+
+    .venv/bin/python bench/memory_plan.py [--target cortex-m0] [--io float32|int8]
+        [--models small_cnn,ds_cnn,...] [--json out.json]
+
+Prints a Markdown table (and writes JSON with --json). Every figure is read from the compiled
+programs' headers and plan reports; "bound" is the header's liveness lower bound for that plan,
+"all in place" the bound with every in-place op the kernels allow. The target decides the
+kernels: optimized (DSP/MVE) kernels do not run in place, so cortex-m0 (reference kernels)
+shows what in-place execution can do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "python"))
+
+VARIANTS = {  # name: compile options
+    "exported": dict(schedule=False, in_place=False),
+    "scheduled": dict(in_place=False),
+    "in_place": dict(),
+}
+
+
+def models(names):
+    import torch
+    from mcuflow import zoo
+    from models import make_model
+
+    for name in names:
+        if name.startswith("zoo."):
+            m = zoo.get(name[4:])
+            yield name, m.export(), list(m.calibration(16))
+        else:
+            m = make_model(name)
+            yield name, torch.export.export(m, m.example_input(seed=0)), [m.example_input(seed=s) for s in range(1, 17)]
+
+
+def measure(name, ep, calibration, target, io):
+    import mcuflow
+
+    row = {"model": name}
+    for variant, options in VARIANTS.items():
+        start = time.perf_counter()
+        p = mcuflow.compile(ep, target=target, calibration=calibration, io=io, **options)
+        plan = p.describe()["plan"]
+        row[variant] = {"arena": plan["arena"], "bound": p.arena_lower_bound,
+                        "compile_s": round(time.perf_counter() - start, 2)}
+        if variant == "in_place":
+            row[variant].update(all_in_place=plan["lower_bound_all_in_place"], in_place_ops=len(plan["in_place"]),
+                                method=plan["method"], optimal=plan["optimal"], excess=plan["excess"][:1])
+    return row
+
+
+def markdown(rows):
+    lines = ["| model | exported order: arena / bound | scheduled: arena / bound | + in place: arena / bound "
+             "(ratio) | all in place: bound | in-place ops |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        e, s, i = r["exported"], r["scheduled"], r["in_place"]
+        lines.append(f"| {r['model']} | {e['arena']} / {e['bound']} | {s['arena']} / {s['bound']} | "
+                     f"{i['arena']} / {i['bound']} ({i['arena'] / i['bound']:.3f}) | {i['all_in_place']} | "
+                     f"{i['in_place_ops']} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    from mcuflow import zoo
+
+    default = ["small_cnn", "ds_cnn", "resnet"] + [f"zoo.{n}" for n in zoo.names()]
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--target", default="cortex-m0")
+    ap.add_argument("--io", default="float32", choices=["float32", "int8"])
+    ap.add_argument("--models", default=",".join(default))
+    ap.add_argument("--json")
+    args = ap.parse_args(argv)
+    rows = [measure(n, ep, c, args.target, args.io) for n, ep, c in models(args.models.split(","))]
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    print(f"target {args.target}, io {args.io}, commit {commit}; bytes\n")
+    print(markdown(rows))
+    for r in rows:
+        for line in r["in_place"]["excess"]:
+            print(f"\n{r['model']}: {line}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"target": args.target, "io": args.io, "commit": commit, "rows": rows},
+                                              indent=1))
+
+
+if __name__ == "__main__":
+    main()

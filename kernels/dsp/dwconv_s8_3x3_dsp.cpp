@@ -1,0 +1,106 @@
+// Depthwise 3x3 convolution (ch_mult 1, stride_w 1), int8, DSP extension: input rows are
+// transposed once into channel-major int16 rows (kernels_dsp.h); then per channel, each pair
+// of output pixels takes per kernel row three word loads (columns x..x+1, x+1..x+2, x+2..x+3)
+// and four multiplies: SMLAD over two taps, SMLAxy for the third (dw3_channel_row).
+#include "mcuflow/kernels/kernels_dsp.h"
+
+namespace mcuflow::kernels {
+namespace {
+
+struct Dw3 {
+  DwConvParams p;
+  const int8_t* input;
+  int16_t* scratch;
+  int32_t row_length, chunk_first, chunk_size;
+
+  int16_t* row(int32_t channel_in_chunk, int32_t slot) const {
+    return scratch + (channel_in_chunk * 3 + slot) * row_length;
+  }
+
+  // Slot `slot` of every channel of the chunk takes input row iy (zeros outside the input).
+  void fill(int32_t iy, int32_t slot) const {
+    const int32_t offset = p.input_offset;
+    if (iy < 0 || iy >= p.in_h) {
+      for (int32_t c = 0; c < chunk_size; ++c) std::memset(row(c, slot), 0, size_t(row_length) * sizeof(int16_t));
+      return;
+    }
+    const int32_t offset_pair = int32_t((uint32_t(offset) & 0xFFFFu) * 0x10001u);
+    const int32_t groups = chunk_size / 4, stride = 3 * row_length;  // between channels' rows
+    const int8_t* pixel_row = input + iy * p.in_w * p.in_c + chunk_first;
+    for (int32_t j = 0; j < row_length; j += 2) {  // columns j, j+1: input columns ix, ix+1
+      const int32_t ix = j - p.pad_left;
+      if (ix >= 0 && ix + 1 < p.in_w) {
+        const int8_t* src = pixel_row + ix * p.in_c;
+        int32_t* dst = reinterpret_cast<int32_t*>(row(0, slot) + j);
+        const int32_t next_pixel = p.in_c, word_stride = stride / 2;  // stride in int32 words
+        for (int32_t g = groups; g > 0; --g, src += 4, dst += 4 * word_stride) {
+          const int32_t v0 = dsp::read_word(src), v1 = dsp::read_word(src + next_pixel);
+          const int32_t e0 = __sxtab16(offset_pair, v0), o0 = dsp::sxtab16_odd(offset_pair, v0);
+          const int32_t e1 = __sxtab16(offset_pair, v1), o1 = dsp::sxtab16_odd(offset_pair, v1);
+          dst[0] = dsp::pack_low_halves(e0, e1);                    // channel 4g
+          dst[word_stride] = dsp::pack_low_halves(o0, o1);          // 4g + 1
+          dst[2 * word_stride] = dsp::pack_high_halves(e0, e1);     // 4g + 2
+          dst[3 * word_stride] = dsp::pack_high_halves(o0, o1);     // 4g + 3
+        }
+        for (int32_t c = 4 * groups; c < chunk_size; ++c) {
+          row(c, slot)[j] = int16_t(pixel_row[ix * p.in_c + c] + offset);
+          row(c, slot)[j + 1] = int16_t(pixel_row[(ix + 1) * p.in_c + c] + offset);
+        }
+        continue;
+      }
+      for (int32_t k = 0; k < 2; ++k) {  // a border pair: padding is 0
+        const bool inside = ix + k >= 0 && ix + k < p.in_w;
+        for (int32_t c = 0; c < chunk_size; ++c) {
+          row(c, slot)[j + k] = int16_t(inside ? pixel_row[(ix + k) * p.in_c + c] + offset : 0);
+        }
+      }
+    }
+  }
+};
+
+template <bool kFast>
+void run(const DwConvParams& params, const dsp::Output& o, const int8_t* input, const DspChannel* channels,
+         const int32_t* weights, int16_t* scratch, int8_t* output) {
+  Dw3 d{params, input, scratch, dsp_dw3_row_length(params), 0, 0};
+  const DwConvParams& p = d.p;
+  const int32_t chunk = dsp_dw3_chunk(p), pixel_stride = p.out_c;
+  for (d.chunk_first = 0; d.chunk_first < p.out_c; d.chunk_first += chunk) {
+    d.chunk_size = p.out_c - d.chunk_first < chunk ? p.out_c - d.chunk_first : chunk;
+    int32_t held[3] = {kInt32Min, kInt32Min, kInt32Min};  // the input row in each slot
+    for (int32_t oy = 0; oy < p.out_h; ++oy) {
+      int32_t slot[3];
+      for (int32_t ky = 0; ky < 3; ++ky) {
+        const int32_t iy = oy * p.stride_h - p.pad_top + ky;
+        slot[ky] = (iy % 3 + 3) % 3;
+        if (held[slot[ky]] != iy) {
+          d.fill(iy, slot[ky]);
+          held[slot[ky]] = iy;
+        }
+      }
+      int32_t* acc = reinterpret_cast<int32_t*>(scratch + chunk * 3 * d.row_length);
+      const int32_t pairs = (p.out_w + 1) / 2;
+      dsp::dw3_output_row(d.chunk_size, pairs, d.row(0, slot[0]), d.row(0, slot[1]), d.row(0, slot[2]),
+                          3 * d.row_length, weights + kDspDw3WeightWords * d.chunk_first, acc);
+      int8_t* out_row = output + oy * p.out_w * pixel_stride + d.chunk_first;
+      for (int32_t cc = 0; cc < d.chunk_size; ++cc, ++out_row, acc += 2 * pairs) {
+        const DspChannel ch = channels[d.chunk_first + cc];
+        const int32_t* a = acc;
+        int8_t* dst = out_row;
+        for (int32_t x = p.out_w; x > 0; --x, dst += pixel_stride) *dst = int8_t(dsp::output_value<kFast>(*a++ + ch.acc_init, ch, o));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void dwconv_s8_3x3_dsp(const DwConvParams& p, const int8_t* input, const int32_t* prepared, int16_t* scratch,
+                       int8_t* output) {
+  const auto* channels = reinterpret_cast<const DspChannel*>(prepared);
+  const int32_t* weights = prepared + p.out_c * int32_t(sizeof(DspChannel) / 4);
+  const dsp::Output o{p.output_offset, p.act_min, p.act_max};
+  if (dsp::fast_outputs(o, channels, p.out_c)) run<true>(p, o, input, channels, weights, scratch, output);
+  else run<false>(p, o, input, channels, weights, scratch, output);
+}
+
+}  // namespace mcuflow::kernels

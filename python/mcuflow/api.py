@@ -86,6 +86,11 @@ class Program:
         return self._host.arena_bytes
 
     @property
+    def region_bytes(self) -> list[int]:
+        """Planned bytes of each memory region, region 0 (``arena_bytes``) first."""
+        return list(self._host.region_bytes)
+
+    @property
     def arena_lower_bound(self) -> int:
         return self._host.arena_lower_bound
 

@@ -40,6 +40,7 @@ def layers():
         ("DS-CNN FC 64->12", nn.Linear(64, 12), (1, 64)),
         ("conv 3x3 16->32, 48x48, pad 1", nn.Conv2d(16, 32, 3, padding=1), (1, 16, 48, 48)),
         ("pointwise 128->128, 12x12", nn.Conv2d(128, 128, 1), (1, 128, 12, 12)),
+        ("FC 640->128 (autoencoder)", nn.Linear(640, 128), (1, 640)),
     ]
 
 

@@ -1,9 +1,9 @@
 """MVE (Helium) kernels on qemu-m55, bit for bit against the reference kernels the host runs.
 
-Each family (1x1 conv, general conv, depthwise conv, linear, add) is one program of many
-differently shaped single layers side by side (odd channel counts, tails, strides, paddings,
-dilations, broadcasts, fused activations), int8 in and out, compiled for cortex-m55: one firmware build
-and one QEMU run per family. Every layer must have been given its MVE kernel, and every output
+Each family (1x1 conv, general conv, depthwise conv, linear, add, average pool) is one program
+of many differently shaped single layers side by side (odd channel counts, tails, strides,
+paddings, dilations, broadcasts, fused activations), int8 in and out, compiled for cortex-m55:
+one firmware build and one QEMU run per family. Every layer must have been given its MVE kernel, and every output
 of every random input must equal the host's. The requantization helper is also checked alone
 on edge cases (ties, saturation, every shift) by a small firmware.
 
@@ -92,6 +92,11 @@ def add(shape, other="input", relu=False, other_shape=None):
     return desc, Add(shape, other, relu), shapes
 
 
+def avgpool(c, hw, k, stride=None, pad=0):
+    layer = nn.AvgPool2d(k, stride=stride, padding=pad, count_include_pad=False)
+    return f"avgpool {c} {hw} k={k} s={stride} p={pad}", layer, [(1, c) + tuple(hw)]
+
+
 def families():
     torch.manual_seed(0)
     return {
@@ -123,6 +128,11 @@ def families():
             add((1, 17, 3, 5), other="channel"), add((1, 64, 2, 3), other="channel", relu=True),
             add((1, 5, 4, 4), other="scalar"), add((1, 13, 6, 6), other="input", other_shape=(1, 13, 1, 1)),
             add((1, 7, 9), other="input"),
+        ],
+        "avgpool_s8_mve": [
+            avgpool(64, (25, 5), (25, 5)),  # DS-CNN's global pool
+            avgpool(16, (8, 8), 2), avgpool(5, (7, 6), 3, stride=2, pad=1), avgpool(17, (5, 5), 3, stride=1, pad=1),
+            avgpool(3, (20, 20), 20), avgpool(33, (6, 4), (2, 3), stride=(2, 1)), avgpool(1, (3, 3), 3),
         ],
         "fc_s8_mve": [
             linear(1, 64, 12), linear(1, 1, 1), linear(1, 7, 5), linear(1, 16, 4, act=nn.ReLU),

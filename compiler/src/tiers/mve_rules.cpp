@@ -118,9 +118,9 @@ void fc_prepare(LoweredProgram& p, ProgramOp& op) {
   append_prepared_input(p, op, kernels::MveGemmLayout{f.in_c, f.out_c}, f.input_offset, f.per_channel == 1);
 }
 
-// --- add_s8_mve: every broadcast mode, nothing prepared ---
+// --- add_s8_mve (every broadcast mode) and avgpool_s8_mve: nothing prepared ---
 
-std::string add_rejects(const LoweredProgram&, const ProgramOp&) { return ""; }
+std::string accepts_all(const LoweredProgram&, const ProgramOp&) { return ""; }
 
 }  // namespace
 
@@ -134,7 +134,9 @@ std::vector<TierCandidate> mve_candidates() {
        "depthwise conv: MVE, 16 channels per VMULL pair"},
       {KernelId::fc_s8_mve, KernelId::fc_s8, fc_rejects, fc_prepare,
        "linear: MVE GEMM, VMLADAV over 2 rows x 4 channels x 16 inputs"},
-      {KernelId::add_s8_mve, KernelId::add_s8, add_rejects, nullptr, "add: MVE, four int32 lanes per step"},
+      {KernelId::add_s8_mve, KernelId::add_s8, accepts_all, nullptr, "add: MVE, four int32 lanes per step"},
+      {KernelId::avgpool_s8_mve, KernelId::avgpool_s8, accepts_all, nullptr,
+       "average pool: MVE window sums over 16 channels, exact division per channel"},
   };
 }
 

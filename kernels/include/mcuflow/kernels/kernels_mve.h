@@ -159,8 +159,9 @@ void conv_s8_1x1_mve(const ConvParams& p, const int8_t* input, const uint8_t* pr
 void conv_s8_mve(const ConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* scratch, int8_t* output);
 void fc_s8_mve(const FcParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output);
 void dwconv_s8_mve(const DwConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output);
-// Same inputs as add_s8 (nothing prepared).
+// Same inputs as their reference kernels (nothing prepared).
 void add_s8_mve(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);
+void avgpool_s8_mve(const PoolParams& p, const int8_t* input, int8_t* output);
 
 }  // namespace mcuflow::kernels
 

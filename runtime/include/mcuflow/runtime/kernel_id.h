@@ -68,7 +68,8 @@ namespace mcuflow {
   X(conv_s8_mve, 97, conv_s8)                   \
   X(dwconv_s8_mve, 98, dwconv_s8)               \
   X(fc_s8_mve, 99, fc_s8)                       \
-  X(add_s8_mve, 100, add_s8)
+  X(add_s8_mve, 100, add_s8)                    \
+  X(avgpool_s8_mve, 101, avgpool_s8)
 
 enum class KernelId : uint16_t {
 #define MCUFLOW_KERNEL_ENUM(name, id) name = id,

@@ -4,9 +4,9 @@ Each (program, board) firmware is built once per session (mcuflow.device.cached_
 session cache directory); a batch of inputs runs in one QEMU invocation.
 """
 
+import copy
 import re
 import sys
-import types
 from pathlib import Path
 
 import numpy as np
@@ -104,8 +104,8 @@ def test_corrupted_program_in_firmware_reports_the_verifier_error(tmp_path):
     model, program = program_for("ds_cnn_16", "qemu-m3")
     corrupted = bytearray(program.data)
     corrupted[program.header["file_bytes"] // 2] ^= 0x40  # the CRC no longer matches
-    fake = types.SimpleNamespace(data=bytes(corrupted), arena_bytes=program.arena_bytes,
-                                 metadata=program.metadata, inputs=program.inputs, outputs=program.outputs)
+    fake = copy.copy(program)  # everything the firmware generator reads, but the corrupted bytes
+    fake.data = bytes(corrupted)
     fw = device.build(fake, "qemu-m3", tmp_path / "fw")
     with pytest.raises(device.DeviceError, match=r"exited with code 20 \(runtime error bad_checksum\).*"
                                                   r"program rejected: bad_checksum"):

@@ -89,18 +89,12 @@ class OpGraph {
     return true;
   }
 
-  // Program inputs live before the first op, and those that stay live after it (an input no op
-  // reads is dead from then on).
-  int64_t start_bytes() const {
+  // Program inputs are all live before the first op; `kept`: only those still live after it
+  // (some op reads them, or they are outputs too).
+  int64_t input_bytes(bool kept) const {
     int64_t m = 0;
     for (size_t r = 0; r < size_.size(); ++r)
-      if (input_[r]) m += size_[r];
-    return m;
-  }
-  int64_t kept_start_bytes() const {
-    int64_t m = 0;
-    for (size_t r = 0; r < size_.size(); ++r)
-      if (input_[r] && (output_[r] || !users_[r].empty())) m += size_[r];
+      if (input_[r] && (!kept || output_[r] || !users_[r].empty())) m += size_[r];
     return m;
   }
   int64_t end_bytes() const {
@@ -142,7 +136,7 @@ struct Order {
 
 int64_t peak_of(const OpGraph& g, const std::vector<int>& order) {
   Bits done = g.empty();
-  int64_t mem = g.kept_start_bytes(), peak = g.start_bytes();
+  int64_t mem = g.input_bytes(true), peak = g.input_bytes(false);
   for (int op : order) {
     const auto [during, after] = g.step(done, mem, op);
     peak = std::max(peak, during);
@@ -160,7 +154,7 @@ Order exact_order(const OpGraph& g, size_t max_states, size_t& visited) {
     int64_t mem, peak;
     int parent, op;
   };
-  std::vector<State> states{State{g.empty(), g.kept_start_bytes(), g.start_bytes(), -1, -1}};
+  std::vector<State> states{State{g.empty(), g.input_bytes(true), g.input_bytes(false), -1, -1}};
   std::vector<int> layer{0};
   for (int k = 0; k < g.ops(); ++k) {
     std::map<Bits, int> next;
@@ -203,7 +197,7 @@ Order exact_order(const OpGraph& g, size_t max_states, size_t& visited) {
 Order greedy_order(const OpGraph& g) {
   Order o;
   Bits done = g.empty();
-  int64_t mem = g.kept_start_bytes();
+  int64_t mem = g.input_bytes(true);
   for (int k = 0; k < g.ops(); ++k) {
     int pick = -1;
     std::pair<int64_t, int64_t> pick_key;

@@ -8,12 +8,14 @@
 #include <string>
 
 #include "../test_programs.h"
+#include "planner_test_util.h"
 #include "mcuflow/compiler/planner.h"
 #include "mcuflow/kernels/kernels.h"
 
 namespace mcuflow::compiler {
 namespace {
 
+using planner_test::run_program;
 using tp::Rng;
 namespace k = mcuflow::kernels;
 
@@ -45,10 +47,9 @@ LoweredProgram one_op(KernelId kernel, std::vector<uint8_t> params, format::DTyp
 }
 
 // Runs `kernel(input, output)` once on separate buffers and once with the output `shift` bytes
-// below the input in one buffer; both must produce the same output bytes.
+// below the input in one buffer: whether both produce the same output bytes.
 template <typename Run>
-void expect_same_in_place(const std::vector<uint8_t>& input, size_t out_bytes, int64_t shift, Run kernel) {
-  ASSERT_GE(shift, 0);
+bool same_in_place(const std::vector<uint8_t>& input, size_t out_bytes, int64_t shift, Run kernel) {
   std::vector<uint8_t> apart(out_bytes, 0xEE);
   std::vector<uint8_t> in_copy = input;
   kernel(in_copy.data(), apart.data());
@@ -56,7 +57,13 @@ void expect_same_in_place(const std::vector<uint8_t>& input, size_t out_bytes, i
   tp::AlignedBytes shared(size_t(std::max<int64_t>(shift + int64_t(input.size()), int64_t(out_bytes))) + 16);
   std::memcpy(shared.data() + shift, input.data(), input.size());
   kernel(shared.data() + shift, shared.data());
-  EXPECT_EQ(0, std::memcmp(apart.data(), shared.data(), out_bytes)) << "shift " << shift;
+  return std::memcmp(apart.data(), shared.data(), out_bytes) == 0;
+}
+
+template <typename Run>
+void expect_same_in_place(const std::vector<uint8_t>& input, size_t out_bytes, int64_t shift, Run kernel) {
+  ASSERT_GE(shift, 0);
+  EXPECT_TRUE(same_in_place(input, out_bytes, shift, kernel)) << "shift " << shift;
 }
 
 std::vector<uint8_t> random_bytes(Rng& rng, size_t n) {
@@ -90,6 +97,7 @@ void random_window(Rng& rng, P& p, int32_t in_c, int32_t out_c) {
 }
 
 TEST(PlannerInPlace, ConvAndDepthwiseAtTheirShift) {
+  int tight = 0;  // cases where 16 bytes less shift corrupts the output: the shift is not slack
   for (uint32_t seed = 1; seed <= 150; ++seed) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed);
     Rng rng(seed);
@@ -137,7 +145,7 @@ TEST(PlannerInPlace, ConvAndDepthwiseAtTheirShift) {
     }
     const auto input = fp32 ? random_floats(rng, size_t(in_n)) : random_bytes(rng, size_t(in_n));
     const size_t out_bytes = size_t(out_n) * (fp32 ? 4 : 1);
-    expect_same_in_place(input, out_bytes, shift, [&](uint8_t* in, uint8_t* out) {
+    auto run = [&](uint8_t* in, uint8_t* out) {
       if (fp32 && depthwise)
         k::dwconv_f32(dp, reinterpret_cast<float*>(in), wf.data(), bf.data(), reinterpret_cast<float*>(out));
       else if (fp32)
@@ -148,9 +156,12 @@ TEST(PlannerInPlace, ConvAndDepthwiseAtTheirShift) {
       else
         k::conv_s8(cp, reinterpret_cast<int8_t*>(in), w8.data(), bias.data(), mult.data(), shifts.data(),
                    reinterpret_cast<int8_t*>(out));
-    });
+    };
+    expect_same_in_place(input, out_bytes, shift, run);
+    if (shift >= 16) tight += !same_in_place(input, out_bytes, shift - 16, run);
     if (::testing::Test::HasFailure()) return;
   }
+  EXPECT_GT(tight, 20);
 }
 
 TEST(PlannerInPlace, PoolingAtItsShift) {
@@ -244,22 +255,6 @@ Graph ds_chain(uint32_t seed) {
   }
   b.outputs({b.linear(b.mean_hw(y, false), b.random_constant("fc", {12, 64}, rng, -0.3, 0.3), -1)});
   return b.g;
-}
-
-std::vector<float> run_program(const std::vector<uint8_t>& bytes, uint32_t seed) {
-  tp::Runner r(bytes);
-  EXPECT_TRUE(r.ok()) << error_name(r.error());
-  if (!r.ok()) return {};
-  Rng rng(seed);
-  for (uint32_t i = 0; i < r.program().input_count(); ++i) r.set_input(i, rng.floats(r.program().input(i).bytes / 4, -1, 1));
-  EXPECT_EQ(r.run(), Error::kOk);
-  EXPECT_TRUE(r.arena().guards_intact());
-  std::vector<float> out;
-  for (uint32_t o = 0; o < r.program().output_count(); ++o) {
-    const auto v = r.output(o);
-    out.insert(out.end(), v.begin(), v.end());
-  }
-  return out;
 }
 
 std::vector<uint8_t> compile(const Graph& g, bool int8, bool in_place, bool schedule, uint32_t seed) {

@@ -10,11 +10,13 @@
 #include <string>
 
 #include "../test_programs.h"
+#include "planner_test_util.h"
 #include "mcuflow/compiler/planner.h"
 
 namespace mcuflow::compiler {
 namespace {
 
+using planner_test::run_program;
 using tp::Rng;
 
 int root(const LoweredProgram& p, int t) { return p.tensors[size_t(t)].alias_of >= 0 ? p.tensors[size_t(t)].alias_of : t; }
@@ -180,16 +182,6 @@ Graph two_branches(uint32_t seed) {
   const int b3 = b.max_pool(b2, 2, 2);
   b.outputs({b.cat({a2, b3}, 1)});
   return b.g;
-}
-
-std::vector<float> run_program(const std::vector<uint8_t>& bytes, uint32_t seed) {
-  tp::Runner r(bytes);
-  EXPECT_TRUE(r.ok()) << error_name(r.error());
-  if (!r.ok()) return {};
-  Rng rng(seed);
-  r.set_input(0, rng.floats(r.program().input(0).bytes / 4, -1, 1));
-  EXPECT_EQ(r.run(), Error::kOk);
-  return r.output(0);
 }
 
 TEST(PlannerSchedule, BranchesReorderedAndBitExact) {

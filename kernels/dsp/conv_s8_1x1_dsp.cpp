@@ -4,12 +4,13 @@
 
 namespace mcuflow::kernels {
 
-void conv_s8_1x1_dsp(const ConvParams& p, const int8_t* input, const int8_t* weights, const DspChannel* channels,
-                     int16_t* scratch, int8_t* output) {
-  dsp::conv_pixels(p, p.in_c, weights, channels, scratch, output, [&](int32_t oy, int32_t ox, int32_t slot) {
-    const int8_t* src = input + (oy * p.stride_h * p.in_w + ox * p.stride_w) * p.in_c;
-    dsp::SlotWriter(scratch, slot, p.input_offset).run(src, p.in_c, 0);
-  });
+void conv_s8_1x1_dsp(const ConvParams& p, const int8_t* input, const int8_t* weights, const int32_t* bias,
+                     const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output) {
+  dsp::conv_pixels(p, p.in_c, weights, {bias, multipliers, shifts, 1}, scratch, output,
+                   [&](int32_t oy, int32_t ox, int32_t slot) {
+                     const int8_t* src = input + (oy * p.stride_h * p.in_w + ox * p.stride_w) * p.in_c;
+                     dsp::SlotWriter(scratch, slot, p.input_offset).run(src, p.in_c, 0);
+                   });
 }
 
 }  // namespace mcuflow::kernels

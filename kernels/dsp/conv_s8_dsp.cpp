@@ -4,9 +4,9 @@
 
 namespace mcuflow::kernels {
 
-void conv_s8_dsp(const ConvParams& p, const int8_t* input, const int8_t* weights, const DspChannel* channels,
-                 int16_t* scratch, int8_t* output) {
-  dsp::conv_pixels(p, p.k_h * p.k_w * p.in_c, weights, channels, scratch, output,
+void conv_s8_dsp(const ConvParams& p, const int8_t* input, const int8_t* weights, const int32_t* bias,
+                 const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output) {
+  dsp::conv_pixels(p, p.k_h * p.k_w * p.in_c, weights, {bias, multipliers, shifts, 1}, scratch, output,
                    [&](int32_t oy, int32_t ox, int32_t slot) { dsp::expand_window(p, input, oy, ox, slot, scratch); });
 }
 

@@ -58,8 +58,23 @@ struct Dw3 {
   }
 };
 
+// Channels first..first+count-1 of one output row from their accumulators (channel after
+// channel, acc_stride apart), stored at out[x * pixel_stride + channel]. Not inlined: the
+// caller's loops hold on to registers this loop wants.
 template <bool kFast>
-void run(const DwConvParams& params, const dsp::Output& o, const int8_t* input, const DspChannel* channels,
+__attribute__((noinline)) void requantize_row(const dsp::Output& o, const DspTables& t, int32_t first, int32_t count,
+                                              const int32_t* acc, int32_t acc_stride, int32_t out_w,
+                                              int32_t pixel_stride, int8_t* out) {
+  for (int32_t c = first; c < first + count; ++c, acc += acc_stride) {
+    const DspChannel ch = dsp::channel<kFast>(t, c, o);
+    const int32_t* a = acc;
+    int8_t* dst = out + c;
+    for (int32_t x = out_w; x > 0; --x, dst += pixel_stride) *dst = int8_t(dsp::output_value<kFast>(*a++ + ch.acc_init, ch, o));
+  }
+}
+
+template <bool kFast>
+void run(const DwConvParams& params, const dsp::Output& o, const DspTables& t, const int8_t* input,
          const int32_t* weights, int16_t* scratch, int8_t* output) {
   Dw3 d{params, input, scratch, dsp_dw3_row_length(params), 0, 0};
   const DwConvParams& p = d.p;
@@ -81,26 +96,20 @@ void run(const DwConvParams& params, const dsp::Output& o, const int8_t* input, 
       const int32_t pairs = (p.out_w + 1) / 2;
       dsp::dw3_output_row(d.chunk_size, pairs, d.row(0, slot[0]), d.row(0, slot[1]), d.row(0, slot[2]),
                           3 * d.row_length, weights + kDspDw3WeightWords * d.chunk_first, acc);
-      int8_t* out_row = output + oy * p.out_w * pixel_stride + d.chunk_first;
-      for (int32_t cc = 0; cc < d.chunk_size; ++cc, ++out_row, acc += 2 * pairs) {
-        const DspChannel ch = channels[d.chunk_first + cc];
-        const int32_t* a = acc;
-        int8_t* dst = out_row;
-        for (int32_t x = p.out_w; x > 0; --x, dst += pixel_stride) *dst = int8_t(dsp::output_value<kFast>(*a++ + ch.acc_init, ch, o));
-      }
+      requantize_row<kFast>(o, t, d.chunk_first, d.chunk_size, acc, 2 * pairs, p.out_w, pixel_stride,
+                            output + oy * p.out_w * pixel_stride);
     }
   }
 }
 
 }  // namespace
 
-void dwconv_s8_3x3_dsp(const DwConvParams& p, const int8_t* input, const int32_t* prepared, int16_t* scratch,
-                       int8_t* output) {
-  const auto* channels = reinterpret_cast<const DspChannel*>(prepared);
-  const int32_t* weights = prepared + p.out_c * int32_t(sizeof(DspChannel) / 4);
-  const dsp::Output o{p.output_offset, p.act_min, p.act_max};
-  if (dsp::fast_outputs(o, channels, p.out_c)) run<true>(p, o, input, channels, weights, scratch, output);
-  else run<false>(p, o, input, channels, weights, scratch, output);
+void dwconv_s8_3x3_dsp(const DwConvParams& p, const int8_t* input, const int32_t* prepared, const int32_t* bias,
+                       const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output) {
+  const dsp::Output o{p.output_offset, p.act_min, p.act_max, 9};
+  const DspTables t{bias, multipliers, shifts, 1};
+  if (dsp::fast_outputs(o, t, p.out_c)) run<true>(p, o, t, input, prepared, scratch, output);
+  else run<false>(p, o, t, input, prepared, scratch, output);
 }
 
 }  // namespace mcuflow::kernels

@@ -9,12 +9,13 @@ namespace {
 
 template <bool kFast>
 void run(const DwConvParams& params, const dsp::Output& o, const int8_t* input, const int32_t* prepared,
-         const DspChannel* channels, int8_t* output) {
+         const int32_t* bias, const int32_t* multipliers, const int32_t* shifts, int8_t* output) {
   const DwConvParams p = params;  // a copy: the output stores could alias the fields otherwise
+  const DspTables tables{bias, multipliers, shifts, 1};
   const int32_t taps = p.k_h * p.k_w, groups = p.out_c / 4;
   const int32_t offset_pair = int32_t((uint32_t(p.input_offset) & 0xFFFFu) * 0x10001u);
   const int8_t* padding = reinterpret_cast<const int8_t*>(prepared + dsp_dw_weight_words(p));
-  auto value = [&](int32_t acc2, int32_t c) { return dsp::output_value<kFast>(acc2, channels[c], o); };
+
   const int8_t* tap_input[kDspMaxTaps];
   for (int32_t oy = 0; oy < p.out_h; ++oy) {
     for (int32_t ox = 0; ox < p.out_w; ++ox, output += p.out_c) {
@@ -28,19 +29,22 @@ void run(const DwConvParams& params, const dsp::Output& o, const int8_t* input, 
       const int32_t* w = prepared;
       int32_t c = 0;
       for (; c < 4 * groups; c += 4, w += 2 * taps) {
-        int32_t a0 = channels[c].acc_init, a1 = channels[c + 1].acc_init;
-        int32_t a2 = channels[c + 2].acc_init, a3 = channels[c + 3].acc_init;
+        int32_t a0 = dsp::acc_start<kFast>(tables, c, o), a1 = dsp::acc_start<kFast>(tables, c + 1, o);
+        int32_t a2 = dsp::acc_start<kFast>(tables, c + 2, o), a3 = dsp::acc_start<kFast>(tables, c + 3, o);
         dsp::dw_taps(taps, tap_input, c, w, offset_pair, a0, a1, a2, a3);
-        const uint32_t packed = dsp::pack4(value(a0, c), value(a1, c + 1), value(a2, c + 2), value(a3, c + 3));
+        const uint32_t packed = dsp::pack4(dsp::channel_value<kFast>(a0, tables, c, o),
+                                           dsp::channel_value<kFast>(a1, tables, c + 1, o),
+                                           dsp::channel_value<kFast>(a2, tables, c + 2, o),
+                                           dsp::channel_value<kFast>(a3, tables, c + 3, o));
         std::memcpy(output + c, &packed, 4);
       }
       for (; c < p.out_c; ++c) {  // the last 1-3 channels, one by one
-        int32_t acc = channels[c].acc_init;
+        int32_t acc = dsp::acc_start<kFast>(tables, c, o);
         for (int32_t t = 0; t < taps; ++t) {
           const int32_t weight = int16_t(w[2 * t + (c & 1)] >> (c & 2 ? 16 : 0));
           acc += (tap_input[t][c] + p.input_offset) * weight;
         }
-        output[c] = int8_t(value(acc, c));
+        output[c] = int8_t(dsp::channel_value<kFast>(acc, tables, c, o));
       }
     }
   }
@@ -48,11 +52,14 @@ void run(const DwConvParams& params, const dsp::Output& o, const int8_t* input, 
 
 }  // namespace
 
-void dwconv_s8_dsp(const DwConvParams& p, const int8_t* input, const int32_t* prepared, const DspChannel* channels,
-                   int8_t* output) {
-  const dsp::Output o{p.output_offset, p.act_min, p.act_max};
-  if (dsp::fast_outputs(o, channels, p.out_c)) run<true>(p, o, input, prepared, channels, output);
-  else run<false>(p, o, input, prepared, channels, output);
+void dwconv_s8_dsp(const DwConvParams& p, const int8_t* input, const int32_t* prepared, const int32_t* bias,
+                   const int32_t* multipliers, const int32_t* shifts, int8_t* output) {
+  const dsp::Output o{p.output_offset, p.act_min, p.act_max, p.k_h * p.k_w};
+  if (dsp::fast_outputs(o, {bias, multipliers, shifts, 1}, p.out_c)) {
+    run<true>(p, o, input, prepared, bias, multipliers, shifts, output);
+  } else {
+    run<false>(p, o, input, prepared, bias, multipliers, shifts, output);
+  }
 }
 
 }  // namespace mcuflow::kernels

@@ -198,15 +198,15 @@ def test_dsp_kernels_match_host_bit_for_bit(branches, board):
     assert_board_matches_host(program, board, seed=2)
 
 
-def test_device_rejects_a_channel_table_that_disagrees_with_the_reference_tables(branches):
-    """The DSP adapters recompute their prepared inputs from the reference's: a program whose
-    table was altered (CRC fixed up) is refused at load, never run with different numbers."""
+def test_device_rejects_prepared_weights_that_disagree_with_the_reference_weights(branches):
+    """The DSP adapters recompute the weights the compiler widened from the reference's: a
+    program whose prepared weights were altered (CRC fixed up) is refused at load, never run
+    with different numbers."""
     _, program = branches
     desc = program.describe()
-    table = next(t for t in desc["tensors"] if t["name"].endswith(".dsp_channels"))
+    prepared = next(t for t in desc["tensors"] if t["name"].endswith(".dsp_prepared"))
     data = bytearray(program.data)
-    at = constants_offset(program.data) + table["offset"] + 4  # the first channel's multiplier
-    data[at] ^= 0x01
+    data[constants_offset(program.data) + prepared["offset"]] ^= 0x01
     data[12:16] = (zlib.crc32(bytes(data[16:])) & 0xFFFFFFFF).to_bytes(4, "little")
     altered = mcuflow.Program(bytes(data))  # the host runs the reference: it accepts the program
     with pytest.raises(device.DeviceError, match="bad_params"):

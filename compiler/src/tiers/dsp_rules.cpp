@@ -1,7 +1,7 @@
 // DSP tier (Armv7E-M / Armv8-M DSP extension: SMLAD, SXTB16 …): which ops qualify for which
-// kernel, and what the compiler precomputes for them: the channel table and im2col scratch of
-// kernels/include/mcuflow/kernels/kernels_dsp.h (built with the same dsp_channel() the device
-// verifier checks them with).
+// kernel, and what the compiler prepares for them (kernels/include/mcuflow/kernels/kernels_dsp.h):
+// arena scratch, and depthwise weights widened to int16 by the same functions the device
+// verifier checks them with.
 #include <cstring>
 
 #include "mcuflow/compiler/kernel_selection.h"
@@ -15,14 +15,6 @@ using kernels::ConvParams;
 using kernels::DwConvParams;
 using kernels::FcParams;
 
-template <typename T>
-std::vector<T> input_values(const LoweredProgram& p, const ProgramOp& op, int slot) {
-  const ProgramTensor& t = p.tensors[op.inputs[slot]];
-  std::vector<T> v(t.bytes.size() / sizeof(T));
-  std::memcpy(v.data(), t.bytes.data(), v.size() * sizeof(T));
-  return v;
-}
-
 std::string size_str(int32_t h, int32_t w) { return std::to_string(h) + "x" + std::to_string(w); }
 
 std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op) {
@@ -30,23 +22,6 @@ std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op) 
     if (!p.tensors[op.inputs[slot]].constant) return "needs constant weights, bias and requantization tables";
   }
   return "";
-}
-
-// Appends the channel table: per output channel its bias and requantization (kernels_dsp.h).
-void append_channel_table(LoweredProgram& p, ProgramOp& op, int32_t out_c, bool per_channel, int32_t output_offset,
-                          int64_t depth) {
-  const std::vector<int32_t> bias = input_values<int32_t>(p, op, 2), multipliers = input_values<int32_t>(p, op, 3),
-                             shifts = input_values<int32_t>(p, op, 4);
-  std::vector<uint8_t> table(size_t(out_c) * sizeof(kernels::DspChannel));
-  for (int32_t oc = 0; oc < out_c; ++oc) {
-    const int32_t q = per_channel ? oc : 0;
-    const kernels::DspChannel c = kernels::dsp_channel(bias[size_t(oc)], multipliers[size_t(q)], shifts[size_t(q)],
-                                                         output_offset, depth);
-    std::memcpy(&table[size_t(oc) * sizeof(c)], &c, sizeof(c));
-  }
-  const int32_t words = int32_t(sizeof(kernels::DspChannel) / 4);
-  op.inputs.push_back(add_constant_tensor(p, p.tensors[op.inputs[1]].name + ".dsp_channels", DType::kInt32,
-                                          {out_c, words}, std::move(table)));
 }
 
 // Appends an arena tensor the op alone uses, so the planner gives it the op's lifetime.
@@ -57,6 +32,19 @@ void append_scratch(LoweredProgram& p, ProgramOp& op, int32_t bytes) {
   t.dims = {bytes};
   t.logical_shape = {bytes};
   op.inputs.push_back(p.add_tensor(std::move(t)));
+}
+
+// Appends the constant int32 input of `words` elements word(weights, i).
+template <typename Word>
+void append_prepared(LoweredProgram& p, ProgramOp& op, int32_t words, Word word) {
+  const ProgramTensor& weights = p.tensors[op.inputs[1]];
+  std::vector<uint8_t> bytes(size_t(words) * 4);
+  for (int32_t i = 0; i < words; ++i) {
+    const int32_t v = word(reinterpret_cast<const int8_t*>(weights.bytes.data()), i);
+    std::memcpy(&bytes[size_t(i) * 4], &v, 4);
+  }
+  const std::string name = weights.name + ".dsp_prepared";
+  op.inputs.push_back(add_constant_tensor(p, name, DType::kInt32, {words}, std::move(bytes)));
 }
 
 // --- conv_s8_1x1_dsp, conv_s8_dsp ---
@@ -79,12 +67,10 @@ std::string pointwise_rejects(const LoweredProgram& p, const ProgramOp& op) {
 }
 
 void conv_prepare(LoweredProgram& p, ProgramOp& op) {
-  const auto c = params_of<ConvParams>(op);
-  append_channel_table(p, op, c.out_c, true, c.output_offset, int64_t(c.k_h) * c.k_w * c.in_c);
-  append_scratch(p, op, kernels::dsp_conv_scratch_bytes(c));
+  append_scratch(p, op, kernels::dsp_conv_scratch_bytes(params_of<ConvParams>(op)));
 }
 
-// --- dwconv_s8_dsp ---
+// --- dwconv_s8_3x3_dsp, dwconv_s8_dsp ---
 
 std::string depthwise_rejects(const LoweredProgram& p, const ProgramOp& op) {
   const auto d = params_of<DwConvParams>(op);
@@ -94,22 +80,6 @@ std::string depthwise_rejects(const LoweredProgram& p, const ProgramOp& op) {
   return needs_constant_inputs(p, op);
 }
 
-void depthwise_prepare(LoweredProgram& p, ProgramOp& op) {
-  const auto d = params_of<DwConvParams>(op);
-  const std::vector<int8_t> weights = input_values<int8_t>(p, op, 1);
-  const int32_t words = kernels::dsp_dw_prepared_words(d);
-  std::vector<uint8_t> prepared(size_t(words) * 4);
-  for (int32_t i = 0; i < words; ++i) {
-    const int32_t v = kernels::dsp_dw_prepared_word(d, weights.data(), i);
-    std::memcpy(&prepared[size_t(i) * 4], &v, 4);
-  }
-  op.inputs.push_back(add_constant_tensor(p, p.tensors[op.inputs[1]].name + ".dsp_prepared", DType::kInt32, {words},
-                                          std::move(prepared)));
-  append_channel_table(p, op, d.out_c, true, d.output_offset, int64_t(d.k_h) * d.k_w);
-}
-
-// --- dwconv_s8_3x3_dsp ---
-
 std::string depthwise_3x3_rejects(const LoweredProgram& p, const ProgramOp& op) {
   const auto d = params_of<DwConvParams>(op);
   if (d.k_h != 3 || d.k_w != 3) return "needs a 3x3 kernel, got " + size_str(d.k_h, d.k_w);
@@ -118,24 +88,16 @@ std::string depthwise_3x3_rejects(const LoweredProgram& p, const ProgramOp& op) 
   return depthwise_rejects(p, op);
 }
 
+void depthwise_prepare(LoweredProgram& p, ProgramOp& op) {
+  const auto d = params_of<DwConvParams>(op);
+  append_prepared(p, op, kernels::dsp_dw_prepared_words(d),
+                  [&](const int8_t* w, int32_t i) { return kernels::dsp_dw_prepared_word(d, w, i); });
+}
+
 void depthwise_3x3_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto d = params_of<DwConvParams>(op);
-  const std::vector<int8_t> weights = input_values<int8_t>(p, op, 1);
-  const std::vector<int32_t> bias = input_values<int32_t>(p, op, 2), multipliers = input_values<int32_t>(p, op, 3),
-                             shifts = input_values<int32_t>(p, op, 4);
-  std::vector<int32_t> words;
-  for (int32_t c = 0; c < d.out_c; ++c) {
-    const kernels::DspChannel ch = kernels::dsp_channel(bias[size_t(c)], multipliers[size_t(c)], shifts[size_t(c)],
-                                                        d.output_offset, 9);
-    const auto* fields = reinterpret_cast<const int32_t*>(&ch);
-    words.insert(words.end(), fields, fields + sizeof(ch) / 4);
-  }
-  for (int32_t i = 0; i < d.out_c * kernels::kDspDw3WeightWords; ++i)
-    words.push_back(kernels::dsp_dw3_weight_word(d, weights.data(), i));
-  std::vector<uint8_t> bytes(words.size() * 4);
-  std::memcpy(bytes.data(), words.data(), bytes.size());
-  op.inputs.push_back(add_constant_tensor(p, p.tensors[op.inputs[1]].name + ".dsp_prepared", DType::kInt32,
-                                          {int32_t(words.size())}, std::move(bytes)));
+  append_prepared(p, op, d.out_c * kernels::kDspDw3WeightWords,
+                  [&](const int8_t* w, int32_t i) { return kernels::dsp_dw3_weight_word(d, w, i); });
   append_scratch(p, op, kernels::dsp_dw3_scratch_bytes(d));
 }
 
@@ -149,9 +111,7 @@ std::string fc_rejects(const LoweredProgram& p, const ProgramOp& op) {
 }
 
 void fc_prepare(LoweredProgram& p, ProgramOp& op) {
-  const auto f = params_of<FcParams>(op);
-  append_channel_table(p, op, f.out_c, f.per_channel != 0, f.output_offset, f.in_c);
-  append_scratch(p, op, kernels::dsp_fc_scratch_bytes(f));
+  append_scratch(p, op, kernels::dsp_fc_scratch_bytes(params_of<FcParams>(op)));
 }
 
 }  // namespace

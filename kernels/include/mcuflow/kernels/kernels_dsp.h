@@ -1,15 +1,16 @@
 // DSP-tier kernels (Armv7E-M / Armv8-M DSP extension: SMLAD, SXTB16 …). Each computes bit for
-// bit what its reference kernel computes from the same params; the compiler
-// (compiler/src/tiers/dsp_rules.cpp) prepares the extra inputs described here.
+// bit what its reference kernel computes from the same params and inputs (weights, bias,
+// multipliers, shifts); the compiler (compiler/src/tiers/dsp_rules.cpp) adds the extra inputs
+// described here: arena scratch, and for depthwise convs their weights widened to int16.
 //
-// Channel table: one DspChannel per output channel (int32 [out_c][6]): see dsp_channel.
-//
-// Accumulators hold twice the reference's sum: that doubled value is what SMMLAR needs (see
-// DspChannel). Conv kernels get the doubling for free from their scratch: they expand a block
-// of kDspPixels output pixels (their im2col windows) into an arena scratch of int16 values
+// Requantization runs from the reference's tables, per channel, as described at DspChannel.
+// Accumulators hold twice the reference's sum: that doubled value is what SMMLAR needs. Conv
+// kernels get the doubling for free from their scratch: they expand a block of kDspPixels
+// output pixels (their im2col windows) into an arena scratch of int16 values
 // 2 * (x - input_zero_point) (padding taps are 0), in the order the multiply loop reads it: per
 // group of four window positions k..k+3, per pixel, the pairs (k, k+2) then (k+1, k+3) (the
-// pairing SXTB16 gives the weights). Size: dsp_conv_scratch_bytes.
+// pairing SXTB16 gives the weights). Size: dsp_conv_scratch_bytes. Depthwise kernels double
+// their widened weights instead.
 #pragma once
 #include <cstdint>
 #include "mcuflow/kernels/arith.h"
@@ -21,33 +22,40 @@ constexpr int32_t kDspPixels = 4;              // output pixels per conv block
 constexpr int64_t kDspMaxProduct = 255 * 128;  // |(x - zero_point) * w| for int8 x and w
 constexpr int32_t kDspMaxDepth = 32768;        // window positions: twice any sum fits in int32
 
-// Requantization of a doubled accumulator acc2 = 2 * acc without the reference's 64-bit
-// multiply and rounding divide. Fast path, when the right shift e is in [1, 21] and |acc| <
-// 2^30 for every possible window (|bias| + depth * kDspMaxProduct < 2^30):
+// One channel's requantization of a doubled accumulator acc2 = 2 * acc, derived from the
+// reference's bias, multiplier and shift, without the reference's 64-bit multiply and
+// rounding divide. Fast path, when the right shift e = -shift is in [1, 21] and |acc| < 2^30
+// for every possible window (|bias| + depth * kDspMaxProduct < 2^30):
 //   the reference's rounding doubling high multiply floor((acc * m + 2^30) / 2^31) equals
 //   SMMULR(acc2, m) (it cannot saturate: m >= 0); its quotient by 2^e rounded half away from
 //   zero, plus the output offset, is (y - [y < 0] + 2^(e-1) + output_offset * 2^e) >> e. The
-//   constant term joins the multiply as SMMLAR's accumulate operand ("rounding"), and [y < 0]
-//   may be taken as [acc < 0]: they differ only when y = 0, where the result is the offset
-//   either way. Every term stays below 2^31.
+//   constant term, (2 * output_offset + 1) << (e - 1), joins the multiply as SMMLAR's
+//   accumulate operand ("rounding"), and [y < 0] may be taken as [acc < 0]: they differ only
+//   when y = 0, where the result is the offset either way. Every term stays below 2^31.
 // Otherwise right_shift is -1, accumulators start at 0 and the reference formula runs on
 // acc2 / 2 + bias.
 struct DspChannel {
   int32_t acc_init;     // fast path: 2 * bias; else 0
   int32_t multiplier;
-  int32_t rounding;     // fast path: 2^(e-1) + output_offset * 2^e
+  int32_t rounding;     // fast path: (2 * output_offset + 1) << (e - 1)
   int32_t right_shift;  // fast path: e; else -1
   int32_t bias;         // the reference's bias and shift, for the other path
   int32_t shift;
 };
-static_assert(sizeof(DspChannel) == 24, "int32 [out_c][6] table");
+
+inline bool dsp_fast_channel(int32_t bias, int32_t shift, int64_t depth) {
+  const int64_t magnitude = (bias < 0 ? -int64_t(bias) : int64_t(bias)) + depth * kDspMaxProduct;
+  return shift <= -1 && shift >= -21 && magnitude < (int64_t{1} << 30);
+}
+
+// The channel on the fast path (the caller knows it is on it); rounding_base is
+// 2 * output_offset + 1.
+inline DspChannel dsp_fast_channel_of(int32_t bias, int32_t multiplier, int32_t shift, int32_t rounding_base) {
+  return {2 * bias, multiplier, int32_t(uint32_t(rounding_base) << (-shift - 1)), -shift, bias, shift};
+}
 
 inline DspChannel dsp_channel(int32_t bias, int32_t multiplier, int32_t shift, int32_t output_offset, int64_t depth) {
-  const int64_t magnitude = (bias < 0 ? -int64_t(bias) : int64_t(bias)) + depth * kDspMaxProduct;
-  if (shift <= -1 && shift >= -21 && magnitude < (int64_t{1} << 30)) {
-    const int32_t e = -shift;
-    return {2 * bias, multiplier, (int32_t{1} << (e - 1)) + output_offset * (int32_t{1} << e), e, bias, shift};
-  }
+  if (dsp_fast_channel(bias, shift, depth)) return dsp_fast_channel_of(bias, multiplier, shift, 2 * output_offset + 1);
   return {0, multiplier, 0, -1, bias, shift};
 }
 
@@ -75,6 +83,15 @@ inline int32_t dsp_requantize(int32_t acc2, const DspChannel& c, int32_t output_
   return multiply_by_quantized_multiplier(acc, c.multiplier, c.shift) + output_offset;
 }
 
+// The reference's per-channel tables as the kernels read them: channel c uses bias[c] and
+// multipliers / shifts [c * step] (step 0: one for all channels, per-tensor fc).
+struct DspTables {
+  const int32_t* bias;
+  const int32_t* multipliers;
+  const int32_t* shifts;
+  int32_t step;
+};
+
 // Window positions (k_h * k_w * in_c) padded to whole groups of four.
 inline int32_t dsp_conv_depth(const ConvParams& p) { return (p.k_h * p.k_w * p.in_c + 3) & ~3; }
 inline int32_t dsp_conv_scratch_bytes(const ConvParams& p) {
@@ -82,23 +99,23 @@ inline int32_t dsp_conv_scratch_bytes(const ConvParams& p) {
 }
 
 // 1x1 conv, no padding, any stride, in_c in [4, kDspMaxDepth].
-void conv_s8_1x1_dsp(const ConvParams& p, const int8_t* input, const int8_t* weights, const DspChannel* channels,
-                     int16_t* scratch, int8_t* output);
+void conv_s8_1x1_dsp(const ConvParams& p, const int8_t* input, const int8_t* weights, const int32_t* bias,
+                     const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output);
 // Any conv whose window (k_h * k_w * in_c) has 4 to kDspMaxDepth positions.
-void conv_s8_dsp(const ConvParams& p, const int8_t* input, const int8_t* weights, const DspChannel* channels,
-                 int16_t* scratch, int8_t* output);
+void conv_s8_dsp(const ConvParams& p, const int8_t* input, const int8_t* weights, const int32_t* bias,
+                 const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output);
 
 // Fully connected, in_c in [4, kDspMaxDepth]: blocks of kDspPixels rows as conv pixels
 // (scratch as for a 1x1 conv with in_c channels), remaining rows one at a time.
-void fc_s8_dsp(const FcParams& p, const int8_t* input, const int8_t* weights, const DspChannel* channels,
-               int16_t* scratch, int8_t* output);
+void fc_s8_dsp(const FcParams& p, const int8_t* input, const int8_t* weights, const int32_t* bias,
+               const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output);
 inline int32_t dsp_fc_scratch_bytes(const FcParams& p) {
   return kDspPixels * ((p.in_c + 3) & ~3) * int32_t(sizeof(int16_t));
 }
 
 // Depthwise conv, ch_mult 1, windows of up to kDspMaxTaps taps (any stride, padding,
 // dilation). Prepared input, int32 [dsp_dw_prepared_words]: the weights doubled (so the
-// accumulators are doubled, as DspChannel wants) and widened for SMLABB/SMLATT,
+// accumulators are doubled) and widened for SMLABB/SMLATT,
 // [ceil(out_c / 4)][k_h * k_w][2], per group of four channels c..c+3 and tap the int16 pairs
 // (2 w[c], 2 w[c+2]) and (2 w[c+1], 2 w[c+3]) (0 past out_c); then one pixel of padding, in_c
 // bytes of the input zero point (rounded up to whole words), which padding taps read so that
@@ -113,15 +130,14 @@ inline int32_t dsp_dw_prepared_word(const DwConvParams& p, const int8_t* weights
   const int32_t c = 4 * group + i % 2;
   return int32_t(w(c) | (w(c + 2) << 16));
 }
-void dwconv_s8_dsp(const DwConvParams& p, const int8_t* input, const int32_t* prepared, const DspChannel* channels,
-                   int8_t* output);
+void dwconv_s8_dsp(const DwConvParams& p, const int8_t* input, const int32_t* prepared, const int32_t* bias,
+                   const int32_t* multipliers, const int32_t* shifts, int8_t* output);
 
 // Depthwise 3x3, ch_mult 1, stride_w 1, no dilation (any stride_h and padding): input rows are
 // transposed into channel-major int16 rows in the scratch, so that SMLAD multiplies two
 // horizontally adjacent taps at once and each loaded pair serves two output pixels.
-// Prepared input, int32 [dsp_dw3_prepared_words]: the channel table (one DspChannel per
-// channel, window depth 9), then per channel kDspDw3WeightWords words of int16 pairs, the
-// weights doubled like the other kernels' accumulators: (w00, w01), (w10, w11), (w20, w21),
+// Prepared input, int32 [out_c][kDspDw3WeightWords]: per channel int16 pairs of its weights,
+// doubled like the other kernels' accumulators: (w00, w01), (w10, w11), (w20, w21),
 // (w02, w12), (w22, 0) with wyx the tap at kernel row y, column x.
 // Scratch: channels in chunks of dsp_dw3_chunk; per channel of the chunk 3 rows (one per
 // input row held, slot iy mod 3) of dsp_dw3_row_length values x - input_zero_point, where
@@ -137,18 +153,15 @@ inline int32_t dsp_dw3_chunk(const DwConvParams& p) {
 inline int32_t dsp_dw3_scratch_bytes(const DwConvParams& p) {
   return dsp_dw3_chunk(p) * (3 * dsp_dw3_row_length(p) + 2 * ((p.out_w + 1) & ~1)) * int32_t(sizeof(int16_t));
 }
-inline int32_t dsp_dw3_prepared_words(const DwConvParams& p) {
-  return p.out_c * (int32_t(sizeof(DspChannel) / 4) + kDspDw3WeightWords);
-}
-// Word i of the weights part (after the channel table).
+// Word i of the prepared input.
 inline int32_t dsp_dw3_weight_word(const DwConvParams& p, const int8_t* weights, int32_t i) {
   const int32_t c = i / kDspDw3WeightWords, k = i % kDspDw3WeightWords;
   auto w = [&](int32_t y, int32_t x) { return uint32_t(uint16_t(int16_t(2 * weights[(y * 3 + x) * p.out_c + c]))); };
   if (k < 3) return int32_t(w(k, 0) | w(k, 1) << 16);
   return int32_t(k == 3 ? w(0, 2) | w(1, 2) << 16 : w(2, 2));
 }
-void dwconv_s8_3x3_dsp(const DwConvParams& p, const int8_t* input, const int32_t* prepared, int16_t* scratch,
-                       int8_t* output);
+void dwconv_s8_3x3_dsp(const DwConvParams& p, const int8_t* input, const int32_t* prepared, const int32_t* bias,
+                       const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output);
 
 }  // namespace mcuflow::kernels
 
@@ -331,12 +344,15 @@ inline void mac_groups(int32_t groups, const int8_t*& w, const int32_t*& x, int3
 }
 
 // Depthwise: a0..a3 (channels c..c+3) += the taps' input words, read at tap_input[t] + c
-// (offset added by SXTAB16), times the widened weights w[2t], w[2t+1] (kernels_dsp.h): 10
-// instructions per tap and four multiply-accumulates. Written out because GCC spills here;
-// the loop body holds two taps and an odd count enters at the second (as in mac_groups).
+// (offset added by SXTAB16), times the widened weights w[2t], w[2t+1] (kernels_dsp.h), for
+// `taps` >= 1 taps: 10.5 instructions per tap and four multiply-accumulates. Written out
+// because GCC spills here; the loop body holds two taps, an odd count enters at the second
+// (as in mac_groups) and the loop end stays in memory since every register is taken.
 inline void dw_taps(int32_t taps, const int8_t* const* tap_input, int32_t c, const int32_t* w, int32_t offset_pair,
                     int32_t& a0, int32_t& a1, int32_t& a2, int32_t& a3) {
-  int32_t even, odd, w_even, w_odd;  // `even` first holds the tap's input pointer
+  const int32_t* const w_end = w + 2 * taps;
+  const int32_t odd_taps = taps & 1;
+  int32_t even, odd, w_even, w_odd;  // `even` also holds the tap's input pointer and loop values
 #define MCUFLOW_DSP_DW_TAP                                         \
   "ldr %[even], [%[tap_input]], #4\n\t"                            \
   "ldr %[odd], [%[even], %[c]]\n\t"                                \
@@ -348,17 +364,17 @@ inline void dw_taps(int32_t taps, const int8_t* const* tap_input, int32_t c, con
   "smlabb %[a1], %[odd], %[w_odd], %[a1]\n\t"                      \
   "smlatt %[a3], %[odd], %[w_odd], %[a3]\n\t"
   __asm__(
-      "subs %[taps], %[taps], #1\n\t"
-      "lsrs %[taps], %[taps], #1\n\t"
-      "bcc 2f\n\t"
+      "ldr %[even], %[odd_taps]\n\t"
+      "cmp %[even], #0\n\t"
+      "bne 2f\n\t"
       "1:\n\t" MCUFLOW_DSP_DW_TAP
       "2:\n\t" MCUFLOW_DSP_DW_TAP
-      "subs %[taps], %[taps], #1\n\t"
-      "bpl 1b"
-      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [taps] "+r"(taps), [tap_input] "+r"(tap_input),
-        [w] "+r"(w), [even] "=&r"(even), [odd] "=&r"(odd), [w_even] "=&r"(w_even),
-        [w_odd] "=&r"(w_odd)
-      : [c] "r"(c), [offset_pair] "r"(offset_pair)
+      "ldr %[even], %[w_end]\n\t"
+      "cmp %[w], %[even]\n\t"
+      "bne 1b"
+      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [tap_input] "+r"(tap_input), [w] "+r"(w),
+        [even] "=&r"(even), [odd] "=&r"(odd), [w_even] "=&r"(w_even), [w_odd] "=&r"(w_odd)
+      : [c] "r"(c), [offset_pair] "r"(offset_pair), [odd_taps] "m"(odd_taps), [w_end] "m"(w_end)
       : "cc", "memory");
 #undef MCUFLOW_DSP_DW_TAP
 }
@@ -423,19 +439,35 @@ inline void dw3_output_row(int32_t channels, int32_t pairs, const int16_t* r0, c
       : "cc", "memory");
 }
 
-// The output tensor's offset and activation clamp.
+// The output tensor's offset and activation clamp, and the window size (for dsp_fast_channel).
 struct Output {
   int32_t offset, act_min, act_max;
+  int64_t depth;
 };
 
 // True when every channel takes the fast requantization and the clamp is int8's own range:
 // kernels then run their kFast variant, which needs no per-output tests.
-inline bool fast_outputs(const Output& o, const DspChannel* channels, int32_t count) {
+inline bool fast_outputs(const Output& o, const DspTables& t, int32_t count) {
   if (o.act_min != -128 || o.act_max != 127) return false;
   for (int32_t c = 0; c < count; ++c) {
-    if (channels[c].right_shift < 0) return false;
+    if (!dsp_fast_channel(t.bias[c], t.shifts[c * t.step], o.depth)) return false;
   }
   return true;
+}
+
+// Channel c's requantization, from the reference's tables.
+template <bool kFast>
+inline DspChannel channel(const DspTables& t, int32_t c, const Output& o) {
+  const int32_t q = c * t.step;
+  if (kFast) return dsp_fast_channel_of(t.bias[c], t.multipliers[q], t.shifts[q], 2 * o.offset + 1);
+  return dsp_channel(t.bias[c], t.multipliers[q], t.shifts[q], o.offset, o.depth);
+}
+
+// Channel c's accumulator start (DspChannel::acc_init) alone: kernels load it before their
+// multiply loops and the rest of the channel after them, as those loops take every register.
+template <bool kFast>
+inline int32_t acc_start(const DspTables& t, int32_t c, const Output& o) {
+  return kFast ? 2 * t.bias[c] : channel<kFast>(t, c, o).acc_init;
 }
 
 // The output value (in int8 range) of a doubled accumulator started at ch.acc_init.
@@ -443,6 +475,12 @@ template <bool kFast>
 inline int32_t output_value(int32_t acc2, const DspChannel& ch, const Output& o) {
   if (kFast) return __ssat(dsp_requantize_fast(acc2, ch), 8);
   return clamp_i32(dsp_requantize(acc2, ch, o.offset), o.act_min, o.act_max);
+}
+
+// The same for channel c of the tables.
+template <bool kFast>
+inline int32_t channel_value(int32_t acc2, const DspTables& t, int32_t c, const Output& o) {
+  return output_value<kFast>(acc2, channel<kFast>(t, c, o), o);
 }
 
 // Four output values (int8 range) as the bytes of a word, v0 lowest.
@@ -455,9 +493,8 @@ inline uint32_t pack4(int32_t v0, int32_t v1, int32_t v2, int32_t v3) {
 // Requantizes and stores one channel's kDspPixels accumulators (count of them valid) at
 // dst[i * stride].
 template <bool kFast>
-inline void store_channel(const DspChannel& channel, const Output& o, const int32_t (&acc)[kDspPixels],
-                          int32_t count, int8_t* dst, int32_t stride) {
-  const DspChannel ch = channel;  // a copy: int8 stores may alias anything, so a reference would be reloaded
+inline void store_channel(const DspChannel& ch, const Output& o, const int32_t (&acc)[kDspPixels], int32_t count,
+                          int8_t* dst, int32_t stride) {
   auto value = [&](int32_t acc2) { return int8_t(output_value<kFast>(acc2, ch, o)); };
   if (count == kDspPixels) {  // the common case, without per-pixel tests
     dst[0] = value(acc[0]);
@@ -474,14 +511,13 @@ inline void store_channel(const DspChannel& channel, const Output& o, const int3
 // For every output channel: its weight row (depth int8 values, depth >= 4) times the block's
 // kDspPixels expanded windows, requantized; `count` pixels are stored, pixel i at out + i * out_c.
 template <bool kFast>
-inline void conv_block(int32_t depth, int32_t out_c, const Output& o, const int16_t* scratch, const int8_t* weights,
-                       const DspChannel* channels, int32_t count, int8_t* out) {
+inline void conv_block(int32_t depth, int32_t out_c, const Output& o, const DspTables& t, const int16_t* scratch,
+                       const int8_t* weights, int32_t count, int8_t* out) {
   const int32_t groups = depth >> 2, tail = depth & 3;
-  const DspChannel* const end = channels + out_c;
-  for (const DspChannel* ch = channels; ch != end; ++ch, ++out) {
+  for (int32_t oc = 0; oc < out_c; ++oc, ++out) {
     int32_t stride = out_c;
     __asm__("" : "+r"(stride));  // opaque: GCC would keep a pointer per output pixel on the stack
-    int32_t a0 = ch->acc_init, a1 = a0, a2 = a0, a3 = a0;
+    int32_t a0 = acc_start<kFast>(t, oc, o), a1 = a0, a2 = a0, a3 = a0;
     const int32_t* x = reinterpret_cast<const int32_t*>(scratch);
     mac_groups(groups, weights, x, a0, a1, a2, a3);
     if (tail) {  // the row's last `tail` weights, read as the top bytes of its last word
@@ -489,7 +525,7 @@ inline void conv_block(int32_t depth, int32_t out_c, const Output& o, const int1
       weights += tail;
     }
     const int32_t acc[kDspPixels] = {a0, a1, a2, a3};
-    store_channel<kFast>(*ch, o, acc, count, out, stride);
+    store_channel<kFast>(channel<kFast>(t, oc, o), o, acc, count, out, stride);
   }
 }
 
@@ -532,14 +568,14 @@ inline void row_pair_groups(int32_t groups, const int32_t*& x, const int8_t*& wa
 // out[0..out_c): two output channels per pass share each expanded input word (an odd last
 // channel pairs with itself).
 template <bool kFast>
-inline void single_row(int32_t depth, int32_t out_c, const Output& o, const int16_t* scratch, const int8_t* weights,
-                       const DspChannel* channels, int8_t* out) {
+inline void single_row(int32_t depth, int32_t out_c, const Output& o, const DspTables& t, const int16_t* scratch,
+                       const int8_t* weights, int8_t* out) {
   const int32_t groups = depth >> 2, tail = depth & 3;
   for (int32_t oc = 0; oc < out_c; oc += 2) {
     const int32_t ob = oc + 1 < out_c ? oc + 1 : oc;
     const int8_t* wa = weights + oc * depth;
     const int8_t* wb = weights + ob * depth;
-    int32_t a = channels[oc].acc_init, b = channels[ob].acc_init;
+    int32_t a = acc_start<kFast>(t, oc, o), b = acc_start<kFast>(t, ob, o);
     const int32_t* x = reinterpret_cast<const int32_t*>(scratch);
     row_pair_groups(groups, x, wa, wb, a, b);
     if (tail) {  // the rows' last `tail` weights, read as the top bytes of their last words
@@ -549,16 +585,16 @@ inline void single_row(int32_t depth, int32_t out_c, const Output& o, const int1
       a = __smlad(x[1], sxtb16_odd(last_a), __smlad(x[0], __sxtb16(last_a), a));
       b = __smlad(x[1], sxtb16_odd(last_b), __smlad(x[0], __sxtb16(last_b), b));
     }
-    out[oc] = int8_t(output_value<kFast>(a, channels[oc], o));
-    out[ob] = int8_t(output_value<kFast>(b, channels[ob], o));
+    out[oc] = int8_t(output_value<kFast>(a, channel<kFast>(t, oc, o), o));
+    out[ob] = int8_t(output_value<kFast>(b, channel<kFast>(t, ob, o), o));
   }
 }
 
 // The conv kernels' pixel loop: blocks of kDspPixels output pixels in output order, each slot
 // filled by expand(oy, ox, slot), then conv_block.
 template <bool kFast, typename Expand>
-inline void conv_pixel_blocks(const ConvParams& p, const Output& o, int32_t depth, const int8_t* weights,
-                              const DspChannel* channels, const int16_t* scratch, int8_t* output, Expand expand) {
+inline void conv_pixel_blocks(const ConvParams& p, const Output& o, const DspTables& t, const int8_t* weights,
+                              const int16_t* scratch, int8_t* output, Expand expand) {
   const int32_t pixels = p.out_h * p.out_w;
   int32_t oy = 0, ox = 0;  // the next output pixel
   for (int32_t first = 0; first < pixels; first += kDspPixels) {
@@ -567,18 +603,18 @@ inline void conv_pixel_blocks(const ConvParams& p, const Output& o, int32_t dept
       expand(oy, ox, slot);
       if (++ox == p.out_w) ox = 0, ++oy;
     }
-    conv_block<kFast>(depth, p.out_c, o, scratch, weights, channels, count, output + first * p.out_c);
+    conv_block<kFast>(int32_t(o.depth), p.out_c, o, t, scratch, weights, count, output + first * p.out_c);
   }
 }
 
 template <typename Expand>
-inline void conv_pixels(const ConvParams& p, int32_t depth, const int8_t* weights, const DspChannel* channels,
+inline void conv_pixels(const ConvParams& p, int32_t depth, const int8_t* weights, const DspTables& t,
                         const int16_t* scratch, int8_t* output, Expand expand) {
-  const Output o{p.output_offset, p.act_min, p.act_max};
-  if (fast_outputs(o, channels, p.out_c)) {
-    conv_pixel_blocks<true>(p, o, depth, weights, channels, scratch, output, expand);
+  const Output o{p.output_offset, p.act_min, p.act_max, depth};
+  if (fast_outputs(o, t, p.out_c)) {
+    conv_pixel_blocks<true>(p, o, t, weights, scratch, output, expand);
   } else {
-    conv_pixel_blocks<false>(p, o, depth, weights, channels, scratch, output, expand);
+    conv_pixel_blocks<false>(p, o, t, weights, scratch, output, expand);
   }
 }
 

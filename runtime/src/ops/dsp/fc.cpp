@@ -1,30 +1,28 @@
 // Adapter for the DSP fully connected kernel. Inputs: the reference's five (input, weights,
-// bias, multipliers, shifts), then the channel table and the row scratch (kernels_dsp.h).
+// bias, multipliers, shifts), then the row scratch (kernels_dsp.h).
 #include "dsp_check.h"
 
 namespace mcuflow::ops {
 namespace {
 
-using kernels::DspChannel;
 using kernels::FcParams;
 
-constexpr uint32_t kTableSlot = 5, kScratchSlot = 6;
+constexpr uint32_t kScratchSlot = 5;
 
 Error check_fc_s8_dsp(const OpCheck& c) {
   if (const Error e = check_fc_s8(c); e != Error::kOk) return e;
   const auto& p = c.get_params<FcParams>();
   return ok_if(p.in_c >= 4 && p.in_c <= kernels::kDspMaxDepth && dsp::constant_inputs(c) &&
-               dsp::channel_table_matches(c, kTableSlot, p.out_c, p.per_channel != 0, p.output_offset, p.in_c) &&
                dsp::scratch_fits(c, kScratchSlot, uint64_t(kernels::kDspPixels) * ((uint64_t(p.in_c) + 3) / 4 * 4) * 2));
 }
 
 void eval_fc_s8_dsp(const OpCall& c) {
-  kernels::fc_s8_dsp(c.get_params<FcParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.in<DspChannel>(kTableSlot),
-                     reinterpret_cast<int16_t*>(c.data[kScratchSlot]), c.out<int8_t>(0));
+  kernels::fc_s8_dsp(c.get_params<FcParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.in<int32_t>(2), c.in<int32_t>(3),
+                     c.in<int32_t>(4), reinterpret_cast<int16_t*>(c.data[kScratchSlot]), c.out<int8_t>(0));
 }
 
 }  // namespace
 
-extern const KernelEntry kernel_entry_fc_s8_dsp = {sizeof(FcParams), 7, 1, check_fc_s8_dsp, eval_fc_s8_dsp};
+extern const KernelEntry kernel_entry_fc_s8_dsp = {sizeof(FcParams), 6, 1, check_fc_s8_dsp, eval_fc_s8_dsp};
 
 }  // namespace mcuflow::ops

@@ -9,7 +9,7 @@ void conv_s8_1x1_dsp(const ConvParams& p, const int8_t* input, const int8_t* wei
   dsp::conv_pixels(p, p.in_c, weights, {bias, multipliers, shifts, 1}, scratch, output,
                    [&](int32_t oy, int32_t ox, int32_t slot) {
                      const int8_t* src = input + (oy * p.stride_h * p.in_w + ox * p.stride_w) * p.in_c;
-                     dsp::SlotWriter(scratch, slot, p.input_offset).run(src, p.in_c, 0);
+                     dsp::BlockWriter(scratch, slot, p.input_offset).run(src, p.in_c, 0);
                    });
 }
 

@@ -11,12 +11,12 @@ void run(const FcParams& p, const dsp::Output& o, const DspTables& t, const int8
   int32_t r = 0;
   for (; r + kDspPixels <= p.rows; r += kDspPixels) {
     for (int32_t slot = 0; slot < kDspPixels; ++slot) {
-      dsp::SlotWriter(scratch, slot, p.input_offset).run(input + (r + slot) * p.in_c, p.in_c, 0);
+      dsp::BlockWriter(scratch, slot, p.input_offset).run(input + (r + slot) * p.in_c, p.in_c, 0);
     }
     dsp::conv_block<kFast>(p.in_c, p.out_c, o, t, scratch, weights, kDspPixels, output + r * p.out_c);
   }
   for (; r < p.rows; ++r) {
-    dsp::SlotWriter(scratch, 0, p.input_offset).run(input + r * p.in_c, p.in_c, 0);
+    dsp::SlotWriter<1>(scratch, 0, p.input_offset).run(input + r * p.in_c, p.in_c, 0);
     dsp::single_row<kFast>(p.in_c, p.out_c, o, t, scratch, weights, output + r * p.out_c);
   }
 }

@@ -106,11 +106,12 @@ void conv_s8_dsp(const ConvParams& p, const int8_t* input, const int8_t* weights
                  const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output);
 
 // Fully connected, in_c in [4, kDspMaxDepth]: blocks of kDspPixels rows as conv pixels
-// (scratch as for a 1x1 conv with in_c channels), remaining rows one at a time.
+// (scratch as for a 1x1 conv with in_c channels), remaining rows one at a time (only the
+// first quarter of that scratch, or only that much when there are fewer than kDspPixels rows).
 void fc_s8_dsp(const FcParams& p, const int8_t* input, const int8_t* weights, const int32_t* bias,
                const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output);
 inline int32_t dsp_fc_scratch_bytes(const FcParams& p) {
-  return kDspPixels * ((p.in_c + 3) & ~3) * int32_t(sizeof(int16_t));
+  return (p.rows >= kDspPixels ? kDspPixels : 1) * ((p.in_c + 3) & ~3) * int32_t(sizeof(int16_t));
 }
 
 // Depthwise conv, ch_mult 1, windows of up to kDspMaxTaps taps (any stride, padding,
@@ -143,16 +144,17 @@ void dwconv_s8_dsp(const DwConvParams& p, const int8_t* input, const int32_t* pr
 // input row held, slot iy mod 3) of dsp_dw3_row_length values x - input_zero_point, where
 // value j is input column j - pad_left (0 outside the input); then the int32 accumulators of
 // one output row of the chunk's channels (out_w rounded up to even, per channel).
-constexpr int32_t kDspDw3ScratchBudget = 8192;  // bytes; more channels than fit are done in chunks
+constexpr int32_t kDspDw3ScratchBudget = 4096;  // bytes; more channels than fit are done in chunks
 constexpr int32_t kDspDw3WeightWords = 5;       // per channel
 inline int32_t dsp_dw3_row_length(const DwConvParams& p) { return (p.out_w + 4) & ~1; }
+inline int32_t dsp_dw3_channel_bytes(const DwConvParams& p) {  // rows and accumulators
+  return (3 * dsp_dw3_row_length(p) + 2 * ((p.out_w + 1) & ~1)) * int32_t(sizeof(int16_t));
+}
 inline int32_t dsp_dw3_chunk(const DwConvParams& p) {
-  const int32_t all = (p.out_c + 3) & ~3, fit = kDspDw3ScratchBudget / (3 * dsp_dw3_row_length(p) * 2) & ~3;
+  const int32_t all = (p.out_c + 3) & ~3, fit = kDspDw3ScratchBudget / dsp_dw3_channel_bytes(p) & ~3;
   return all <= fit ? all : (fit > 4 ? fit : 4);
 }
-inline int32_t dsp_dw3_scratch_bytes(const DwConvParams& p) {
-  return dsp_dw3_chunk(p) * (3 * dsp_dw3_row_length(p) + 2 * ((p.out_w + 1) & ~1)) * int32_t(sizeof(int16_t));
-}
+inline int32_t dsp_dw3_scratch_bytes(const DwConvParams& p) { return dsp_dw3_chunk(p) * dsp_dw3_channel_bytes(p); }
 // Word i of the prepared input.
 inline int32_t dsp_dw3_weight_word(const DwConvParams& p, const int8_t* weights, int32_t i) {
   const int32_t c = i / kDspDw3WeightWords, k = i % kDspDw3WeightWords;
@@ -218,23 +220,24 @@ inline Words4 load4_advance(const int32_t*& p) {
 
 // --- conv blocks: kDspPixels output pixels, expanded into scratch, times every weight row ---
 
-// Writes one pixel slot of the scratch: window position k of the slot is halfword
-// (k / 4) * 4 * kDspPixels + order(k % 4), order = {0, 2, 1, 3}, of `slot_base`.
+// Writes one pixel slot of a scratch laid out for kSlots pixels (kDspPixels for conv blocks,
+// 1 for a single fc row): window position k of the slot is halfword
+// (k / 4) * 4 * kSlots + order(k % 4), order = {0, 2, 1, 3}, of `slot_base`.
+template <int32_t kSlots>
 struct SlotWriter {
-  int16_t* slot_base;    // scratch + 4 * slot
-  int32_t offset_pair;   // the input offset in both halves
+  static constexpr int32_t kGroup = 4 * kSlots;  // halfwords per group of four positions
+  int16_t* slot_base;                            // scratch + 4 * slot
+  int32_t offset_pair;                           // the input offset in both halves
 
   SlotWriter(int16_t* scratch, int32_t slot, int32_t offset)
       : slot_base(scratch + 4 * slot), offset_pair(int32_t((uint32_t(offset) & 0xFFFFu) * 0x10001u)) {}
 
-  void put(int32_t k, int32_t v) const {
-    slot_base[(k >> 2) * (4 * kDspPixels) + ((k & 1) << 1) + ((k >> 1) & 1)] = int16_t(v);
-  }
-  int32_t* group(int32_t k) const { return reinterpret_cast<int32_t*>(slot_base + (k >> 2) * (4 * kDspPixels)); }
+  void put(int32_t k, int32_t v) const { slot_base[(k >> 2) * kGroup + ((k & 1) << 1) + ((k >> 1) & 1)] = int16_t(v); }
+  int32_t* group(int32_t k) const { return reinterpret_cast<int32_t*>(slot_base + (k >> 2) * kGroup); }
 
   // Window positions k..k+4*words-1 (k a multiple of 4) from input bytes: 2 * (x + offset).
   void words(const int8_t* src, int32_t words, int32_t k) const {
-    for (int32_t* dst = group(k); words > 0; --words, src += 4, dst += 2 * kDspPixels) {
+    for (int32_t* dst = group(k); words > 0; --words, src += 4, dst += kGroup / 2) {
       const int32_t x = read_word(src);
       const int32_t even = __sxtab16(offset_pair, x), odd = sxtab16_odd(offset_pair, x);
       dst[0] = __sadd16(even, even);
@@ -255,17 +258,18 @@ struct SlotWriter {
   // Window positions k..k+n-1 are padding: they contribute 0.
   void zeros(int32_t n, int32_t k) const {
     for (; n > 0 && (k & 3); --n, ++k) put(k, 0);
-    for (int32_t* dst = group(k); n >= 4; n -= 4, k += 4, dst += 2 * kDspPixels) dst[0] = dst[1] = 0;
+    for (int32_t* dst = group(k); n >= 4; n -= 4, k += 4, dst += kGroup / 2) dst[0] = dst[1] = 0;
     for (; n > 0; --n, ++k) put(k, 0);
   }
 };
+using BlockWriter = SlotWriter<kDspPixels>;
 
 // The im2col window of output pixel (oy, ox) into `slot`: window position
 // (ky * k_w + kx) * in_c + ic holds input (iy, ix, ic), or 0 where (iy, ix) is padding.
 inline void expand_window(const ConvParams& params, const int8_t* input, int32_t oy, int32_t ox, int32_t slot,
                           int16_t* scratch) {
   const ConvParams p = params;  // a copy: the scratch stores could alias the fields otherwise
-  const SlotWriter out(scratch, slot, p.input_offset);
+  const BlockWriter out(scratch, slot, p.input_offset);
   const int32_t iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
   const int32_t row = p.k_w * p.in_c, row_bytes = p.in_w * p.in_c;
   // Taps kx0..kx1-1 of a row are inside the input.
@@ -529,7 +533,7 @@ inline void conv_block(int32_t depth, int32_t out_c, const Output& o, const DspT
   }
 }
 
-// a, b += one expanded row (slot 0 of the scratch, x at its first group) times the weight
+// a, b += one expanded row (a SlotWriter<1> scratch, x at its first group) times the weight
 // rows at wa and wb, over `groups` >= 1 groups of four, advancing x, wa and wb: 25
 // instructions per two groups and 16 multiply-accumulates. Written out for the same reasons
 // as mac_groups, with the same odd-count entry.
@@ -537,7 +541,7 @@ inline void row_pair_groups(int32_t groups, const int32_t*& x, const int8_t*& wa
                             int32_t& b) {
   int32_t x_even, x_odd, w, w_even;
 #define MCUFLOW_DSP_ROW_PAIR_GROUP                                 \
-  "ldrd %[x_even], %[x_odd], [%[x]], #32\n\t"                      \
+  "ldrd %[x_even], %[x_odd], [%[x]], #8\n\t"                       \
   "ldr %[w], [%[wa]], #4\n\t"                                      \
   "sxtb16 %[w_even], %[w]\n\t"                                     \
   "sxtb16 %[w], %[w], ror #8\n\t"                                  \
@@ -548,7 +552,6 @@ inline void row_pair_groups(int32_t groups, const int32_t*& x, const int8_t*& wa
   "sxtb16 %[w], %[w], ror #8\n\t"                                  \
   "smlad %[b], %[x_even], %[w_even], %[b]\n\t"                     \
   "smlad %[b], %[x_odd], %[w], %[b]\n\t"
-  static_assert(2 * kDspPixels * sizeof(int32_t) == 32, "a scratch group is 32 bytes");
   __asm__(
       "subs %[groups], %[groups], #1\n\t"
       "lsrs %[groups], %[groups], #1\n\t"
@@ -564,7 +567,7 @@ inline void row_pair_groups(int32_t groups, const int32_t*& x, const int8_t*& wa
 #undef MCUFLOW_DSP_ROW_PAIR_GROUP
 }
 
-// One row (slot 0 of the scratch, depth >= 4 values) times every weight row, requantized into
+// One row (a SlotWriter<1> scratch, depth >= 4 values) times every weight row, requantized into
 // out[0..out_c): two output channels per pass share each expanded input word (an odd last
 // channel pairs with itself).
 template <bool kFast>

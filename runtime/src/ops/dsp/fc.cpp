@@ -13,7 +13,7 @@ Error check_fc_s8_dsp(const OpCheck& c) {
   if (const Error e = check_fc_s8(c); e != Error::kOk) return e;
   const auto& p = c.get_params<FcParams>();
   return ok_if(p.in_c >= 4 && p.in_c <= kernels::kDspMaxDepth && dsp::constant_inputs(c) &&
-               dsp::scratch_fits(c, kScratchSlot, uint64_t(kernels::kDspPixels) * ((uint64_t(p.in_c) + 3) / 4 * 4) * 2));
+               dsp::scratch_fits(c, kScratchSlot, uint64_t(kernels::dsp_fc_scratch_bytes(p))));
 }
 
 void eval_fc_s8_dsp(const OpCall& c) {

@@ -78,6 +78,17 @@ def large_bias(layer: Layer) -> Layer:
     return layer
 
 
+def spread_scales(layer: Layer) -> Layer:
+    """Output channels scaled over twelve decades: requantization shifts from 0 to beyond the
+    fast path's range, next to each other in one op."""
+    with torch.no_grad():
+        channels = layer.layer.weight.shape[0]
+        scale = torch.logspace(-6, 6, channels).reshape(-1, *([1] * (layer.layer.weight.dim() - 1)))
+        layer.layer.weight.mul_(scale)
+        layer.layer.bias.mul_(scale.flatten())
+    return layer
+
+
 # (layer, kernel the DSP target must select)
 def cases() -> list[tuple[Layer, str]]:
     torch.manual_seed(0)
@@ -90,6 +101,7 @@ def cases() -> list[tuple[Layer, str]]:
         (conv(33, 17, 1, (4, 5), activation="relu"), "conv_s8_1x1_dsp"),
         (conv(64, 64, 1, (5, 5)), "conv_s8_1x1_dsp"),
         (conv(24, 6, 1, (3, 5), activation="tiny"), "conv_s8_1x1_dsp"),
+        (spread_scales(conv(4, 64, 1, (5, 6))), "conv_s8_1x1_dsp"),
         # general conv: im2col with padding, strides, dilation, window tails
         (conv(3, 8, 3, (7, 6), padding=1), "conv_s8_dsp"),
         (conv(8, 12, 3, (9, 8), stride=2, padding=1), "conv_s8_dsp"),
@@ -119,6 +131,7 @@ def cases() -> list[tuple[Layer, str]]:
         (linear(37, 19, rows=6), "fc_s8_dsp"),
         (linear(5, 3), "fc_s8_dsp"),
         (linear(8, 9, rows=4, activation="relu"), "fc_s8_dsp"),
+        (spread_scales(linear(16, 48, rows=5)), "fc_s8_dsp"),
         # outside the DSP kernels' constraints: the reference kernel, with the reason
         (conv(3, 4, 1, (3, 3)), "conv_s8"),
         (conv(4, 8, 3, (5, 5), padding=1, groups=4), "dwconv_s8"),

@@ -90,10 +90,21 @@ Window window_of(const ProgramOp& op) {
   return {c.in_h, c.in_w, c.c, c.out_h, c.out_w, c.c, c.k_h, c.k_w, c.stride_h, c.stride_w, c.pad_top, c.pad_left, 1, 1};
 }
 
-// The first input row (or column) inside the input that a window starting at `start` touches,
-// or -1 when all its taps fall into padding.
+// Window kernels that walk the pixels backwards when their output starts above the input
+// (kernels/reference/raster_order.h).
+bool walks_backwards_above(KernelId k) { return k == KernelId::conv_s8 || k == KernelId::dwconv_s8; }
+
+// The first (or last) input row or column inside the input that a window starting at `start`
+// touches, or -1 when all its taps fall into padding.
 int32_t first_tap(int32_t start, int32_t taps, int32_t dilation, int32_t extent) {
   for (int32_t t = 0; t < taps; ++t) {
+    const int32_t i = start + t * dilation;
+    if (i >= 0 && i < extent) return i;
+  }
+  return -1;
+}
+int32_t last_tap(int32_t start, int32_t taps, int32_t dilation, int32_t extent) {
+  for (int32_t t = taps - 1; t >= 0; --t) {
     const int32_t i = start + t * dilation;
     if (i >= 0 && i < extent) return i;
   }
@@ -117,6 +128,22 @@ int64_t window_shift(const Window& w, int64_t element_bytes) {
   return shift * element_bytes;
 }
 
+// The backward walk: while output pixel q is written, the kernel may still read any input pixel
+// up to last_unread(q) = max over q' <= q of the end of q''s window, and the output from pixel q
+// on starts q * out_c elements above its start: it starts max_q(last_unread(q) * in_c -
+// q * out_c) elements above the input.
+int64_t window_shift_above(const Window& w, int64_t element_bytes) {
+  int64_t last_unread = 0, shift = 0;
+  for (int64_t q = 0; q < int64_t(w.out_h) * w.out_w; ++q) {
+    const int32_t oy = int32_t(q / w.out_w), ox = int32_t(q % w.out_w);
+    const int32_t iy = last_tap(oy * w.stride_h - w.pad_top, w.k_h, w.dil_h, w.in_h);
+    const int32_t ix = last_tap(ox * w.stride_w - w.pad_left, w.k_w, w.dil_w, w.in_w);
+    if (iy >= 0 && ix >= 0) last_unread = std::max(last_unread, int64_t(iy) * w.in_w + ix + 1);
+    shift = std::max(shift, last_unread * w.in_c - q * w.out_c);
+  }
+  return shift * element_bytes;
+}
+
 // --- groups ---------------------------------------------------------------------------------
 
 struct Piece {
@@ -133,11 +160,18 @@ struct Group {
 };
 
 // An in-place step with its own output root: `output` starts `shift` bytes below `root`, the
-// root of the op's input `input`.
+// root of the op's input `input` (a negative shift: above). `below` / `above` are what the
+// kernel allows (-1: not that way); make_problem chooses.
 struct InPlacePair {
   int op, input, root, output;
-  int64_t shift;
+  int64_t below, above;
+  int64_t shift = 0;
 };
+
+// Bytes two spans share.
+int64_t shared_bytes(int64_t a, int64_t a_size, int64_t b, int64_t b_size) {
+  return std::max<int64_t>(0, std::min(a + a_size, b + b_size) - std::max(a, b));
+}
 
 // Offsets of g relative to h at which two of their pieces live at a common op would share
 // bytes: open intervals (lo, hi) of offset(g) - offset(h).
@@ -149,26 +183,36 @@ struct Problem {
   std::vector<std::vector<Forbidden>> forbidden; // aligned with neighbors
 };
 
-Problem make_problem(const LoweredProgram& p, const std::vector<Lifetime>& life, const std::vector<InPlacePair>& pairs,
+// Chains each pair's direction (below or above its input) so the chain spans the fewest bytes.
+Problem make_problem(const LoweredProgram& p, const std::vector<Lifetime>& life, std::vector<InPlacePair>& pairs,
                      bool reuse) {
   const int n = int(p.tensors.size());
-  std::vector<int> group_of(n, -1), below(n, -1);  // below[input] = output written under it
-  std::vector<int64_t> shift_below(n, 0);
+  std::vector<int> next(n, -1);  // next[root] = the pair writing over it
   std::vector<bool> has_source(n, false);
-  for (const InPlacePair& ip : pairs) {
-    below[ip.root] = ip.output;
-    shift_below[ip.root] = ip.shift;
-    has_source[ip.output] = true;
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    next[pairs[k].root] = int(k);
+    has_source[pairs[k].output] = true;
   }
   Problem pr;
   for (int t = 0; t < n; ++t) {
-    if (life[t].first > life[t].last || has_source[t]) continue;  // chains start at their top
+    if (life[t].first > life[t].last || has_source[t]) continue;  // chains start at their head
     Group g;
-    int64_t rel = 0;
-    for (int m = t; m >= 0; m = below[m]) {
-      g.pieces.push_back(Piece{m, rel, aligned_size(p.tensors[m]), life[m]});
-      group_of[m] = int(pr.groups.size());
-      rel -= shift_below[m];
+    g.pieces.push_back(Piece{t, 0, aligned_size(p.tensors[t]), life[t]});
+    int64_t lo = 0, hi = g.pieces[0].size;
+    for (int k = next[t]; k >= 0; k = next[pairs[k].output]) {
+      InPlacePair& ip = pairs[k];
+      const Piece& in = g.pieces.back();
+      const int64_t size = aligned_size(p.tensors[ip.output]);
+      int64_t best_rel = 0, best_span = -1;
+      const std::pair<int64_t, int64_t> ways[] = {{ip.below, ip.below}, {ip.above, -ip.above}};  // (allowed, shift)
+      for (const auto& [allowed, shift] : ways) {
+        if (allowed < 0 || shared_bytes(in.rel, in.size, in.rel - shift, size) == 0) continue;
+        const int64_t span = std::max(hi, in.rel - shift + size) - std::min(lo, in.rel - shift);
+        if (best_span < 0 || span < best_span) best_span = span, best_rel = in.rel - shift, ip.shift = shift;
+      }
+      lo = std::min(lo, best_rel);
+      hi = std::max(hi, best_rel + size);
+      g.pieces.push_back(Piece{ip.output, best_rel, size, life[ip.output]});
     }
     const int64_t lowest = std::min_element(g.pieces.begin(), g.pieces.end(), [](const Piece& a, const Piece& b) {
                              return a.rel < b.rel;
@@ -438,13 +482,13 @@ std::vector<std::pair<InPlacePair, int64_t>> pair_candidates(const LoweredProgra
     for (size_t slot = 0; slot < op.inputs.size(); ++slot) {
       const int root = root_of(p, op.inputs[slot]);
       if (p.tensors[root].constant || life[root].last != int(i) || taken[root]) continue;
-      const int64_t shift = in_place_shift(p, op, slot);
-      if (shift < 0) continue;
+      const int64_t below = in_place_shift(p, op, slot), above = in_place_shift_above(p, op, slot);
       const int64_t in_size = aligned_size(p.tensors[root]), out_size = aligned_size(p.tensors[o]);
-      const int64_t extent = shift + std::max(in_size, out_size - shift);
-      if (extent >= in_size + out_size) continue;  // the two would not overlap: nothing saved
+      const int64_t saved = std::max(below < 0 ? 0 : shared_bytes(0, in_size, -below, out_size),
+                                     above < 0 ? 0 : shared_bytes(0, in_size, above, out_size));
+      if (saved == 0) continue;  // input and output would not overlap
       taken[root] = true;
-      out.push_back({InPlacePair{int(i), op.inputs[slot], root, o, shift}, in_size + out_size - extent});
+      out.push_back({InPlacePair{int(i), op.inputs[slot], root, o, below, above}, saved});
       break;
     }
   }
@@ -677,6 +721,18 @@ std::vector<std::string> explain_excess(const LoweredProgram& p, const std::vect
      << x.offset << ", " << arena << "), the top of the arena; at most " << busiest << " bytes are live at any of its ops, so "
      << x.offset + aligned_size(x) - busiest << " bytes below it are gaps no placement found a use for";
   lines.push_back(os.str());
+  for (const Group& g : o.problem.groups) {
+    if (g.pieces.size() < 2 || std::none_of(g.pieces.begin(), g.pieces.end(), [&](const Piece& pc) { return pc.tensor == top; }))
+      continue;
+    const auto extent = group_extent(p, g);
+    const int64_t fullest = *std::max_element(extent.begin(), extent.end());
+    std::ostringstream chain;
+    chain << x.name << " is one of " << g.pieces.size() << " tensors that in-place ops tie at fixed distances ("
+          << p.tensors[g.pieces.front().tensor].name << " to " << p.tensors[g.pieces.back().tensor].name
+          << "): the chain spans " << g.height << " bytes, " << g.height - fullest
+          << " more than it holds at its fullest op, as each op writes at its lead below or above its input";
+    lines.push_back(chain.str());
+  }
   for (size_t t = 0; t < p.tensors.size(); ++t) {
     const ProgramTensor& y = p.tensors[t];
     if (int(t) == top || !is_root(y) || !overlaps(life[t], life[top]) || y.offset >= x.offset) continue;
@@ -810,6 +866,13 @@ int64_t in_place_shift(const LoweredProgram& p, const ProgramOp& op, size_t slot
   }
   if (slot != 0 || in.dtype != out.dtype) return -1;
   return align_up(uint32_t(window_shift(window_of(op), format::dtype_bytes(in.dtype))), kTensorAlign);
+}
+
+int64_t in_place_shift_above(const LoweredProgram& p, const ProgramOp& op, size_t slot) {
+  if (!walks_backwards_above(op.kernel) || slot != 0 || op.outputs.size() != 1) return -1;
+  const ProgramTensor& in = p.tensors[op.inputs[0]];
+  if (in.constant || in.dtype != p.tensors[op.outputs[0]].dtype) return -1;
+  return align_up(uint32_t(window_shift_above(window_of(op), format::dtype_bytes(in.dtype))), kTensorAlign);
 }
 
 void plan_memory(LoweredProgram& p, const PlanOptions& options) {

@@ -268,7 +268,8 @@ class Program:
             lines.append(f"  weights copied to {c['region']} at start-up: {c['tensor']} ({c['bytes']} bytes, "
                          f"{c['macs_per_byte']:.3g} MACs per byte)")
         for step in plan.get("in_place", []):
-            where = "over" if step["shift"] == 0 else f"{step['shift']} bytes below"
+            shift = step["shift"]
+            where = "over" if shift == 0 else f"{shift} bytes below" if shift > 0 else f"{-shift} bytes above"
             lines.append(f"  in place: op {step['op']} writes {step['output']} {where} {step['input']}")
         if plan.get("excess"):
             lines.append("  above the lower bound:")

@@ -134,7 +134,8 @@ def test_inspect_prints_the_plan_and_its_reasons(tmp_path):
     assert r.returncode == 0, r.stderr
     for fragment in (f"memory plan: {program.arena_bytes} bytes of activations, liveness lower bound "
                      f"{program.arena_lower_bound}", "without in-place execution the lower bound would be",
-                     "placement:", "op order:", "in place: op 2 writes", "bytes below", "in place over"):
+                     "placement:", "op order:", "in place: op 2 writes", "bytes below", "bytes above",
+                     "in place over"):
         assert fragment in r.stdout, fragment
 
 

@@ -93,13 +93,15 @@ std::vector<std::string> plan_violations(const LoweredProgram& p, bool reuse) {
       bool together = !reuse;
       for (int step = -1; step <= int(p.ops.size()) && !together; ++step) together = live_at(u[a], step) && live_at(u[b], step);
       if (!together) continue;
-      if (in_place_shared(p, a, b) > 0) {  // an in-place op: its output must start far enough below
+      if (in_place_shared(p, a, b) > 0) {  // an in-place op: its output must start far enough below or above
         const size_t out = p.tensors[a].in_place_of >= 0 && size_t(root(p, p.tensors[a].in_place_of)) == b ? a : b;
         const size_t in = out == a ? b : a;
         for (const ProgramOp& op : p.ops) {
           if (op.outputs.empty() || size_t(op.outputs[0]) != out) continue;
           const auto slot = size_t(std::find(op.inputs.begin(), op.inputs.end(), p.tensors[out].in_place_of) - op.inputs.begin());
-          if (int64_t(p.tensors[in].offset) - p.tensors[out].offset < in_place_shift(p, op, slot))
+          const int64_t below = int64_t(p.tensors[in].offset) - p.tensors[out].offset;
+          const int64_t need_below = in_place_shift(p, op, slot), need_above = in_place_shift_above(p, op, slot);
+          if (!(need_below >= 0 && below >= need_below) && !(need_above >= 0 && -below >= need_above))
             fail(p.tensors[out].name + " is written in place too close to " + p.tensors[in].name);
         }
         continue;

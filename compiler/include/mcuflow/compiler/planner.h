@@ -59,6 +59,11 @@ uint32_t liveness_lower_bound(const LoweredProgram& p);
 // (conv, depthwise conv, pooling); -1 when the kernel cannot run in place on that input.
 int64_t in_place_shift(const LoweredProgram& p, const ProgramOp& op, size_t slot);
 
+// How many bytes above the start of its input the output may start instead: the reference conv
+// and depthwise conv walk their pixels backwards then (kernels/reference/raster_order.h); -1 for
+// every other kernel. A chain of in-place ops alternates directions so it does not drift.
+int64_t in_place_shift_above(const LoweredProgram& p, const ProgramOp& op, size_t slot);
+
 struct ScheduleOptions {
   size_t max_states = 20000;  // per step of the exact search; above it the greedy order is used
 };

@@ -20,6 +20,22 @@ bool section_fits(uint32_t offset, uint64_t bytes, uint32_t file_bytes, uint32_t
 
 bool valid_dtype(DType t) { return t == DType::kInt8 || t == DType::kInt32 || t == DType::kFloat32; }
 
+// The id space has gaps (reference ids count up from 1, tier ids from 64): an id in a gap is
+// unknown to this runtime, not a kernel the firmware was built without.
+bool kernel_id_defined(uint16_t id) {
+  switch (id) {
+#define MCUFLOW_KERNEL_CASE(name, id) case id:
+#define MCUFLOW_TIER_KERNEL_CASE(name, id, reference) case id:
+    MCUFLOW_KERNELS(MCUFLOW_KERNEL_CASE)
+    MCUFLOW_TIER_KERNELS(MCUFLOW_TIER_KERNEL_CASE)
+#undef MCUFLOW_KERNEL_CASE
+#undef MCUFLOW_TIER_KERNEL_CASE
+    return true;
+    default:
+      return false;
+  }
+}
+
 uint32_t region_size(const Header& h, uint32_t r) { return r == 0 ? h.arena_bytes : h.region_bytes[r - 1]; }
 
 Error verify_header(const Header& h, uint32_t span_bytes) {
@@ -77,7 +93,7 @@ Error verify_tensor(const TensorRecord& t, const Header& h) {
 
 Error verify_op(const OpRecord& op, const Header& h, const TensorRecord* tensors, const uint8_t* base,
                 KernelTable kernels) {
-  if (op.kernel == 0 || op.kernel >= uint16_t(KernelId::kCount)) return Error::kUnknownKernel;
+  if (!kernel_id_defined(op.kernel)) return Error::kUnknownKernel;
   if (op.kernel >= kernels.count || kernels.entries[op.kernel] == nullptr) return Error::kKernelNotLinked;
   const KernelEntry& k = *kernels.entries[op.kernel];
   if (op.input_count < k.input_count || op.output_count != k.output_count) return Error::kBadOp;

@@ -43,6 +43,7 @@ class MemoryRegion:
     kind: str  # "code" (program, constants, weights) or "ram"
     fast: bool = False  # tightly coupled / single-cycle memory on real silicon
     arena_section: Optional[str] = None  # output section placing an arena here
+    program_section: Optional[str] = None  # input section placing the program here (not code regions)
     note: str = ""
 
     @property
@@ -78,6 +79,8 @@ class Board:
     secure: bool = False  # runs in the Secure state (Armv8-M TrustZone)
     notes: str = ""
     qemu_cpu: Optional[str] = None  # -cpu, when not the machine's default
+    # regions that take the program when it does not fit the code region, in order of preference
+    program_fallback: Tuple[str, ...] = ()
 
     @property
     def mcpu(self) -> str:
@@ -236,7 +239,8 @@ _BOARD_LIST = [
             MemoryRegion("DTCM", 0x20000000, 512 * KiB, "ram", fast=True,
                          arena_section=".mcuflow_arena", note="SSE-300 DTCM"),
             MemoryRegion("SRAM", 0x01000000, 2 * MiB, "ram",
-                         arena_section=".mcuflow_arena_sram", note="FPGA SRAM"),
+                         arena_section=".mcuflow_arena_sram",
+                         program_section=".rodata.mcuflow_program_sram", note="FPGA SRAM"),
         ),
         code_region="ITCM",
         ram_region="DTCM",
@@ -252,7 +256,10 @@ _BOARD_LIST = [
         tier="mve",
         default_stack_size=16 * KiB,
         secure=True,
-        notes="Runs in the Secure state. MVE (Helium) integer and float.",
+        notes=("Runs in the Secure state. MVE (Helium) integer and float. A program larger than "
+               "ITCM goes to SRAM (QEMU also models the QSPI flash, 8 MiB of ROM at 0x28000000, but "
+               "behind an MPC at a Non-secure address while the firmware runs Secure)."),
+        program_fallback=("SRAM",),
     ),
 ]
 

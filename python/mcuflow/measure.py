@@ -404,6 +404,9 @@ def analyze(elf: str | Path, map_path: str | Path | None = None, build_info: dic
 
     data = embedded_program(elf, sections, symbols)
     program = Program(data) if data else None
+    for c in components:
+        if c["group"] == "program" and "mcuflow_program" in symbols:  # the board picks its region
+            c["region"] = _region_of(board_obj, symbols["mcuflow_program"][0], "?")
     report = {
         "record": measurement_record(program=program, board=board_name, build_info=build_info,
                                      compiler_fallback=_comment_compiler(elf, sections)),
@@ -495,7 +498,7 @@ def format_report(r: dict) -> str:
              + (f", model {rec['model_file']} sha256 {rec['model_sha256']}" if rec["model_sha256"] else ""),
              "", _row("flash (bytes)", "", indent=0)]
     for c in r["flash"]["components"]:
-        lines.append(_row(c["label"], c["bytes"]))
+        lines.append(_row(c["label"], c["bytes"], f"in {c['region']}" if "region" in c else ""))
         if c["group"] in ("runtime_core", "kernel_adapters", "kernels"):
             for item, b in c["items"].items():
                 lines.append(_row(item, b, indent=6))

@@ -237,3 +237,27 @@ def test_cli_memory_option(tmp_path):
     assert r.returncode == 0, r.stderr
     r = cli("inspect", tmp_path / "m.mfp")
     assert r.returncode == 0 and "DTCM" in r.stdout, r.stdout
+
+
+@pytest.mark.skipif(not _have_board_tools(), reason="cross toolchain or qemu-system-arm not installed")
+def test_a_program_larger_than_itcm_runs_from_sram_on_qemu_m55(tmp_path, monkeypatch):
+    """qemu-m55's code memory (ITCM) is 512 KiB: a program with 480 KiB of weights goes to the
+    2 MiB SRAM, QEMU loads it there with the ELF, the board computes the host's bytes and
+    `mcuflow size` says where it went; a small program stays in ITCM."""
+    from mcuflow import device, measure
+    from mcuflow.boards import get_board
+
+    monkeypatch.setenv("MCUFLOW_CACHE_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(1024, 480), nn.ReLU()).eval()
+    xs = [torch.randn(1, 1024) for _ in range(4)]
+    program = mcuflow.compile(torch.export.export(model, (xs[0],)), target="cortex-m55", calibration=xs[1:])
+    board = get_board("qemu-m55")
+    assert len(program.data) > board.region("ITCM").size - device.CODE_RESERVE
+    assert device.program_region(program, board).name == "SRAM"
+    assert device.program_region(compiled("ds_cnn")[1], board).name == "ITCM"
+    fw = device.cached_build(program, "qemu-m55")
+    report, _ = measure.analyze(fw.elf, fw.map, board="qemu-m55")
+    assert [c["region"] for c in report["flash"]["components"] if c["group"] == "program"] == ["SRAM"]
+    x = xs[0].numpy()
+    assert np.array_equal(device.run_on_board(program, [x], "qemu-m55", timeout=300)[0], program.run([x])[0])

@@ -2,12 +2,15 @@
 
     .venv/bin/python bench/zoo/run.py [--boards qemu-m4 ...] [--models ds_cnn ...] [--json out.json]
 
-For each model × board: compile int8 for the board's core (qemu-m4 → cortex-m4 ...), build the
+For each model × board: compile int8 for the board's core (qemu-m4 → cortex-m4 ...), with int8
+inputs and outputs for the four MLPerf Tiny models (their reference models take and give int8;
+the evaluation inputs are quantized with the program's input scale) and float32 I/O for the
+others, build the
 firmware (mcuflow firmware's harness, cached per program and sources), run a few evaluation
 inputs on the board under QEMU and report
 
 * instructions per inference (QEMU, -icount): median over the inputs, whole Session::run
-  including the float input quantization and output dequantization;
+  including, for float32 I/O, the input quantization and output dequantization;
 * RAM = arena (as linked) + static .data/.bss outside the arena + stack high-water mark;
 * flash code = everything but the program (runtime, kernels, harness, startup, libc) and
   flash total, from the ELF's sections and linker map (mcuflow size);
@@ -41,6 +44,17 @@ from mcuflow.errors import McuflowError
 DEFAULT_BOARDS = ["qemu-m0", "qemu-m4", "qemu-m7", "qemu-m33", "qemu-m55"]
 KiB = 1024
 _DOES_NOT_FIT = re.compile(r"needs \d+ KiB of [\w ]+?, board has \d+ KiB")
+MLPERF_TINY = ("ds_cnn", "mobilenet_v1_025", "resnet8", "fc_autoencoder")  # int8 in, int8 out
+
+
+def program_inputs(program: mcuflow.Program, inputs: np.ndarray) -> np.ndarray:
+    """`inputs` as the program takes them: float32 as they are, int8 quantized with the
+    program's input scale and zero point (rounding half away from zero, saturating)."""
+    spec = program.inputs[0]
+    if spec["dtype"] != np.int8:
+        return inputs
+    scaled = inputs.astype(np.float64) / spec["scale"]
+    return np.clip(np.sign(scaled) * np.floor(np.abs(scaled) + 0.5) + spec["zero_point"], -128, 127).astype(np.int8)
 
 
 def log(message: str) -> None:
@@ -71,7 +85,9 @@ def firmware_footprint(elf: Path) -> dict:
 
 
 def bench_one(model: zoo.ZooModel, program: mcuflow.Program, board: str, inputs: np.ndarray, timeout: float) -> dict:
+    inputs = program_inputs(program, inputs)
     row = {"model": model.name, "board": board, "target": program.metadata.get("target"),
+           "io": "int8" if program.inputs[0]["dtype"] == np.int8 else "float32",
            "arena_planned": program.arena_bytes, "arena_lower_bound": program.arena_lower_bound,
            "program_bytes": len(program.data)}
     try:
@@ -111,6 +127,8 @@ def markdown(rows: list[dict], header: dict) -> str:
              f"Inputs per board: {header['samples']} evaluation inputs; instructions are QEMU `-icount` counts "
              f"(not cycles). RAM = arena + static (.data/.bss outside the arena) + stack high-water. "
              f"Flash code = flash total − program.", "",
+             "I/O: int8 inputs and outputs for the MLPerf Tiny models (" + ", ".join(MLPERF_TINY) + "), as their "
+             "reference models; float32 for the others (the program quantizes and dequantizes).", "",
              "| model | board | instructions (QEMU), median | RAM KiB (arena + static + stack bytes) | flash code KiB "
              "| flash total KiB | arena planned / lower bound (bytes) | host = board |",
              "|---|---|---:|---|---:|---:|---|---|"]
@@ -144,7 +162,8 @@ def run(args) -> int:
             core = get_board(board).core
             if core not in programs:
                 try:
-                    programs[core] = mcuflow.compile(ep, target=core, calibration=calibration)
+                    programs[core] = mcuflow.compile(ep, target=core, calibration=calibration,
+                                                     io="int8" if name in MLPERF_TINY else "float32")
                 except McuflowError as e:
                     programs[core] = e
             log(f"[{time.monotonic() - started:6.0f} s] {name} on {board} ({core}): build, run {args.samples} inputs")

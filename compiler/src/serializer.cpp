@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <sstream>
+#include <stdexcept>
 
 #include "mcuflow/compiler/ir.h"
 #include "mcuflow/compiler/planner.h"
@@ -96,6 +97,7 @@ std::string metadata_json(const LoweredProgram& p) {
   os << "]";
   if (!p.schedule_report.empty()) os << ",\"schedule\":" << p.schedule_report;
   if (!p.plan_report.empty()) os << ",\"plan\":" << p.plan_report;
+  if (!p.quantization_report.empty()) os << ",\"quantization\":" << p.quantization_report;
   os << "}";
   return os.str();
 }
@@ -188,6 +190,24 @@ std::vector<uint8_t> serialize(const LoweredProgram& p) {
   h.file_bytes = uint32_t(out.size());
   std::memcpy(out.data(), &h, sizeof(h));
   h.crc32 = crc32(out.data() + kChecksumStart, h.file_bytes - kChecksumStart);
+  std::memcpy(out.data(), &h, sizeof(h));
+  return out;
+}
+
+std::vector<uint8_t> strip_metadata(const std::vector<uint8_t>& program) {
+  format::Header h;
+  if (program.size() < sizeof(h)) throw std::invalid_argument("program too short to strip");
+  std::memcpy(&h, program.data(), sizeof(h));
+  // Renewing the checksum must never bless bytes that no longer match it.
+  if (h.file_bytes != program.size() || h.metadata_offset > h.file_bytes ||
+      crc32(program.data() + format::kChecksumStart, h.file_bytes - format::kChecksumStart) != h.crc32)
+    throw std::invalid_argument("program does not match its checksum: not stripping it");
+  // Metadata is the last section and starts 4-aligned (it follows the 16-aligned constants).
+  std::vector<uint8_t> out(program.begin(), program.begin() + h.metadata_offset);
+  h.metadata_bytes = 0;
+  h.file_bytes = uint32_t(out.size());
+  std::memcpy(out.data(), &h, sizeof(h));
+  h.crc32 = crc32(out.data() + format::kChecksumStart, h.file_bytes - format::kChecksumStart);
   std::memcpy(out.data(), &h, sizeof(h));
   return out;
 }

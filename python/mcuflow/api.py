@@ -59,6 +59,12 @@ class Program:
         except InputError as e:
             raise InputError(f"{path}: {e}") from None
 
+    @property
+    def device_image(self) -> bytes:
+        """The bytes firmware stores: the program without its metadata (tools read it, the
+        device never does), so flash holds only what runs."""
+        return _core.strip_metadata(self.data)
+
     def save(self, path: str | os.PathLike) -> None:
         """Writes the program atomically: a failed write never leaves a partial file."""
         path = Path(path)

@@ -8,6 +8,7 @@
 
 #include "mcuflow/compiler/compile.h"
 #include "mcuflow/compiler/layout.h"
+#include "mcuflow/compiler/serializer.h"
 #include "mcuflow/runtime/runtime.h"
 
 namespace py = pybind11;
@@ -362,6 +363,11 @@ PYBIND11_MODULE(_core, m) {
   // I/O layout conversion (PyTorch order <-> a program tensor's physical order).
   m.def("to_physical", [](const py::array& a, const std::string& layout) { return convert_layout(a, layout, true); });
   m.def("to_logical", [](const py::array& a, const std::string& layout) { return convert_layout(a, layout, false); });
+  m.def("strip_metadata", [](const py::bytes& b) {
+    const std::string s = b;
+    const auto out = compiler::strip_metadata(std::vector<uint8_t>(s.begin(), s.end()));
+    return py::bytes(reinterpret_cast<const char*>(out.data()), out.size());
+  });
   m.def("crc32", [](const py::bytes& b) {
     const std::string s = b;
     return crc32(reinterpret_cast<const uint8_t*>(s.data()), uint32_t(s.size()));

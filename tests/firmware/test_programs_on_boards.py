@@ -4,7 +4,7 @@ Each (program, board) firmware is built once per session (mcuflow.device.cached_
 session cache directory); a batch of inputs runs in one QEMU invocation.
 """
 
-import copy
+from unittest import mock
 import re
 import sys
 from pathlib import Path
@@ -102,11 +102,11 @@ def test_oversized_model_fails_at_firmware_build_with_the_memory_message(tmp_pat
 
 def test_corrupted_program_in_firmware_reports_the_verifier_error(tmp_path):
     model, program = program_for("ds_cnn_16", "qemu-m3")
-    corrupted = bytearray(program.data)
-    corrupted[program.header["file_bytes"] // 2] ^= 0x40  # the CRC no longer matches
-    fake = copy.copy(program)  # everything the firmware generator reads, but the corrupted bytes
-    fake.data = bytes(corrupted)
-    fw = device.build(fake, "qemu-m3", tmp_path / "fw")
+    corrupted = bytearray(program.device_image)
+    corrupted[len(corrupted) // 2] ^= 0x40  # the CRC no longer matches
+    # The firmware generator embeds the program's device image: hand it the corrupted one.
+    with mock.patch.object(type(program), "device_image", property(lambda self: bytes(corrupted))):
+        fw = device.build(program, "qemu-m3", tmp_path / "fw")
     with pytest.raises(device.DeviceError, match=r"exited with code 20 \(runtime error bad_checksum\).*"
                                                   r"program rejected: bad_checksum"):
         device.run_elf_on_inputs(fw, program, [batch(model, 4, 1)], "qemu-m3")

@@ -1,6 +1,8 @@
 """Whole models and single ops through the full pipeline on the host runtime:
 torch.export → C++ compiler → .mfp → C++ host runtime, compared with PyTorch eager."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -77,6 +79,25 @@ def test_program_round_trips_through_a_file(tmp_path):
     xs = inputs(model, 4, 3)
     np.testing.assert_array_equal(loaded.run(xs)[0], program.run(xs)[0])
     assert "conv_s8" in loaded.summary()
+
+
+def test_device_image_is_the_program_without_its_metadata():
+    """Firmware stores the device image: it loads and runs like the program, carries no metadata,
+    is smaller by exactly the metadata section, and its checksum still guards it."""
+    model = make_model("small_cnn")
+    program = mcuflow.compile(export(model), calibration=calibration(model))
+    image = program.device_image
+    stripped = mcuflow.Program(image)
+    assert stripped.metadata == {} and program.metadata
+    assert len(program.data) - len(image) >= len(json.dumps(program.metadata, separators=(",", ":")))
+    xs = inputs(model, 5, 4)
+    np.testing.assert_array_equal(stripped.run(xs)[0], program.run(xs)[0])
+    flipped = bytearray(image)
+    flipped[-1] ^= 1
+    with pytest.raises(mcuflow.InputError, match="checksum"):
+        mcuflow.Program(bytes(flipped))
+    with pytest.raises(ValueError, match="checksum"):  # stripping never blesses corrupted bytes
+        mcuflow._core.strip_metadata(bytes(flipped))
 
 
 def test_int8_io_keeps_inputs_and_outputs_int8():

@@ -10,6 +10,11 @@ namespace mcuflow::compiler {
 
 std::vector<uint8_t> serialize(const LoweredProgram& p);
 
+// The program as the device stores it: the same bytes without the metadata section (the device
+// never reads it), checksum renewed. Throws std::invalid_argument for bytes that do not match
+// their checksum.
+std::vector<uint8_t> strip_metadata(const std::vector<uint8_t>& program);
+
 // The metadata JSON stored in the program (names, logical shapes, sources, kernel reasons).
 std::string metadata_json(const LoweredProgram& p);
 

@@ -136,7 +136,7 @@ def program_region(program: Program, board):
     """The board region that holds the program: its code region, or else the first region of
     `board.program_fallback` with room for it (beside any arena planned there); when none has
     room, the code region, whose overflow the linker reports."""
-    size = len(program.data)
+    size = len(program.device_image)
     code = board.region(board.code_region)
     if size + CODE_RESERVE <= code.size:
         return code

@@ -16,6 +16,7 @@ int add_constant_tensor(LoweredProgram& p, const std::string& name, format::DTyp
 
 void select_kernels(LoweredProgram& p, const std::string& tier) {
   std::vector<TierCandidate> candidates;
+  if (tier == "scalar") candidates = scalar_candidates();
   if (tier == "mve") candidates = mve_candidates();
   if (tier == "mve" || tier == "dsp") {
     const auto dsp = dsp_candidates();
@@ -38,8 +39,7 @@ void select_kernels(LoweredProgram& p, const std::string& tier) {
       why_not += (why_not.empty() ? "" : "; ") + rejection;
     }
     if (!why_not.empty()) op.reason = "reference fallback: " + why_not;
-    else if (!has_candidate && tier != "scalar") op.reason = "reference: no " + tier + " kernel for this op yet";
-    else if (tier == "scalar") op.reason = "reference: scalar tier";
+    else if (!has_candidate) op.reason = "reference: no " + tier + " kernel for this op yet";
   }
 }
 

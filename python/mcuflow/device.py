@@ -119,7 +119,7 @@ def used_kernels(program: Program) -> list[str]:
     return sorted({op["kernel"] for op in program.metadata.get("ops", [])})
 
 
-TIERS = ("reference", "dsp", "mve")
+TIERS = ("reference", "scalar", "dsp", "mve")
 
 
 def kernel_tier(kernel: str) -> str:
@@ -129,7 +129,8 @@ def kernel_tier(kernel: str) -> str:
 
 
 def board_tiers(board) -> list[str]:
-    return ["reference"] + (["dsp"] if board.has_dsp else []) + (["mve"] if board.has_mve else [])
+    """Armv6-M (scalar tier) code runs on every core."""
+    return ["reference", "scalar"] + (["dsp"] if board.has_dsp else []) + (["mve"] if board.has_mve else [])
 
 
 def program_region(program: Program, board):

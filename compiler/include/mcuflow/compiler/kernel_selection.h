@@ -22,6 +22,7 @@ struct TierCandidate {
 };
 
 // Candidates in order of preference, per tier (compiler/src/tiers/<tier>_rules.cpp).
+std::vector<TierCandidate> scalar_candidates();
 std::vector<TierCandidate> dsp_candidates();
 std::vector<TierCandidate> mve_candidates();
 

@@ -57,7 +57,7 @@ namespace mcuflow {
 // computes (bit for bit) from the same params and leading inputs; it may take extra trailing
 // constant inputs the compiler precomputed (ignored by the reference). Hosts run the
 // reference in their place, so host results equal device results. Source files:
-// kernels/<tier>/<name>.cpp and runtime/src/ops/<tier>/; the name ends in _dsp or _mve.
+// kernels/<tier>/<name>.cpp and runtime/src/ops/<tier>/; the name ends in _scalar, _dsp or _mve.
 #define MCUFLOW_TIER_KERNELS(X)                 \
   X(conv_s8_1x1_dsp, 64, conv_s8)               \
   X(conv_s8_dsp, 65, conv_s8)                   \
@@ -69,7 +69,9 @@ namespace mcuflow {
   X(dwconv_s8_mve, 98, dwconv_s8)               \
   X(fc_s8_mve, 99, fc_s8)                       \
   X(add_s8_mve, 100, add_s8)                    \
-  X(avgpool_s8_mve, 101, avgpool_s8)
+  X(avgpool_s8_mve, 101, avgpool_s8)            \
+  X(conv_s8_1x1_scalar, 128, conv_s8)           \
+  X(conv_s8_scalar, 129, conv_s8)
 
 enum class KernelId : uint16_t {
 #define MCUFLOW_KERNEL_ENUM(name, id) name = id,

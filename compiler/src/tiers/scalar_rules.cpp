@@ -1,0 +1,75 @@
+// Scalar tier (Armv6-M Thumb-1, kernels_scalar.h): which ops qualify for which kernel, and the
+// constant input the compiler prepares for them with the functions the device verifier
+// recomputes it with (folded bias and grouped weights), and for im2col convs an arena scratch
+// holding one output pixel's window.
+#include <cstring>
+
+#include "mcuflow/compiler/kernel_selection.h"
+#include "mcuflow/kernels/kernels_scalar.h"
+
+namespace mcuflow::compiler {
+namespace {
+
+using format::DType;
+using kernels::ConvParams;
+
+std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op) {
+  for (int slot = 1; slot <= 4; ++slot) {
+    if (!p.tensors[op.inputs[slot]].constant) return "needs constant weights, bias and requantization tables";
+  }
+  return "";
+}
+
+// Appends the GEMM kernels' prepared input for an [out_c][depth] weight matrix (kernels_scalar.h).
+void append_gemm_prepared(LoweredProgram& p, ProgramOp& op, int32_t out_c, int32_t depth, int32_t input_offset) {
+  const ProgramTensor& weights = p.tensors[op.inputs[1]];
+  const auto* w = reinterpret_cast<const int8_t*>(weights.bytes.data());
+  const auto* bias = reinterpret_cast<const int32_t*>(p.tensors[op.inputs[2]].bytes.data());
+  const int32_t words = kernels::scalar_gemm_prepared_words(out_c, depth);
+  std::vector<uint8_t> bytes(size_t(words) * 4);
+  for (int32_t i = 0; i < words; ++i) {
+    const int32_t v = kernels::scalar_gemm_prepared_word(w, bias, out_c, depth, input_offset, i);
+    std::memcpy(&bytes[size_t(i) * 4], &v, 4);
+  }
+  const std::string name = weights.name + ".scalar_prepared";
+  op.inputs.push_back(add_constant_tensor(p, name, DType::kInt32, {words}, std::move(bytes)));
+}
+
+// --- conv_s8_1x1_scalar, conv_s8_scalar ---
+
+std::string pointwise_rejects(const LoweredProgram& p, const ProgramOp& op) {
+  const auto c = params_of<ConvParams>(op);
+  if (c.k_h != 1 || c.k_w != 1) return "needs a 1x1 kernel, got " + std::to_string(c.k_h) + "x" + std::to_string(c.k_w);
+  if (c.pad_top != 0 || c.pad_left != 0) return "needs no padding";
+  return needs_constant_inputs(p, op);
+}
+
+void conv_prepare(LoweredProgram& p, ProgramOp& op) {
+  const auto c = params_of<ConvParams>(op);
+  append_gemm_prepared(p, op, c.out_c, c.k_h * c.k_w * c.in_c, c.input_offset);
+}
+
+void im2col_prepare(LoweredProgram& p, ProgramOp& op) {
+  conv_prepare(p, op);
+  const auto c = params_of<ConvParams>(op);
+  const int32_t depth = c.k_h * c.k_w * c.in_c;
+  ProgramTensor window;  // an arena tensor only this op uses: the planner gives it the op's lifetime
+  window.name = p.tensors[op.outputs[0]].name + ".scalar_window";
+  window.dtype = DType::kInt8;
+  window.dims = {depth};
+  window.logical_shape = {depth};
+  op.inputs.push_back(p.add_tensor(std::move(window)));
+}
+
+}  // namespace
+
+std::vector<TierCandidate> scalar_candidates() {
+  return {
+      {KernelId::conv_s8_1x1_scalar, KernelId::conv_s8, pointwise_rejects, conv_prepare,
+       "1x1 conv: Thumb-1, 4 output channels per input byte"},
+      {KernelId::conv_s8_scalar, KernelId::conv_s8, needs_constant_inputs, im2col_prepare,
+       "conv: Thumb-1, window gathered per pixel, 4 output channels per input byte"},
+  };
+}
+
+}  // namespace mcuflow::compiler

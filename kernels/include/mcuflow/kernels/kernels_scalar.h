@@ -1,0 +1,75 @@
+// Scalar-tier kernels: Armv6-M Thumb-1 code (Cortex-M0/M0+, and every later M-profile core).
+// Each computes bit for bit what its reference kernel computes from the same params and leading
+// inputs, using constant inputs the compiler prepared (compiler/src/tiers/scalar_rules.cpp) with
+// the functions below; the adapters (runtime/src/ops/scalar/) recompute them when a program is
+// loaded.
+//
+// Armv6-M has no multiply-accumulate, LDRSB only with a register offset, and eight low
+// registers for most ALU operations; what pays there:
+//   - the input offset folded into the bias: bias' = bias + input_offset * sum(w) (padding taps
+//     read the input zero point, so they contribute nothing), leaving load, multiply, add;
+//   - weights stored as unsigned bytes w + 128, read by LDRB with immediate offsets (no index
+//     register): sum(x * (w + 128)) = sum(x * w) + 128 * sum(x), and the kernel subtracts
+//     128 * sum(x) once per input row;
+//   - register blocking: one input byte feeds kScalarGroup output channels whose weights are
+//     interleaved ([depth][kScalarGroup] per group of channels), accumulators in r8-r11.
+// Accumulators wrap like the reference's int32 arithmetic (which the verifier keeps in range),
+// so the folded sums equal the reference's exactly.
+#pragma once
+#include <cstdint>
+#include "mcuflow/kernels/arith.h"
+#include "mcuflow/kernels/params.h"
+
+namespace mcuflow::kernels {
+
+constexpr int32_t kScalarGroup = 4;  // output channels per pass of the GEMM kernels
+
+// --- GEMM-shaped kernels (1x1 conv, im2col conv): out[row][oc] over depth window values ---
+
+inline int32_t scalar_groups(int32_t out_c) { return (out_c + kScalarGroup - 1) / kScalarGroup; }
+inline int32_t scalar_group_weight_bytes(int32_t out_c, int32_t depth) {
+  return scalar_groups(out_c) * depth * kScalarGroup;
+}
+
+// Byte i of the grouped weights: group g, window position k, lane j holds w[oc][k] + 128 with
+// oc = 4g + j (a last partial group repeats its last channel). weights: [out_c][depth].
+inline int8_t scalar_group_weight_byte(const int8_t* weights, int32_t out_c, int32_t depth, int32_t i) {
+  const int32_t per_group = depth * kScalarGroup;
+  const int32_t g = i / per_group, k = (i % per_group) / kScalarGroup, lane = i % kScalarGroup;
+  const int32_t oc = g * kScalarGroup + lane < out_c ? g * kScalarGroup + lane : out_c - 1;
+  return int8_t(uint8_t(weights[oc * depth + k] + 128));
+}
+
+// bias' for output channel oc: bias[oc] + input_offset * sum_k w[oc][k], wrapping like int32.
+inline int32_t scalar_folded_bias(const int8_t* weights, const int32_t* bias, int32_t depth, int32_t input_offset,
+                                  int32_t oc) {
+  int32_t sum = 0;
+  for (int32_t k = 0; k < depth; ++k) sum += weights[oc * depth + k];
+  return int32_t(uint32_t(bias[oc]) + uint32_t(input_offset) * uint32_t(sum));
+}
+
+// The GEMM kernels' prepared input, int32 words: bias' for each output channel, then the grouped
+// weight bytes (little-endian, four per word, the last word zero padded).
+inline int32_t scalar_gemm_prepared_words(int32_t out_c, int32_t depth) {
+  return out_c + (scalar_group_weight_bytes(out_c, depth) + 3) / 4;
+}
+inline int32_t scalar_gemm_prepared_word(const int8_t* weights, const int32_t* bias, int32_t out_c, int32_t depth,
+                                         int32_t input_offset, int32_t i) {
+  if (i < out_c) return scalar_folded_bias(weights, bias, depth, input_offset, i);
+  const int32_t first = (i - out_c) * 4, bytes = scalar_group_weight_bytes(out_c, depth);
+  uint32_t word = 0;
+  for (int32_t b = 0; b < 4 && first + b < bytes; ++b)
+    word |= uint32_t(uint8_t(scalar_group_weight_byte(weights, out_c, depth, first + b))) << (8 * b);
+  return int32_t(word);
+}
+
+// 1x1 conv without padding, any stride; prepared: scalar_gemm_prepared_word.
+void conv_s8_1x1_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, const int32_t* multipliers,
+                        const int32_t* shifts, int8_t* output);
+
+// Any conv: each output pixel's window (k_h * k_w * in_c values, padding taps = the input zero
+// point) is gathered into `window` (an arena scratch of that many bytes), then as the 1x1 conv.
+void conv_s8_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, const int32_t* multipliers,
+                    const int32_t* shifts, int8_t* window, int8_t* output);
+
+}  // namespace mcuflow::kernels

@@ -2,33 +2,67 @@
 #include "mcuflow/kernels/arith.h"
 #include "mcuflow/kernels/kernels.h"
 #include "raster_order.h"
+#include "window.h"
 
 namespace mcuflow::kernels {
+namespace {
+
+// A window of at most this many elements is first gathered into one contiguous column, its
+// padding taps filled with the input zero point (which contributes (zp + input_offset) * w = 0):
+// each output channel is then one dot product over the whole window, however short its rows
+// (DS-CNN's first layer: 10x4 taps of one channel). Small enough for the smallest boards' stack.
+constexpr int32_t kColumnBytes = 64;
+
+void gather_window(const ConvParams& p, const int8_t* input, int32_t iy0, int32_t ix0, int8_t* column) {
+  const int8_t zero_point = static_cast<int8_t>(-p.input_offset);  // the verifier keeps it an int8
+  for (int32_t ky = 0; ky < p.k_h; ++ky) {
+    const int32_t iy = iy0 + ky * p.dil_h;
+    for (int32_t kx = 0; kx < p.k_w; ++kx) {
+      const int32_t ix = ix0 + kx * p.dil_w;
+      const bool inside = iy >= 0 && iy < p.in_h && ix >= 0 && ix < p.in_w;
+      const int8_t* in = input + (iy * p.in_w + ix) * p.in_c;
+      for (int32_t ic = 0; ic < p.in_c; ++ic) *column++ = inside ? in[ic] : zero_point;
+    }
+  }
+}
+
+}  // namespace
 
 void conv_s8(const ConvParams& p, const int8_t* input, const int8_t* weights, const int32_t* bias,
              const int32_t* multipliers, const int32_t* shifts, int8_t* output) {
+  const int32_t window = p.k_h * p.k_w * p.in_c;  // weights per output channel
   detail::for_each_output_pixel(p.out_h, p.out_w, input, output, [&](int32_t oy, int32_t ox) {
     const int32_t iy0 = oy * p.stride_h - p.pad_top;
     const int32_t ix0 = ox * p.stride_w - p.pad_left;
     int8_t* out = output + (oy * p.out_w + ox) * p.out_c;
-    for (int32_t oc = 0; oc < p.out_c; ++oc) {
-      int32_t acc = 0;
-      for (int32_t ky = 0; ky < p.k_h; ++ky) {
-        const int32_t iy = iy0 + ky * p.dil_h;
-        if (iy < 0 || iy >= p.in_h) continue;  // padding rows contribute nothing
-        for (int32_t kx = 0; kx < p.k_w; ++kx) {
-          const int32_t ix = ix0 + kx * p.dil_w;
-          if (ix < 0 || ix >= p.in_w) continue;
-          const int8_t* in = input + (iy * p.in_w + ix) * p.in_c;
-          const int8_t* w = weights + ((oc * p.k_h + ky) * p.k_w + kx) * p.in_c;
-          for (int32_t ic = 0; ic < p.in_c; ++ic) {
-            acc += (in[ic] + p.input_offset) * w[ic];
-          }
-        }
-      }
+    auto store = [&](int32_t oc, int32_t acc) {
       if (bias) acc += bias[oc];
       acc = multiply_by_quantized_multiplier(acc, multipliers[oc], shifts[oc]) + p.output_offset;
       out[oc] = static_cast<int8_t>(clamp_i32(acc, p.act_min, p.act_max));
+    };
+    if (window <= kColumnBytes) {
+      int8_t column[kColumnBytes];
+      gather_window(p, input, iy0, ix0, column);
+      for (int32_t oc = 0; oc < p.out_c; ++oc)
+        store(oc, detail::dot_s8(column, weights + oc * window, window, p.input_offset));
+      return;
+    }
+    const detail::TapRange rows = detail::valid_taps(iy0, p.k_h, p.dil_h, p.in_h);
+    const detail::TapRange cols = detail::valid_taps(ix0, p.k_w, p.dil_w, p.in_w);
+    // Without horizontal dilation the valid taps of a window row are one run of channels,
+    // contiguous in the input (NHWC) and in the weights (OHWI): one dot product per row.
+    const int32_t run_taps = p.dil_w == 1 ? cols.end - cols.begin : 1;
+    for (int32_t oc = 0; oc < p.out_c; ++oc) {
+      int32_t acc = 0;
+      for (int32_t ky = rows.begin; ky < rows.end; ++ky) {
+        const int32_t in_row = (iy0 + ky * p.dil_h) * p.in_w + ix0;
+        const int32_t w_row = (oc * p.k_h + ky) * p.k_w;
+        for (int32_t kx = cols.begin; kx < cols.end; kx += run_taps) {
+          acc += detail::dot_s8(input + (in_row + kx * p.dil_w) * p.in_c, weights + (w_row + kx) * p.in_c,
+                                run_taps * p.in_c, p.input_offset);
+        }
+      }
+      store(oc, acc);
     }
   });
 }

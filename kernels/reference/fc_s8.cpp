@@ -2,6 +2,7 @@
 // weight offset). per_channel selects one multiplier/shift per output channel.
 #include "mcuflow/kernels/arith.h"
 #include "mcuflow/kernels/kernels.h"
+#include "window.h"
 
 namespace mcuflow::kernels {
 
@@ -10,9 +11,7 @@ void fc_s8(const FcParams& p, const int8_t* input, const int8_t* weights, const 
   for (int32_t r = 0; r < p.rows; ++r) {
     const int8_t* in = input + r * p.in_c;
     for (int32_t oc = 0; oc < p.out_c; ++oc) {
-      const int8_t* w = weights + oc * p.in_c;
-      int32_t acc = 0;
-      for (int32_t ic = 0; ic < p.in_c; ++ic) acc += (in[ic] + p.input_offset) * w[ic];
+      int32_t acc = detail::dot_s8(in, weights + oc * p.in_c, p.in_c, p.input_offset);
       if (bias) acc += bias[oc];
       const int32_t q = p.per_channel ? oc : 0;
       acc = multiply_by_quantized_multiplier(acc, multipliers[q], shifts[q]) + p.output_offset;

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "mcuflow/kernels/params.h"
+#include "window.h"
 
 namespace mcuflow::kernels::detail {
 
@@ -12,17 +13,15 @@ template <typename T, typename Acc, typename Combine, typename Finish>
 void pool_windows(const PoolParams& p, const T* input, T* output, Acc init, Combine combine, Finish finish) {
   for (int32_t oy = 0; oy < p.out_h; ++oy) {
     const int32_t iy0 = oy * p.stride_h - p.pad_top;
-    const int32_t ky_begin = iy0 < 0 ? -iy0 : 0;
-    const int32_t ky_end = p.k_h < p.in_h - iy0 ? p.k_h : p.in_h - iy0;
+    const TapRange rows = valid_taps(iy0, p.k_h, 1, p.in_h);
     for (int32_t ox = 0; ox < p.out_w; ++ox) {
       const int32_t ix0 = ox * p.stride_w - p.pad_left;
-      const int32_t kx_begin = ix0 < 0 ? -ix0 : 0;
-      const int32_t kx_end = p.k_w < p.in_w - ix0 ? p.k_w : p.in_w - ix0;
-      const int32_t count = (ky_end - ky_begin) * (kx_end - kx_begin);
+      const TapRange cols = valid_taps(ix0, p.k_w, 1, p.in_w);
+      const int32_t count = (rows.end - rows.begin) * (cols.end - cols.begin);
       for (int32_t c = 0; c < p.c; ++c) {
         Acc acc = init;
-        for (int32_t ky = ky_begin; ky < ky_end; ++ky) {
-          for (int32_t kx = kx_begin; kx < kx_end; ++kx) {
+        for (int32_t ky = rows.begin; ky < rows.end; ++ky) {
+          for (int32_t kx = cols.begin; kx < cols.end; ++kx) {
             acc = combine(acc, input[((iy0 + ky) * p.in_w + ix0 + kx) * p.c + c]);
           }
         }

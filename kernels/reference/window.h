@@ -1,0 +1,32 @@
+// Building blocks of the int8 window and matrix kernels, written so that an optimizing host
+// compiler vectorizes them while the arithmetic stays exactly the reference's (integer sums
+// are the same in any order; the verifier bounds them to fit int32).
+#pragma once
+#include <cstdint>
+
+namespace mcuflow::kernels::detail {
+
+// The taps k in [begin, end) of a window whose input coordinate origin + k * dilation lies in
+// [0, size): padding taps contribute nothing, so loops visit only these and test nothing per tap.
+struct TapRange {
+  int32_t begin, end;
+};
+
+inline TapRange valid_taps(int32_t origin, int32_t taps, int32_t dilation, int32_t size) {
+  const int32_t begin = origin < 0 ? (dilation - 1 - origin) / dilation : 0;  // ceil(-origin / dilation)
+  int32_t end = origin < size ? (size - 1 - origin) / dilation + 1 : 0;
+  if (end > taps) end = taps;
+  return {begin, end > begin ? end : begin};
+}
+
+// sum over i < n of (a[i] + a_offset) * b[i]. a_offset is a negated int8 zero point (the
+// verifier keeps it in [-127, 128]), so both factors fit int16: written on int16 operands the
+// loop becomes 16-bit multiply-adds on hosts with SIMD.
+inline int32_t dot_s8(const int8_t* a, const int8_t* b, int32_t n, int32_t a_offset) {
+  const int16_t offset = static_cast<int16_t>(a_offset);
+  int32_t acc = 0;
+  for (int32_t i = 0; i < n; ++i) acc += static_cast<int16_t>(a[i] + offset) * static_cast<int16_t>(b[i]);
+  return acc;
+}
+
+}  // namespace mcuflow::kernels::detail

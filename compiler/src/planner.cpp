@@ -42,8 +42,22 @@ int64_t aligned_size(const ProgramTensor& t) { return align_up(t.byte_size(), kT
 // before writing it, in increasing i (quantize and dequantize change the element size).
 enum class InPlaceKind { kNone, kElementwise, kRasterWindow };
 
-InPlaceKind in_place_kind(KernelId k) {
+// Scalar-tier window kernels (kernels/scalar/) walk the pixels exactly as their references do,
+// reading a pixel's window before writing that pixel: they run in place wherever those may.
+KernelId raster_order_of(KernelId k) {
   switch (k) {
+    case KernelId::conv_s8_1x1_scalar:
+    case KernelId::conv_s8_scalar:
+      return KernelId::conv_s8;
+    case KernelId::dwconv_s8_3x3_scalar:
+      return KernelId::dwconv_s8;
+    default:
+      return k;
+  }
+}
+
+InPlaceKind in_place_kind(KernelId kernel) {
+  switch (raster_order_of(kernel)) {
     case KernelId::clamp_s8:
     case KernelId::clamp_f32:
     case KernelId::requantize_s8:
@@ -76,12 +90,13 @@ struct Window {
 };
 
 Window window_of(const ProgramOp& op) {
-  if (op.kernel == KernelId::conv_s8 || op.kernel == KernelId::conv_f32) {
+  const KernelId kernel = raster_order_of(op.kernel);
+  if (kernel == KernelId::conv_s8 || kernel == KernelId::conv_f32) {
     const auto c = params_of<kernels::ConvParams>(op);
     return {c.in_h, c.in_w, c.in_c, c.out_h, c.out_w, c.out_c, c.k_h, c.k_w,
             c.stride_h, c.stride_w, c.pad_top, c.pad_left, c.dil_h, c.dil_w};
   }
-  if (op.kernel == KernelId::dwconv_s8 || op.kernel == KernelId::dwconv_f32) {
+  if (kernel == KernelId::dwconv_s8 || kernel == KernelId::dwconv_f32) {
     const auto c = params_of<kernels::DwConvParams>(op);
     return {c.in_h, c.in_w, c.in_c, c.out_h, c.out_w, c.out_c, c.k_h, c.k_w,
             c.stride_h, c.stride_w, c.pad_top, c.pad_left, c.dil_h, c.dil_w};
@@ -92,7 +107,10 @@ Window window_of(const ProgramOp& op) {
 
 // Window kernels that walk the pixels backwards when their output starts above the input
 // (kernels/reference/raster_order.h).
-bool walks_backwards_above(KernelId k) { return k == KernelId::conv_s8 || k == KernelId::dwconv_s8; }
+bool walks_backwards_above(KernelId kernel) {
+  const KernelId k = raster_order_of(kernel);
+  return k == KernelId::conv_s8 || k == KernelId::dwconv_s8;
+}
 
 // The first (or last) input row or column inside the input that a window starting at `start`
 // touches, or -1 when all its taps fall into padding.

@@ -12,6 +12,7 @@ namespace {
 
 using format::DType;
 using kernels::ConvParams;
+using kernels::DwConvParams;
 
 std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op) {
   for (int slot = 1; slot <= 4; ++slot) {
@@ -20,19 +21,24 @@ std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op) 
   return "";
 }
 
+// Appends a constant int32 input of `words` elements word(i).
+template <typename Word>
+void append_words(LoweredProgram& p, ProgramOp& op, const std::string& name, int32_t words, Word word) {
+  std::vector<uint8_t> bytes(size_t(words) * 4);
+  for (int32_t i = 0; i < words; ++i) {
+    const int32_t v = word(i);
+    std::memcpy(&bytes[size_t(i) * 4], &v, 4);
+  }
+  op.inputs.push_back(add_constant_tensor(p, name, DType::kInt32, {words}, std::move(bytes)));
+}
+
 // Appends the GEMM kernels' prepared input for an [out_c][depth] weight matrix (kernels_scalar.h).
 void append_gemm_prepared(LoweredProgram& p, ProgramOp& op, int32_t out_c, int32_t depth, int32_t input_offset) {
   const ProgramTensor& weights = p.tensors[op.inputs[1]];
   const auto* w = reinterpret_cast<const int8_t*>(weights.bytes.data());
   const auto* bias = reinterpret_cast<const int32_t*>(p.tensors[op.inputs[2]].bytes.data());
-  const int32_t words = kernels::scalar_gemm_prepared_words(out_c, depth);
-  std::vector<uint8_t> bytes(size_t(words) * 4);
-  for (int32_t i = 0; i < words; ++i) {
-    const int32_t v = kernels::scalar_gemm_prepared_word(w, bias, out_c, depth, input_offset, i);
-    std::memcpy(&bytes[size_t(i) * 4], &v, 4);
-  }
-  const std::string name = weights.name + ".scalar_prepared";
-  op.inputs.push_back(add_constant_tensor(p, name, DType::kInt32, {words}, std::move(bytes)));
+  append_words(p, op, weights.name + ".scalar_prepared", kernels::scalar_gemm_prepared_words(out_c, depth),
+               [&](int32_t i) { return kernels::scalar_gemm_prepared_word(w, bias, out_c, depth, input_offset, i); });
 }
 
 // --- conv_s8_1x1_scalar, conv_s8_scalar ---
@@ -61,6 +67,25 @@ void im2col_prepare(LoweredProgram& p, ProgramOp& op) {
   op.inputs.push_back(p.add_tensor(std::move(window)));
 }
 
+// --- dwconv_s8_3x3_scalar ---
+
+std::string depthwise_3x3_rejects(const LoweredProgram& p, const ProgramOp& op) {
+  const auto d = params_of<DwConvParams>(op);
+  if (d.k_h != 3 || d.k_w != 3) return "needs a 3x3 kernel, got " + std::to_string(d.k_h) + "x" + std::to_string(d.k_w);
+  if (d.ch_mult != 1) return "needs channel multiplier 1, got " + std::to_string(d.ch_mult);
+  return needs_constant_inputs(p, op);
+}
+
+void depthwise_3x3_prepare(LoweredProgram& p, ProgramOp& op) {
+  const auto d = params_of<DwConvParams>(op);
+  const ProgramTensor& weights = p.tensors[op.inputs[1]];
+  const auto* w = reinterpret_cast<const int8_t*>(weights.bytes.data());
+  const auto* bias = reinterpret_cast<const int32_t*>(p.tensors[op.inputs[2]].bytes.data());
+  append_words(p, op, weights.name + ".scalar_prepared", kernels::scalar_dw3_prepared_words(d.in_c), [&](int32_t i) {
+    return kernels::scalar_dw3_prepared_word(w, bias, d.in_c, d.input_offset, i);
+  });
+}
+
 }  // namespace
 
 std::vector<TierCandidate> scalar_candidates() {
@@ -69,6 +94,8 @@ std::vector<TierCandidate> scalar_candidates() {
        "1x1 conv: Thumb-1, 4 output channels per input byte"},
       {KernelId::conv_s8_scalar, KernelId::conv_s8, needs_constant_inputs, im2col_prepare,
        "conv: Thumb-1, window gathered per pixel, 4 output channels per input byte"},
+      {KernelId::dwconv_s8_3x3_scalar, KernelId::dwconv_s8, depthwise_3x3_rejects, depthwise_3x3_prepare,
+       "depthwise 3x3: Thumb-1, tap pointers per pixel (padding reads the zero point)"},
   };
 }
 

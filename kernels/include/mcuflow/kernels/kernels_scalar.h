@@ -72,4 +72,35 @@ void conv_s8_1x1_scalar(const ConvParams& p, const int8_t* input, const int32_t*
 void conv_s8_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, const int32_t* multipliers,
                     const int32_t* shifts, int8_t* window, int8_t* output);
 
+// --- 3x3 depthwise conv, ch_mult 1 ---
+
+constexpr int32_t kScalarDwTaps = 9;
+
+// Prepared input, int32 words: per channel c, bias' (bias + input_offset * sum of its nine
+// weights) then its nine weights [ky][kx]; then in_c bytes of the input zero point (four per
+// word, zero padded), which padding taps read so that they contribute nothing. weights: the
+// reference's [3][3][in_c].
+inline int32_t scalar_dw3_prepared_words(int32_t channels) { return channels * (1 + kScalarDwTaps) + (channels + 3) / 4; }
+inline int32_t scalar_dw3_prepared_word(const int8_t* weights, const int32_t* bias, int32_t channels,
+                                        int32_t input_offset, int32_t i) {
+  const int32_t per_channel = 1 + kScalarDwTaps;
+  if (i >= channels * per_channel) {  // the zero point row
+    const uint32_t zero_point = uint8_t(-input_offset);
+    uint32_t word = 0;
+    for (int32_t b = 0, first = (i - channels * per_channel) * 4; b < 4 && first + b < channels; ++b)
+      word |= zero_point << (8 * b);
+    return int32_t(word);
+  }
+  const int32_t c = i / per_channel, t = i % per_channel;
+  if (t > 0) return weights[(t - 1) * channels + c];
+  int32_t sum = 0;
+  for (int32_t tap = 0; tap < kScalarDwTaps; ++tap) sum += weights[tap * channels + c];
+  return int32_t(uint32_t(bias[c]) + uint32_t(input_offset) * uint32_t(sum));
+}
+
+// 3x3 depthwise conv, ch_mult 1, any stride, padding and dilation; prepared:
+// scalar_dw3_prepared_word.
+void dwconv_s8_3x3_scalar(const DwConvParams& p, const int8_t* input, const int32_t* prepared,
+                          const int32_t* multipliers, const int32_t* shifts, int8_t* output);
+
 }  // namespace mcuflow::kernels

@@ -3,7 +3,7 @@
 // kernels_scalar.h), recomputed here from the reference's weights and bias so the device
 // computes what the host's reference kernel computes; conv_s8_scalar then takes its window
 // scratch.
-#include "../check.h"
+#include "scalar_check.h"
 #include "mcuflow/kernels/kernels_scalar.h"
 
 namespace mcuflow::ops {
@@ -11,30 +11,17 @@ namespace {
 
 using kernels::ConvParams;
 
-constexpr uint32_t kPreparedSlot = 5, kWindowSlot = 6;
+using scalar::kPreparedSlot;
+constexpr uint32_t kWindowSlot = 6;
 
-// The reference's checks, constant weights, bias and tables, and the prepared input equal to
-// its recomputation from them.
 Error check_scalar_conv(const OpCheck& c) {
   if (const Error e = check_conv_s8(c); e != Error::kOk) return e;
-  for (uint32_t slot = 1; slot <= 4; ++slot) {
-    if (c.tensor(slot).storage != format::Storage::kConstant) return Error::kBadParams;
-  }
   const auto& p = c.get_params<ConvParams>();
   const int32_t depth = p.k_h * p.k_w * p.in_c;
-  const int32_t words = kernels::scalar_gemm_prepared_words(p.out_c, depth);
-  const format::TensorRecord& prepared = c.tensor(kPreparedSlot);
-  if (!tensor_is(c, kPreparedSlot, format::DType::kInt32, uint64_t(words)) ||
-      prepared.storage != format::Storage::kConstant || prepared.offset % 4 != 0)
-    return Error::kBadParams;
-  const auto* weights = reinterpret_cast<const int8_t*>(c.constants + c.tensor(1).offset);
-  const auto* bias = reinterpret_cast<const int32_t*>(c.constants + c.tensor(2).offset);
-  const auto* words_in = reinterpret_cast<const int32_t*>(c.constants + prepared.offset);
-  for (int32_t i = 0; i < words; ++i) {
-    if (words_in[i] != kernels::scalar_gemm_prepared_word(weights, bias, p.out_c, depth, p.input_offset, i))
-      return Error::kBadParams;
-  }
-  return Error::kOk;
+  return ok_if(scalar::prepared_matches(
+      c, kernels::scalar_gemm_prepared_words(p.out_c, depth), [&](const int8_t* w, const int32_t* bias, int32_t i) {
+        return kernels::scalar_gemm_prepared_word(w, bias, p.out_c, depth, p.input_offset, i);
+      }));
 }
 
 Error check_conv_s8_1x1_scalar(const OpCheck& c) {

@@ -1,0 +1,35 @@
+// Verification of the inputs the compiler prepares for scalar kernels (kernels_scalar.h): the
+// reference's weights, bias and tables are constants, and the prepared input equals its
+// recomputation from them, so the device computes what the host's reference kernel computes.
+#pragma once
+#include "../check.h"
+
+namespace mcuflow::ops::scalar {
+
+constexpr uint32_t kPreparedSlot = 5;
+
+template <typename T>
+const T* constant_data(const OpCheck& c, uint32_t slot) {
+  return reinterpret_cast<const T*>(c.constants + c.tensor(slot).offset);
+}
+
+// word(weights, bias, i) recomputes prepared word i.
+template <typename Word>
+bool prepared_matches(const OpCheck& c, int32_t words, Word word) {
+  for (uint32_t slot = 1; slot <= 4; ++slot) {
+    if (c.tensor(slot).storage != format::Storage::kConstant) return false;
+  }
+  const format::TensorRecord& t = c.tensor(kPreparedSlot);
+  if (!tensor_is(c, kPreparedSlot, format::DType::kInt32, uint64_t(words)) || t.storage != format::Storage::kConstant ||
+      t.offset % 4 != 0)
+    return false;
+  const auto* weights = constant_data<int8_t>(c, 1);
+  const auto* bias = constant_data<int32_t>(c, 2);
+  const auto* prepared = constant_data<int32_t>(c, kPreparedSlot);
+  for (int32_t i = 0; i < words; ++i) {
+    if (prepared[i] != word(weights, bias, i)) return false;
+  }
+  return true;
+}
+
+}  // namespace mcuflow::ops::scalar

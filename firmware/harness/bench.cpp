@@ -15,7 +15,9 @@
 //   mcuflow-bench: application <k> <n>    Session::run (every op) + argmax over output 0
 //   mcuflow-bench: argmax <index>         the application path's answer
 //   mcuflow-bench: op <i> <n>             one run, each op timed alone with Session::run_op
+//   mcuflow-bench: arena <r> <bytes>      bytes of arena region r one bind + run reaches (painted)
 #include <cstdint>
+#include <cstring>
 
 #include "harness_io.h"
 #include "mcuflow/board.h"
@@ -68,6 +70,29 @@ uint32_t argmax(const mcuflow::TensorInfo& info, mcuflow::Span<uint8_t> buf) {
     for (uint32_t i = 1; i < buf.size; ++i) best = v[i] > v[best] ? i : best;
   }
   return best;
+}
+
+// Arena use as executed: paint every region, bind a fresh session, run every op once and find
+// the highest byte that is no longer the paint. Painting twice (0x00, then 0xFF) catches a byte
+// that was written with the paint's own value.
+void report_arena_high_water(const mcuflow::Program& p) {
+  const mcuflow::Span<uint8_t>* regions = firmware_arena_regions();
+  uint32_t reached[MCUFLOW_REGION_COUNT] = {};
+  const uint8_t paints[] = {0x00, 0xFF};
+  for (const uint8_t paint : paints) {
+    for (uint32_t r = 0; r < MCUFLOW_REGION_COUNT; ++r) memset(regions[r].data, paint, regions[r].size);
+    auto session = mcuflow::Session::bind(p, regions, MCUFLOW_REGION_COUNT);
+    if (!session.ok()) fail("bind failed", session.error());
+    harness::read_inputs(p, session.value(), 0);
+    const mcuflow::Error e = session.value().run();
+    if (e != mcuflow::Error::kOk) fail("run failed", e);
+    for (uint32_t r = 0; r < MCUFLOW_REGION_COUNT; ++r) {
+      uint32_t top = regions[r].size;
+      while (top > 0 && regions[r].data[top - 1] == paint) --top;
+      if (top > reached[r]) reached[r] = top;
+    }
+  }
+  for (uint32_t r = 0; r < MCUFLOW_REGION_COUNT; ++r) report("arena", r, reached[r]);
 }
 
 }  // namespace
@@ -130,6 +155,7 @@ int main() {
     if (e != mcuflow::Error::kOk) fail("run failed", e);
     report("op", i, elapsed);
   }
+  report_arena_high_water(p);
   harness::report_stack();
   board_puts("mcuflow: ok\n");
   return 0;

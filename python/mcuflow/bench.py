@@ -140,9 +140,23 @@ def run_bench(program: Program, board: str, *, warmup: int = 2, runs: int = 20, 
                     "inference_ops_total": sum(p["instructions"] for p in profile if p["region"] == "inference"),
                     "ops": profile},
         "memory": {"stack_high_water": stack[0] if stack else None, "stack_reserved": stack[1] if stack else None,
-                   "arena_bytes": program.arena_bytes},
+                   "arena_bytes": program.arena_bytes,
+                   # per region: the highest byte one run wrote (painted twice), and what the plan says
+                   "arena_reached": [v for _, v in lines.get("arena", [])],
+                   "arena_planned": planned_arena_tops(program)},
         "firmware": {"elf": str(fw.elf), "build_info": str(fw.build_info)},
     }
+
+
+def planned_arena_tops(program: Program) -> list[int]:
+    """Per memory region, the end of the highest tensor the plan places there (arena tensors and
+    weights copied at bind): the bytes a run can touch (the region's size adds only alignment)."""
+    tops = [0] * len(program.region_bytes)
+    for t in program._host.tensors:
+        if t["storage"] != "constant":  # arena tensors, and weights copied into a region at bind
+            start = t["offset"] if t["storage"] == "arena" else t["copy_offset"]
+            tops[t["region"]] = max(tops[t["region"]], start + t["bytes"])
+    return tops
 
 
 def _first_sample(program: Program, inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -172,8 +186,10 @@ def format_report(r: dict, program_path: str) -> str:
                      f"{p['instructions']:>13} {p['share']:>7.1%}")
     lines.append(f"{'':>3}  {'total':<20} {'':<22} {'':<9} {'':>9} {r['profile']['total']:>13}")
     mem = r["memory"]
+    reached = ", ".join(f"{r} of {p}" for r, p in zip(mem["arena_reached"], mem["arena_planned"]))
     lines.append(f"\nstack high water {mem['stack_high_water']} of {mem['stack_reserved']} bytes; "
-                 f"arena {mem['arena_bytes']} bytes; program sha256 {rec['program_sha256']}")
+                 f"arena {mem['arena_bytes']} bytes, reached by one run (painted): {reached} planned bytes per "
+                 f"region; program sha256 {rec['program_sha256']}")
     return "\n".join(lines)
 
 

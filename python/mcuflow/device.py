@@ -242,11 +242,15 @@ def _harness_source(root: Path, harness: str) -> Path:
     return root / "firmware" / "harness" / f"{harness}.cpp"
 
 
-def _source_digest(root: Path, kernels: list[str], harness: str) -> str:
-    h = hashlib.sha256()
-    files = (_runtime_sources(root, TIERS) + _kernel_sources(root, kernels) + [_harness_source(root, harness)]
-             + sorted((root / "firmware").rglob("*.[chS]")) + sorted((root / "firmware").rglob("*.ld"))
-             + sorted((root / "runtime" / "include").rglob("*.h")) + sorted((root / "kernels" / "include").rglob("*.h")))
+_FIRMWARE_INPUTS = {".h", ".c", ".cpp", ".S", ".ld"}
+
+
+def _source_digest(root: Path, harness: str) -> str:
+    """Every file a firmware build may read (sources, headers anywhere below runtime/, kernels/
+    and firmware/, linker scripts, the build flags' module), so an edit to any rebuilds."""
+    h = hashlib.sha256(Path(__file__).with_name("crossbuild.py").read_bytes())
+    files = [_harness_source(root, harness)] + sorted(
+        f for d in ("runtime", "kernels", "firmware") for f in (root / d).rglob("*") if f.suffix in _FIRMWARE_INPUTS)
     for f in files:
         h.update(str(f.relative_to(root)).encode())
         h.update(f.read_bytes())
@@ -280,7 +284,7 @@ def cached_build(program: Program, board_name: str, harness: str = "main") -> Fi
     board = _board(board_name)
     root = source_root()
     key = hashlib.sha256(program.data + board.name.encode() + harness.encode()
-                         + _source_digest(root, used_kernels(program), harness).encode()).hexdigest()[:20]
+                         + _source_digest(root, harness).encode()).hexdigest()[:20]
     cache = Path(os.environ.get("MCUFLOW_CACHE_DIR", Path.home() / ".cache" / "mcuflow")) / "firmware"
     target = cache / f"{board.name}-{harness}-{key}"
     if (target / "firmware.elf").is_file():

@@ -22,7 +22,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 import mcuflow  # noqa: E402
-from mcuflow import boards, cli, crossbuild, device, measure  # noqa: E402
+from mcuflow import bench, boards, cli, crossbuild, device, measure  # noqa: E402
 from fwutil import BOARD_NAMES, requires_cross  # noqa: E402
 from models import DSCNN, init_bn_stats  # noqa: E402
 
@@ -163,6 +163,24 @@ def test_per_op_profile_adds_up_to_the_inference_count(compiled, capsys):
     # timing the ops one by one drops only the executor loop's few instructions per op
     gap = r["regions"]["inference"]["median"] - profile["inference_ops_total"]
     assert 0 <= gap <= 10 * len(inference_ops)
+
+
+@pytest.mark.parametrize("target, board, memory", [("cortex-m4", "qemu-m4", None),
+                                                    # ISRAM first: activations and copied weights
+                                                    ("cortex-m33", "qemu-m33", "qemu-m33")])
+def test_painted_arena_high_water_equals_the_plan(target, board, memory):
+    """The plan is exact: one run on the board writes up to the end of the highest tensor the
+    plan places in each region, and not a byte beyond it (the harness paints the regions)."""
+    model = small_dscnn()
+    x = model.example_input(seed=1, batch=16)
+    program = mcuflow.compile(torch.export.export(model, model.example_input(seed=0)), target=target,
+                              calibration=[t.numpy() for t in x], memory=memory)
+    tops = bench.planned_arena_tops(program)
+    assert all(0 < top <= size < top + 16 for top, size in zip(tops, program.region_bytes))
+    if memory:
+        assert any(t["storage"] == "copied" for t in program._host.tensors)
+    r = bench.run_bench(program, board, warmup=0, runs=1)
+    assert r["memory"]["arena_reached"] == r["memory"]["arena_planned"] == tops
 
 
 def test_size_and_bench_reject_bad_input_with_one_line(tmp_path, capsys):

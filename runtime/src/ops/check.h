@@ -17,6 +17,10 @@ inline uint64_t elements(const format::TensorRecord& t) {
 }
 
 // The tensor in `slot` has `dtype` and exactly `count` elements.
+// Program data the kernel only reads: a constant, or a constant Session::bind copies into fast
+// RAM (the record's offset still locates the original, which the copy equals).
+inline bool read_only(const format::TensorRecord& t) { return t.storage != format::Storage::kArena; }
+
 inline bool tensor_is(const OpCheck& c, uint32_t slot, format::DType dtype, uint64_t count) {
   const format::TensorRecord& t = c.tensor(slot);
   return t.dtype == dtype && elements(t) == count;

@@ -7,10 +7,11 @@
 
 namespace mcuflow::ops::dsp {
 
-// Weights, bias and requantization tables (slots 1-4) are constants.
+// Weights, bias and requantization tables (slots 1-4) are constants (the weights may be copied
+// into fast RAM at bind).
 inline bool constant_inputs(const OpCheck& c) {
   for (uint32_t slot = 1; slot <= 4; ++slot) {
-    if (c.tensor(slot).storage != format::Storage::kConstant) return false;
+    if (!read_only(c.tensor(slot))) return false;
   }
   return true;
 }

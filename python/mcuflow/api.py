@@ -140,21 +140,22 @@ class Program:
             batch, batched = n, batched or is_batched
         return arrays, batch or 1, batched
 
-    def run(self, inputs) -> list[np.ndarray]:
+    def run(self, inputs, threads: int | None = None) -> list[np.ndarray]:
         """Runs the host runtime. ``inputs``: one array per model input (or a single array),
-        in PyTorch layout; a leading batch dimension is iterated. Returns one array per output."""
-        arrays, batch, batched = self._batched_inputs(inputs)
-        results: list[list[np.ndarray]] = [[] for _ in self.outputs]
-        for b in range(batch):
-            sample = [a[b:b + 1] if batched else a for a in arrays]
-            if arrays and np.issubdtype(arrays[0].dtype, np.floating):
-                for i, s in enumerate(sample):
-                    if not np.all(np.isfinite(s)):
-                        raise InputError(f"input {i} of sample {b} contains NaN or Inf")
-            outs = self._host.run([np.ascontiguousarray(s) for s in sample])
-            for r, o in zip(results, outs):
-                r.append(o)
-        return [np.concatenate(r, axis=0) if batched else r[0] for r in results]
+        in PyTorch layout; a leading batch dimension runs every sample, returned stacked along
+        dim 0. Returns one array per output. ``threads``: how many threads share a batch (each
+        with its own arena; default ``os.cpu_count()``); the results do not depend on it."""
+        if threads is None:
+            threads = os.cpu_count() or 1
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise InputError(f"threads must be a whole number of at least 1, got {threads!r}")
+        arrays, batch, _ = self._batched_inputs(inputs)
+        if arrays:  # (integer inputs are always finite)
+            finite = np.stack([np.isfinite(a).reshape(batch, -1).all(axis=1) for a in arrays], axis=1)
+            if not finite.all():
+                b, i = np.argwhere(~finite)[0]
+                raise InputError(f"input {i} of sample {b} contains NaN or Inf")
+        return list(self._host.run([np.ascontiguousarray(a) for a in arrays], batch, threads))
 
     def trace(self, inputs) -> dict[int, np.ndarray]:
         """Every model tensor of one sample, as float32 in PyTorch layout (int8 tensors

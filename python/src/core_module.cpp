@@ -4,7 +4,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include "mcuflow/compiler/compile.h"
 #include "mcuflow/compiler/layout.h"
@@ -156,7 +160,28 @@ py::array convert_layout(const py::array& in, const std::string& layout_name, bo
   return result;
 }
 
-// A verified program in host memory with its own arena: the host runtime.
+// A Session of `program` with arenas of its own (one heap block per memory region).
+class OwnedSession {
+ public:
+  explicit OwnedSession(const Program& program) {
+    std::vector<Span<uint8_t>> regions;
+    for (uint32_t r = 0; r < program.region_count(); ++r) {
+      storage_.emplace_back(program.region_bytes(r) + format::kArenaAlign);
+      uint8_t* base = storage_.back().data();
+      while (reinterpret_cast<uintptr_t>(base) % format::kArenaAlign) ++base;
+      regions.push_back(Span<uint8_t>{base, program.region_bytes(r)});
+    }
+    session_ = Session::bind(program, regions.data(), uint32_t(regions.size())).value();
+  }
+  const Session& operator*() const { return session_; }
+  const Session* operator->() const { return &session_; }
+
+ private:
+  std::vector<std::vector<uint8_t>> storage_;
+  Session session_;
+};
+
+// A verified program in host memory: the host runtime.
 class HostProgram {
  public:
   explicit HostProgram(const py::bytes& data) {
@@ -168,14 +193,6 @@ class HostProgram {
     auto program = Program::load(Span<const uint8_t>{bytes_, uint32_t(s.size())}, all_kernels());
     if (!program.ok()) throw std::invalid_argument(std::string("invalid program: ") + error_name(program.error()));
     program_ = program.value();
-    std::vector<Span<uint8_t>> regions;
-    for (uint32_t r = 0; r < program_.region_count(); ++r) {
-      region_storage_.emplace_back(program_.region_bytes(r) + format::kArenaAlign);
-      uint8_t* base = region_storage_.back().data();
-      while (reinterpret_cast<uintptr_t>(base) % format::kArenaAlign) ++base;
-      regions.push_back(Span<uint8_t>{base, program_.region_bytes(r)});
-    }
-    session_ = Session::bind(program_, regions.data(), uint32_t(regions.size())).value();
   }
 
   py::list io_info(bool inputs) const {
@@ -196,14 +213,50 @@ class HostProgram {
     return out;
   }
 
-  // One sample: inputs and outputs in logical (PyTorch) order.
-  py::list run(const py::list& inputs) {
-    run_inputs(inputs);
-    const Error e = session_.run();
-    if (e != Error::kOk) throw std::runtime_error(std::string("runtime error: ") + error_name(e));
+  // `batch` samples: each input holds its samples back to back, each output returns them stacked
+  // along dim 0, all in logical (PyTorch) order. Up to `threads` threads share the samples, each
+  // with a Session and arenas of its own; the GIL is released while they run.
+  py::list run(const py::list& inputs, int64_t batch, int threads) {
+    if (batch < 1) throw std::invalid_argument("batch must be at least 1");
+    if (threads < 1) throw std::invalid_argument("threads must be at least 1");
+    const std::vector<py::array> in = checked_inputs(inputs, batch);
+    std::vector<const uint8_t*> in_data;
+    for (const auto& a : in) in_data.push_back(static_cast<const uint8_t*>(a.data()));
     py::list outputs;
-    for (uint32_t i = 0; i < program_.output_count(); ++i)
-      outputs.append(read_logical(program_.output(i), session_.output_buffer(i).value().data));
+    std::vector<uint8_t*> out_data;
+    for (uint32_t i = 0; i < program_.output_count(); ++i) {
+      const TensorInfo t = program_.output(i);
+      auto shape = logical_shape(t);
+      shape[0] *= batch;  // samples stacked along dim 0
+      py::array out(numpy_dtype(t.dtype), shape);
+      out_data.push_back(static_cast<uint8_t*>(out.mutable_data()));
+      outputs.append(out);
+    }
+    std::atomic<int64_t> next_sample{0};
+    std::mutex failure_lock;
+    std::exception_ptr failure;
+    auto worker = [&] {
+      try {
+        OwnedSession session(program_);
+        for (int64_t b = next_sample++; b < batch; b = next_sample++) {
+          write_inputs(*session, in_data, b);
+          check(session->run());
+          read_outputs(*session, out_data, b);
+        }
+      } catch (...) {
+        std::lock_guard<std::mutex> guard(failure_lock);
+        if (!failure) failure = std::current_exception();
+        next_sample = batch;  // the other threads stop after their current sample
+      }
+    };
+    {
+      py::gil_scoped_release release;
+      std::vector<std::thread> helpers;
+      for (int64_t k = 1; k < std::min<int64_t>(threads, batch); ++k) helpers.emplace_back(worker);
+      worker();
+      for (auto& h : helpers) h.join();
+    }
+    if (failure) std::rethrow_exception(failure);
     return outputs;
   }
 
@@ -216,23 +269,49 @@ class HostProgram {
     return out;
   }
 
-  void run_inputs(const py::list& inputs) {
+  // The inputs as C-ordered arrays of `batch` samples each, type and size checked.
+  std::vector<py::array> checked_inputs(const py::list& inputs, int64_t batch) const {
     if (inputs.size() != program_.input_count())
       throw std::invalid_argument("expected " + std::to_string(program_.input_count()) + " inputs, got " +
                                   std::to_string(inputs.size()));
+    std::vector<py::array> arrays;
     for (uint32_t i = 0; i < program_.input_count(); ++i) {
       const TensorInfo t = program_.input(i);
       py::array a = py::array::ensure(inputs[i], py::array::c_style);
       if (!a || !a.dtype().is(numpy_dtype(t.dtype)))
         throw std::invalid_argument("input " + std::to_string(i) + " must be " +
                                     py::str(numpy_dtype(t.dtype)).cast<std::string>());
-      if (uint32_t(a.nbytes()) != t.bytes)
+      if (uint64_t(a.nbytes()) != uint64_t(batch) * t.bytes)
         throw std::invalid_argument("input " + std::to_string(i) + " has " + std::to_string(a.size()) +
-                                    " elements; expected shape " + shape_str(logical_shape(t)));
-      const auto phys = logical_to_physical(static_cast<const uint8_t*>(a.data()), logical_shape(t), t.layout,
-                                            format::dtype_bytes(t.dtype));
-      std::memcpy(session_.input_buffer(i).value().data, phys.data(), phys.size());
+                                    " elements; expected " + std::to_string(batch) + " of shape " +
+                                    shape_str(logical_shape(t)));
+      arrays.push_back(a);
     }
+    return arrays;
+  }
+
+  // Sample b of the inputs into `session`'s input tensors, and its outputs out of it (no Python
+  // objects: runs without the GIL).
+  void write_inputs(const Session& session, const std::vector<const uint8_t*>& inputs, int64_t b) const {
+    for (uint32_t i = 0; i < program_.input_count(); ++i) {
+      const TensorInfo t = program_.input(i);
+      const auto physical = logical_to_physical(inputs[i] + b * t.bytes, logical_shape(t), t.layout,
+                                                format::dtype_bytes(t.dtype));
+      std::memcpy(session.input_buffer(i).value().data, physical.data(), physical.size());
+    }
+  }
+
+  void read_outputs(const Session& session, const std::vector<uint8_t*>& outputs, int64_t b) const {
+    for (uint32_t i = 0; i < program_.output_count(); ++i) {
+      const TensorInfo t = program_.output(i);
+      const auto logical = physical_to_logical(session.output_buffer(i).value().data, logical_shape(t), t.layout,
+                                               format::dtype_bytes(t.dtype));
+      std::memcpy(outputs[i] + b * t.bytes, logical.data(), logical.size());
+    }
+  }
+
+  static void check(Error e) {
+    if (e != Error::kOk) throw std::runtime_error(std::string("runtime error: ") + error_name(e));
   }
 
  public:
@@ -241,14 +320,17 @@ class HostProgram {
   // a model tensor, in logical layout, read right after its op ran (before the planner reuses
   // its bytes). int8 tensors are returned as int8 with their (scale, zero_point).
   py::dict trace(const py::list& inputs) {
-    run_inputs(inputs);
+    const std::vector<py::array> in = checked_inputs(inputs, 1);
+    std::vector<const uint8_t*> in_data;
+    for (const auto& a : in) in_data.push_back(static_cast<const uint8_t*>(a.data()));
+    OwnedSession session(program_);
+    write_inputs(*session, in_data, 0);
     py::dict result;
     const auto* h = reinterpret_cast<const format::Header*>(bytes_);
     const auto* records = reinterpret_cast<const format::OpRecord*>(bytes_ + h->ops_offset);
     const py::list ir_of = py::module_::import("json").attr("loads")(metadata())["tensors"];
     for (uint32_t i = 0; i < program_.op_count(); ++i) {
-      const Error e = session_.run_op(i);
-      if (e != Error::kOk) throw std::runtime_error(std::string("runtime error: ") + error_name(e));
+      check(session->run_op(i));
       const auto& op = records[i];
       for (uint32_t j = 0; j < op.output_count; ++j) {
         const uint16_t t = op.tensors[op.input_count + j];
@@ -256,7 +338,7 @@ class HostProgram {
         if (ir < 0) continue;
         const TensorInfo info = program_.tensor(t);
         py::dict entry;
-        entry["data"] = read_logical(info, session_.tensor_buffer(t).value().data);
+        entry["data"] = read_logical(info, session->tensor_buffer(t).value().data);
         entry["scale"] = info.scale;
         entry["zero_point"] = info.zero_point;
         result[py::int_(ir)] = entry;
@@ -326,9 +408,7 @@ class HostProgram {
  private:
   std::vector<uint8_t> storage_;
   uint8_t* bytes_ = nullptr;
-  std::vector<std::vector<uint8_t>> region_storage_;  // one arena per memory region
   Program program_;
-  Session session_;
 };
 
 }  // namespace
@@ -385,6 +465,6 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("tensors", &HostProgram::tensors)
       .def_property_readonly("ops", &HostProgram::ops)
       .def_property_readonly("header", &HostProgram::header)
-      .def("run", &HostProgram::run)
+      .def("run", &HostProgram::run, py::arg("inputs"), py::arg("batch"), py::arg("threads"))
       .def("trace", &HostProgram::trace);
 }

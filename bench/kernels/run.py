@@ -1,0 +1,156 @@
+"""Kernel benchmark for every tier: per layer and for the whole DS-CNN, instructions (QEMU).
+
+For each board, each layer is a one-op program with int8 input and output (io="int8": no
+quantize/dequantize ops), compiled twice from the same exported model and calibration: for the
+"reference" target (the portable reference kernels) and for the board's own core (its tier:
+scalar on qemu-m0/m3, DSP on qemu-m4/m7/m33, MVE on qemu-m55). Both run on that board; a
+figure is the firmware's per-inference counter — instructions (QEMU) of Session::run for the
+one op (kernel plus the runtime's dispatch), median over the samples — and the two outputs
+must be equal bit for bit. The whole DS-CNN (mcuflow.zoo, float input as deployed) is measured
+with `mcuflow bench`'s harness: the inference ops alone, without the input quantization and
+output dequantization, next to the issue's targets and Arm CMSIS-NN's figures on the same
+boards. Prints Markdown; --json prints the raw records. Exit code 1 if any output differs.
+
+    .venv/bin/python bench/kernels/run.py [--boards qemu-m3 qemu-m4 ...] [--samples 3] [--only TEXT] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+import mcuflow
+from mcuflow import device, zoo
+from mcuflow.bench import run_bench
+from mcuflow.boards import get_board
+from mcuflow.errors import McuflowError
+
+BOARDS = ["qemu-m0", "qemu-m3", "qemu-m4", "qemu-m7", "qemu-m33", "qemu-m55"]
+# Whole DS-CNN, instructions per inference: (issue 4 target, Arm CMSIS-NN measured on that board)
+DS_CNN_FIGURES = {"qemu-m55": (1_200_000, 1_781_798), "qemu-m4": (5_200_000, 7_841_939),
+                  "qemu-m7": (5_200_000, 7_757_876), "qemu-m33": (5_200_000, 7_797_713),
+                  "qemu-m0": (19_000_000, 28_981_045), "qemu-m3": (19_000_000, 28_981_045)}
+
+
+def layers():
+    """(name, module, input shape NCHW or NC): DS-CNN's layers and two larger ones."""
+    torch.manual_seed(0)
+    return [
+        ("DS-CNN conv 10x4 s2 1->64, 49x10, pad (5,1)", nn.Conv2d(1, 64, (10, 4), stride=2, padding=(5, 1)),
+         (1, 1, 49, 10)),
+        ("DS-CNN depthwise 3x3 64ch, 25x5, pad 1", nn.Conv2d(64, 64, 3, padding=1, groups=64), (1, 64, 25, 5)),
+        ("DS-CNN pointwise 64->64, 25x5", nn.Conv2d(64, 64, 1), (1, 64, 25, 5)),
+        ("DS-CNN avg pool 25x5, 64ch", nn.AvgPool2d((25, 5)), (1, 64, 25, 5)),
+        ("DS-CNN FC 64->12", nn.Linear(64, 12), (1, 64)),
+        ("DS-CNN softmax 12", nn.Softmax(dim=-1), (1, 12)),
+        ("conv 3x3 16->32, 48x48, pad 1", nn.Conv2d(16, 32, 3, padding=1), (1, 16, 48, 48)),
+        ("pointwise 128->128, 12x12", nn.Conv2d(128, 128, 1), (1, 128, 12, 12)),
+    ]
+
+
+def run(program, samples, board: str) -> dict:
+    fw = device.cached_build(program, board)
+    outputs, counts = device.run_elf_on_inputs(fw, program, samples, board)
+    ops = program.metadata["ops"]
+    return {"kernels": [op["kernel"] for op in ops], "macs": sum(op["macs"] for op in ops),
+            "instructions": int(statistics.median(counts)), "counts": counts, "outputs": outputs}
+
+
+def measure_layer(module: nn.Module, shape, samples: int, board: str) -> dict:
+    rng = np.random.RandomState(0)
+    calibration = [rng.standard_normal(shape).astype(np.float32) for _ in range(8)]
+    ep = torch.export.export(module.eval(), (torch.from_numpy(calibration[0]),))
+    xs = [[rng.randint(-128, 128, size=shape).astype(np.int8)] for _ in range(samples)]
+    record = {"board": board, "shape": list(shape)}
+    try:
+        for tier, target in (("reference", "reference"), ("tier", get_board(board).core)):
+            program = mcuflow.compile(ep, target=target, calibration=calibration, io="int8")
+            record[tier] = run(program, xs, board)
+    except McuflowError as e:  # e.g. the layer does not fit the board's RAM
+        return {**record, "error": str(e).splitlines()[0]}
+    record["bit_exact"] = all(np.array_equal(a, b) for ra, rb in zip(record["reference"].pop("outputs"),
+                                                                     record["tier"].pop("outputs"))
+                              for a, b in zip(ra, rb))
+    return record
+
+
+def measure_ds_cnn(board: str) -> dict:
+    model = zoo.get("ds_cnn", seed=0)
+    program = mcuflow.compile(model.export(), target=get_board(board).core, calibration=model.calibration(32))
+    try:
+        r = run_bench(program, board, warmup=0, runs=1, inputs=[model.evaluation(1)])
+    except McuflowError as e:
+        return {"board": board, "error": str(e).splitlines()[0]}
+    inference = r["regions"]["inference"]
+    macs = sum(op["macs"] for op in program.metadata["ops"])
+    return {"board": board, "instructions": inference["median"], "macs": macs,
+            "arena_bytes": program.arena_bytes, "kernels": sorted({op["kernel"] for op in program.metadata["ops"]})}
+
+
+def print_layers(board: str, records: list) -> None:
+    b = get_board(board)
+    print(f"\n{board} ({b.core}, {b.tier} tier)\n")
+    print("| layer | MACs | reference instr | MACs/instr | kernel | instr | MACs/instr | speed-up | same output |")
+    print("|---|---:|---:|---:|---|---:|---:|---:|---|")
+    for r in records:
+        if "error" in r:
+            print(f"| {r['layer']} | | | | {r['error']} | | | | |")
+            continue
+        ref, opt = r["reference"], r["tier"]
+        macs = ref["macs"]
+
+        def rate(x):
+            return f"{macs / x['instructions']:.3f}" if macs else "-"
+
+        print(f"| {r['layer']} | {macs} | {ref['instructions']:,} | {rate(ref)} | {', '.join(opt['kernels'])} | "
+              f"{opt['instructions']:,} | {rate(opt)} | {ref['instructions'] / opt['instructions']:.1f}x | "
+              f"{'yes' if r['bit_exact'] else 'NO'} |")
+
+
+def print_ds_cnn(records: list) -> None:
+    print("\nWhole DS-CNN (inference ops, float input quantized before and dequantized after, untimed)\n")
+    print("| board | tier | instructions (QEMU) | MACs/instr | target | met | Arm CMSIS-NN | vs CMSIS-NN |")
+    print("|---|---|---:|---:|---:|---|---:|---:|")
+    for r in records:
+        target, cmsis = DS_CNN_FIGURES[r["board"]]
+        if "error" in r:
+            print(f"| {r['board']} | {get_board(r['board']).tier} | {r['error']} | | {target:,} | no | {cmsis:,} | |")
+            continue
+        n = r["instructions"]
+        print(f"| {r['board']} | {get_board(r['board']).tier} | {n:,} | {r['macs'] / n:.3f} | {target:,} | "
+              f"{'yes' if n <= target else 'NO'} | {cmsis:,} | {cmsis / n:.2f}x fewer |")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--boards", nargs="+", default=BOARDS, choices=BOARDS)
+    ap.add_argument("--samples", type=int, default=3)
+    ap.add_argument("--only", default="", help="only layers whose name contains this text")
+    ap.add_argument("--no-model", action="store_true", help="skip the whole DS-CNN")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    per_board = {board: [{"layer": name, **measure_layer(module, shape, args.samples, board)}
+                         for name, module, shape in layers() if args.only in name]
+                 for board in args.boards}
+    models = [] if args.no_model else [measure_ds_cnn(board) for board in args.boards]
+    if args.json:
+        print(json.dumps({"layers": per_board, "ds_cnn": models}, indent=1))
+    else:
+        print(f"Instructions (QEMU) per inference, median of {args.samples} random int8 inputs; "
+              "reference = the portable reference kernels on the same board.")
+        for board, records in per_board.items():
+            print_layers(board, records)
+        if models:
+            print_ds_cnn(models)
+    layers_exact = all(r.get("bit_exact", True) for records in per_board.values() for r in records)
+    return 0 if layers_exact else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

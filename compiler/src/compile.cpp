@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <iomanip>
+#include <sstream>
 
 #include "mcuflow/compiler/kernel_selection.h"
 #include "mcuflow/compiler/layout.h"
@@ -27,7 +29,19 @@ Target find_target(const std::string& name) {
   throw CompileError("unknown target '" + name + "'; known targets: " + known);
 }
 
-void calibrate(Graph& g, const Calibration& calibration) {
+namespace {
+
+// `value` for JSON: shortest decimal that reads back as the same float.
+std::string json_float(float value) {
+  std::ostringstream os;
+  os << std::setprecision(9) << value;
+  return os.str();
+}
+
+}  // namespace
+
+std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOptions& observer) {
+  check_observer_options(observer);
   if (calibration.empty()) throw CompileError("calibration data is empty");
   LoweredProgram lp = lower(g, LowerOptions{Precision::kFloat32, false});
   plan_memory(lp, /*reuse=*/false);
@@ -39,38 +53,76 @@ void calibrate(Graph& g, const Calibration& calibration) {
   while (reinterpret_cast<uintptr_t>(arena) % format::kArenaAlign) ++arena;
   auto session = Session::bind(program.value(), Span<uint8_t>{arena, program.value().arena_bytes()});
 
-  for (size_t s = 0; s < calibration.size(); ++s) {
-    const auto& sample = calibration[s];
-    if (sample.size() != g.inputs.size())
-      throw CompileError("calibration sample " + std::to_string(s) + " has " + std::to_string(sample.size()) +
-                         " inputs; the model has " + std::to_string(g.inputs.size()));
-    for (size_t i = 0; i < sample.size(); ++i) {
-      const ProgramTensor& t = lp.tensors[lp.inputs[i]];
-      if (sample[i].size() * 4 != t.byte_size())
-        throw CompileError("calibration sample " + std::to_string(s) + " input " + std::to_string(i) + " has " +
-                           std::to_string(sample[i].size()) + " values; expected shape " + shape_str(t.logical_shape));
-      for (float v : sample[i]) {
-        if (!std::isfinite(v))
-          throw CompileError("calibration sample " + std::to_string(s) + " input " + std::to_string(i) + " contains NaN or Inf");
+  // Runs every sample and hands each activation's values to `observe(ir_tensor, values, n)`.
+  const auto run_samples = [&](const auto& observe) {
+    for (size_t s = 0; s < calibration.size(); ++s) {
+      const auto& sample = calibration[s];
+      if (sample.size() != g.inputs.size())
+        throw CompileError("calibration sample " + std::to_string(s) + " has " + std::to_string(sample.size()) +
+                           " inputs; the model has " + std::to_string(g.inputs.size()));
+      for (size_t i = 0; i < sample.size(); ++i) {
+        const ProgramTensor& t = lp.tensors[lp.inputs[i]];
+        if (sample[i].size() * 4 != t.byte_size())
+          throw CompileError("calibration sample " + std::to_string(s) + " input " + std::to_string(i) + " has " +
+                             std::to_string(sample[i].size()) + " values; expected shape " + shape_str(t.logical_shape));
+        for (float v : sample[i]) {
+          if (!std::isfinite(v))
+            throw CompileError("calibration sample " + std::to_string(s) + " input " + std::to_string(i) + " contains NaN or Inf");
+        }
+        const auto phys = logical_to_physical(reinterpret_cast<const uint8_t*>(sample[i].data()), t.logical_shape, t.layout, 4);
+        auto buf = session.value().input_buffer(uint32_t(i));
+        std::memcpy(buf.value().data, phys.data(), phys.size());
+        observe(g.inputs[i], sample[i].data(), sample[i].size());
       }
-      const auto phys = logical_to_physical(reinterpret_cast<const uint8_t*>(sample[i].data()), t.logical_shape, t.layout, 4);
-      auto buf = session.value().input_buffer(uint32_t(i));
-      std::memcpy(buf.value().data, phys.data(), phys.size());
-      observe_range(g.tensors[g.inputs[i]], sample[i].data(), sample[i].size());
+      const Error e = session.value().run();
+      if (e != Error::kOk) throw CompileError(std::string("internal: calibration run failed: ") + error_name(e));
+      for (size_t t = 0; t < lp.tensors.size(); ++t) {
+        const ProgramTensor& pt = lp.tensors[t];
+        if (pt.ir_tensor < 0 || pt.constant || pt.dtype != format::DType::kFloat32) continue;  // not argmax indices
+        auto buf = session.value().tensor_buffer(uint32_t(t));
+        observe(pt.ir_tensor, reinterpret_cast<const float*>(buf.value().data), buf.value().size / 4);
+      }
     }
-    const Error e = session.value().run();
-    if (e != Error::kOk) throw CompileError(std::string("internal: calibration run failed: ") + error_name(e));
-    for (size_t t = 0; t < lp.tensors.size(); ++t) {
-      const ProgramTensor& pt = lp.tensors[t];
-      if (pt.ir_tensor < 0 || pt.constant || pt.dtype != format::DType::kFloat32) continue;  // not argmax indices
-      auto buf = session.value().tensor_buffer(uint32_t(t));
-      observe_range(g.tensors[pt.ir_tensor], reinterpret_cast<const float*>(buf.value().data), buf.value().size / 4);
-    }
-  }
+  };
+  run_samples([&](int t, const float* values, size_t n) { observe_range(g.tensors[size_t(t)], values, n); });
   for (const Tensor& t : g.tensors) {
     if (!t.constant && !(std::isfinite(t.observed_min) && std::isfinite(t.observed_max)) && t.observed_min <= t.observed_max)
       throw CompileError("tensor " + t.name + " reached NaN or Inf during calibration");
   }
+
+  std::ostringstream report;
+  report << "{\"observer\":" << json_string(observer_name(observer.kind));
+  if (observer.kind == Observer::kPercentile)
+    report << ",\"percentile\":" << std::setprecision(12) << observer.percentile;
+  if (observer.kind != Observer::kMinMax) {
+    // Pass 2: the histograms need each tensor's range from pass 1.
+    std::map<int, Histogram> histograms;
+    for (size_t t = 0; t < g.tensors.size(); ++t) {
+      const Tensor& tensor = g.tensors[t];
+      if (!tensor.constant && tensor.observed_min < tensor.observed_max)
+        histograms.emplace(int(t), Histogram(tensor.observed_min, tensor.observed_max, kHistogramBins));
+    }
+    run_samples([&](int t, const float* values, size_t n) {
+      auto h = histograms.find(t);
+      if (h != histograms.end()) h->second.add(values, n);
+    });
+    report << ",\"bins\":" << kHistogramBins << ",\"narrowed\":[";
+    const char* sep = "";
+    for (const auto& [t, histogram] : histograms) {
+      Tensor& tensor = g.tensors[size_t(t)];
+      const Range range = observer_range(histogram, observer);
+      if (range.lo == tensor.observed_min && range.hi == tensor.observed_max) continue;
+      report << sep << "{\"tensor\":" << json_string(tensor.name) << ",\"observed\":["
+             << json_float(tensor.observed_min) << ',' << json_float(tensor.observed_max) << "],\"range\":["
+             << json_float(range.lo) << ',' << json_float(range.hi) << "]}";
+      sep = ",";
+      tensor.observed_min = range.lo;
+      tensor.observed_max = range.hi;
+    }
+    report << ']';
+  }
+  report << '}';
+  return report.str();
 }
 
 std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const Calibration& calibration) {
@@ -80,9 +132,10 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
   run_graph_passes(g);
   LoweredProgram lp;
   if (options.precision == Precision::kInt8) {
-    calibrate(g, calibration);
+    const std::string quantization_report = calibrate(g, calibration, options.observer);
     assign_quantization(g);
     lp = lower(g, LowerOptions{Precision::kInt8, options.int8_io, options.allow_fallback});
+    lp.quantization_report = quantization_report;
   } else {
     lp = lower(g, LowerOptions{Precision::kFloat32, false});
   }

@@ -9,6 +9,7 @@
 #include "mcuflow/compiler/ir.h"
 #include "mcuflow/compiler/lower.h"
 #include "mcuflow/compiler/planner.h"
+#include "mcuflow/compiler/quantizer.h"
 
 namespace mcuflow::compiler {
 
@@ -21,6 +22,7 @@ struct CompileOptions {
   bool in_place = true;  // ops may overwrite dying inputs (planner.h plan_memory)
   std::vector<MemoryRegion> regions;  // RAM regions, fastest first (planner.h); empty: one arena
   bool copy_weights = false;          // weights live in slow memory: copy the costliest to fast RAM
+  ObserverOptions observer;           // int8: how calibration picks each activation's range
   std::map<std::string, std::string> source;  // provenance copied into the metadata
 };
 
@@ -35,7 +37,9 @@ Target find_target(const std::string& name);  // throws CompileError listing kno
 std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const Calibration& calibration);
 
 // Runs the float32 lowering of `g` (passes already applied) over the calibration samples and
-// widens every activation's observed range.
-void calibrate(Graph& g, const Calibration& calibration);
+// widens every activation's observed range. Any observer but min/max then runs the samples
+// again into a histogram per tensor over that range and narrows the range to its choice.
+// Returns the metadata's "quantization" JSON object: the observer and every narrowed range.
+std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOptions& observer = {});
 
 }  // namespace mcuflow::compiler

@@ -49,6 +49,7 @@ struct LoweredProgram {
   uint32_t arena_bytes = 0;
   uint32_t arena_lower_bound = 0;
   std::string schedule_report, plan_report;  // JSON objects for metadata (scheduler, planner)
+  std::string quantization_report;  // JSON object for metadata: the int8 range observer (calibrate)
   std::vector<uint32_t> region_bytes;   // planned bytes per memory region (region 0: arena_bytes)
   std::string target, tier, precision;
   std::map<std::string, std::string> source;  // provenance for the metadata, e.g. model_sha256

@@ -1,6 +1,10 @@
 // Post-training quantization: activation ranges observed on calibration data become per-tensor
-// asymmetric int8 parameters (DESIGN.md "Integer arithmetic").
+// asymmetric int8 parameters (DESIGN.md "Integer arithmetic"; docs/quantization.md).
 #pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "mcuflow/compiler/ir.h"
 
 namespace mcuflow::compiler {
@@ -15,5 +19,58 @@ Quant quant_for_range(float lo, float hi);
 // input's quantization (pooling, views, standalone clamps) inherit it; softmax outputs get
 // 1/256 and -128; the rest come from their observed ranges.
 void assign_quantization(Graph& g);
+
+// How calibration turns a tensor's observed values into its quantization range.
+enum class Observer {
+  kMinMax,      // the observed minimum and maximum
+  kPercentile,  // each side clipped so that (100 - percentile)% of the values lie beyond it
+  kMse,         // the range whose int8 quantization has the least mean squared error on the values
+};
+
+struct ObserverOptions {
+  Observer kind = Observer::kMinMax;
+  double percentile = 99.99;  // kPercentile: in (50, 100]; 100 is the min/max range
+};
+
+// Histogram bins over each tensor's observed range (the second calibration pass): at full
+// range a bin is an eighth of an int8 step.
+constexpr int kHistogramBins = 2048;
+
+Observer parse_observer(const std::string& name);  // throws CompileError naming the choices
+const char* observer_name(Observer kind);
+// Throws CompileError when the percentile is out of range.
+void check_observer_options(const ObserverOptions& options);
+
+struct Range {
+  float lo, hi;
+};
+
+// Counts of one tensor's values in equal bins over [lo, hi], its observed range (lo < hi).
+class Histogram {
+ public:
+  Histogram(float lo, float hi, int bins);
+  void add(const float* values, size_t n);
+  float lo() const { return lo_; }
+  float hi() const { return hi_; }
+  const std::vector<uint64_t>& counts() const { return counts_; }
+  float edge(size_t i) const;  // left edge of bin i; edge(bins) is hi exactly
+
+ private:
+  float lo_, hi_;
+  std::vector<uint64_t> counts_;
+};
+
+// [the (100 - percentile)th, the percentile-th] percentile of the values, interpolated linearly
+// inside a bin; percentile 100 gives exactly [lo, hi].
+Range percentile_range(const Histogram& h, double percentile);
+
+// The bin-edge range [a, b] (a ≤ 0 or the lowest edge, b ≥ 0 or the highest) minimizing the
+// squared error of quantizing the values to 255 steps over [a, b] ∪ {0}: values inside cost
+// step²/12 each (uniform rounding error), values outside their squared distance to the clip
+// (each bin's values spread uniformly over it). Ties keep the wider range.
+Range mse_range(const Histogram& h);
+
+// The range `options` choose for a histogram (kMinMax: [lo, hi]).
+Range observer_range(const Histogram& h, const ObserverOptions& options);
 
 }  // namespace mcuflow::compiler

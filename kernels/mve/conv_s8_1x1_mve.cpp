@@ -1,11 +1,13 @@
-// Pointwise (1x1) convolution, int8, MVE: a GEMM of output pixels against packed weights,
-// two pixels by four output channels per step (kernels_mve.h describes the prepared input).
+// Pointwise (1x1) convolution, int8, MVE: a GEMM of output pixels against the reference
+// weights, two pixels (interleaved in the scratch) by four output channels per step
+// (kernels_mve.h).
 #include "mcuflow/kernels/kernels_mve.h"
 
 namespace mcuflow::kernels {
 
-void conv_s8_1x1_mve(const ConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output) {
-  const mve::GemmArgs g{p.in_c, p.out_c, prepared, p.output_offset, p.act_min, p.act_max};
+void conv_s8_1x1_mve(const ConvParams& p, const int8_t* input, const int8_t* weights, const uint8_t* prepared,
+                     int8_t* scratch, int8_t* output) {
+  const mve::GemmArgs g{p.in_c, p.out_c, weights, prepared, p.output_offset, p.act_min, p.act_max};
   // Output pixel (oy, ox) reads input pixel (oy * stride_h, ox * stride_w); pairs may span rows.
   int32_t oy = 0, ox = 0;
   auto next_input = [&]() {
@@ -17,7 +19,8 @@ void conv_s8_1x1_mve(const ConvParams& p, const int8_t* input, const uint8_t* pr
   int32_t i = 0;
   for (; i + 1 < pixels; i += 2, output += 2 * p.out_c) {
     const int8_t* in0 = next_input();
-    mve::gemm_two_rows(g, in0, next_input(), output, output + p.out_c);
+    mve::interleave_rows(scratch, in0, next_input(), p.in_c);
+    mve::gemm_two_rows(g, scratch, output, output + p.out_c);
   }
   if (i < pixels) mve::gemm_one_row(g, next_input(), output);
 }

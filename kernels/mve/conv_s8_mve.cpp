@@ -1,6 +1,6 @@
 // Convolution, int8, MVE, any window: each output pixel's window is gathered into an im2col
-// row (two rows in the scratch), then the GEMM of kernels_mve.h multiplies the rows with the
-// prepared weights. Padding taps are filled with the input zero point: with the input offset
+// row (two rows in the scratch, then interleaved), and the GEMM of kernels_mve.h multiplies
+// the pair with the reference weights. Padding taps are filled with the input zero point: with the input offset
 // folded into the bias they contribute nothing, as in the reference.
 #include "mcuflow/kernels/kernels_mve.h"
 
@@ -38,12 +38,14 @@ void im2col_row(const ConvParams& p, const int8_t* input, int32_t oy, int32_t ox
 
 }  // namespace
 
-void conv_s8_mve(const ConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* scratch, int8_t* output) {
+void conv_s8_mve(const ConvParams& p, const int8_t* input, const int8_t* weights, const uint8_t* prepared,
+                 int8_t* scratch, int8_t* output) {
   const int32_t depth = p.k_h * p.k_w * p.in_c;
-  const mve::GemmArgs g{depth, p.out_c, prepared, p.output_offset, p.act_min, p.act_max};
+  const mve::GemmArgs g{depth, p.out_c, weights, prepared, p.output_offset, p.act_min, p.act_max};
   const int8x16_t zero_point = vdupq_n_s8(int8_t(-p.input_offset));
-  int8_t* row0 = scratch;
+  int8_t* row0 = scratch;  // mve_conv_scratch_bytes: two im2col rows, then the pair
   int8_t* row1 = scratch + depth;
+  int8_t* pair = scratch + 2 * depth;
   const int32_t pixels = p.out_h * p.out_w;
   int32_t oy = 0, ox = 0;  // of pixel i
   for (int32_t i = 0; i < pixels; i += 2) {
@@ -55,7 +57,8 @@ void conv_s8_mve(const ConvParams& p, const int8_t* input, const uint8_t* prepar
     }
     im2col_row(p, input, oy, ox, zero_point, row1);
     if (++ox == p.out_w) ox = 0, ++oy;
-    mve::gemm_two_rows(g, row0, row1, output + i * p.out_c, output + (i + 1) * p.out_c);
+    mve::interleave_rows(pair, row0, row1, depth);
+    mve::gemm_two_rows(g, pair, output + i * p.out_c, output + (i + 1) * p.out_c);
   }
 }
 

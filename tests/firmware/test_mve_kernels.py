@@ -284,14 +284,14 @@ CRC_OFFSET, CRC_START = 12, 16
 
 
 def test_device_rejects_prepared_inputs_that_disagree_with_the_reference_inputs():
-    """A program whose packed weights differ from its reference weights would make the board
-    compute something else than the host: the device verifier refuses it."""
+    """A program whose prepared channel table disagrees with its reference inputs would make the
+    board compute something else than the host: the device verifier refuses it."""
     program = compile_cases([conv(16, 8, (4, 4), 1)])
     packed = program._host.ops[0]["inputs"][5]
     record = program._host.tensors[packed]
     data = bytearray(program.data)
     at = struct.unpack_from("<I", data, CONSTANTS_OFFSET)[0] + record["offset"]
-    data[at] = (data[at] + 1) % 256  # packed weight 0 is w[0][0], never padding
+    data[at] = (data[at] + 1) % 256  # the low byte of channel 0's folded bias
     struct.pack_into("<I", data, CRC_OFFSET, zlib.crc32(bytes(data[CRC_START:])))
     tampered = mcuflow.Program(bytes(data))
     x = random_int8_samples([conv(16, 8, (4, 4), 1)], 0, 1)[0]

@@ -1,7 +1,7 @@
 // MVE tier (Helium, Armv8.1-M): which ops qualify for which kernel, and what the compiler
 // precomputes for them: the prepared input of kernels/include/mcuflow/kernels/kernels_mve.h
-// (the same functions build it here and verify it on the device), plus the im2col scratch of
-// conv_s8_mve.
+// (the same functions build it here and verify it on the device), plus the GEMM kernels'
+// arena scratch.
 #include <cstring>
 
 #include "mcuflow/compiler/kernel_selection.h"
@@ -16,6 +16,8 @@ using kernels::DwConvParams;
 using kernels::FcParams;
 
 constexpr int32_t kMaxTensorDim = 65536;  // the program format's limit per dimension
+// conv_s8_mve's deepest window: half its scratch (two im2col rows and their pair) fits in a dimension.
+constexpr int32_t kMaxDepth = kMaxTensorDim / 2;
 
 template <typename T>
 std::vector<T> input_values(const LoweredProgram& p, const ProgramOp& op, int slot) {
@@ -55,6 +57,17 @@ void append_prepared_input(LoweredProgram& p, ProgramOp& op, const Layout& layou
 
 kernels::MveGemmLayout conv_gemm_layout(const ConvParams& c) { return {c.k_h * c.k_w * c.in_c, c.out_c}; }
 
+// Appends an arena tensor of `bytes` (even) the op alone uses, so the planner gives it the op's
+// lifetime; as two rows, each within the format's limit per dimension for depths up to kMaxDepth.
+void append_scratch(LoweredProgram& p, ProgramOp& op, int32_t bytes) {
+  ProgramTensor scratch;
+  scratch.name = p.tensors[op.inputs[1]].name + ".mve_scratch";
+  scratch.dtype = DType::kInt8;
+  scratch.dims = {2, bytes / 2};
+  scratch.logical_shape = {2, bytes / 2};
+  op.inputs.push_back(p.add_tensor(std::move(scratch)));
+}
+
 // --- conv_s8_1x1_mve ---
 
 std::string pointwise_rejects(const LoweredProgram& p, const ProgramOp& op) {
@@ -67,6 +80,7 @@ std::string pointwise_rejects(const LoweredProgram& p, const ProgramOp& op) {
 void pointwise_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto c = params_of<ConvParams>(op);
   append_prepared_input(p, op, conv_gemm_layout(c), c.input_offset, true);
+  append_scratch(p, op, kernels::mve_pair_bytes(c.in_c));
 }
 
 // --- conv_s8_mve ---
@@ -74,7 +88,7 @@ void pointwise_prepare(LoweredProgram& p, ProgramOp& op) {
 std::string conv_rejects(const LoweredProgram& p, const ProgramOp& op) {
   const auto c = params_of<ConvParams>(op);
   const int64_t depth = int64_t(c.k_h) * c.k_w * c.in_c;
-  if (depth > kMaxTensorDim) return "needs k_h*k_w*in_c <= " + std::to_string(kMaxTensorDim) + ", got " + std::to_string(depth);
+  if (depth > kMaxDepth) return "needs k_h*k_w*in_c <= " + std::to_string(kMaxDepth) + ", got " + std::to_string(depth);
   return needs_constant_inputs(p, op);
 }
 
@@ -82,12 +96,7 @@ void conv_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto c = params_of<ConvParams>(op);
   const kernels::MveGemmLayout l = conv_gemm_layout(c);
   append_prepared_input(p, op, l, c.input_offset, true);
-  ProgramTensor scratch;  // two im2col rows, used by this op only
-  scratch.name = p.tensors[op.inputs[1]].name + ".im2col";
-  scratch.dtype = DType::kInt8;
-  scratch.dims = {2, l.depth};
-  scratch.logical_shape = {2, l.depth};
-  op.inputs.push_back(p.add_tensor(std::move(scratch)));
+  append_scratch(p, op, kernels::mve_conv_scratch_bytes(l.depth));
 }
 
 // --- dwconv_s8_mve ---
@@ -116,6 +125,7 @@ std::string fc_rejects(const LoweredProgram& p, const ProgramOp& op) { return ne
 void fc_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto f = params_of<FcParams>(op);
   append_prepared_input(p, op, kernels::MveGemmLayout{f.in_c, f.out_c}, f.input_offset, f.per_channel == 1);
+  if (f.rows > 1) append_scratch(p, op, kernels::mve_pair_bytes(f.in_c));
 }
 
 // --- add_s8_mve (every broadcast mode) and avgpool_s8_mve: nothing prepared ---

@@ -1,11 +1,13 @@
 // MVE (Helium, Armv8.1-M) kernels. Each computes bit for bit what its reference kernel
-// computes from the same params and leading inputs, using one more constant input the compiler
-// prepared (compiler/src/tiers/mve_rules.cpp) in the layouts below; the kernel adapters
-// (runtime/src/ops/mve/) verify it against the reference inputs when a program is loaded.
+// computes from the same params and leading inputs; the convolution and linear kernels also
+// take a constant input the compiler prepared (compiler/src/tiers/mve_rules.cpp) in the
+// layouts below, which the kernel adapters (runtime/src/ops/mve/) verify against the reference
+// inputs when a program is loaded.
 //
 // GEMM-shaped kernels (conv_s8_1x1_mve, conv_s8_mve, fc_s8_mve) compute
 //   out[row][oc] = requantize(bias'[oc] + sum_k a[row][k] * w[oc][k]),   k < depth,
-// where a row is one input pixel (1x1 conv), one im2col window (conv) or one input row (fc).
+// where a row is one input pixel (1x1 conv), one im2col window (conv) or one input row (fc),
+// and w is the reference weights themselves ([out_c][depth]: OHWI is im2col order).
 // bias' = bias + input_offset * sum_k w[oc][k] folds the input offset in; im2col fills
 // padding taps with the input zero point so that they contribute nothing. The depthwise kernel
 // (dwconv_s8_mve, ch_mult 1) folds its bias over all taps the same way (padding taps read the
@@ -16,8 +18,7 @@
 //   the block's channel table, int32 [4 rows][channels of the block]: bias', multiplier,
 //     left shift max(shift, 0), minus right shift min(shift, 0) (padding channels: zero);
 //     depthwise lists each row's channels in the kernel's accumulator order;
-//   the block's weights, int8: GEMM [chunks of 16 along k][4 channels][16],
-//     depthwise [k_h * k_w taps][16 channels]; zero padded.
+//   depthwise only, the block's weights, int8 [k_h * k_w taps][16 channels], zero padded.
 #pragma once
 #include <cstdint>
 #include "mcuflow/kernels/params.h"
@@ -51,10 +52,9 @@ struct MveGemmLayout {
   int32_t depth, out_c;
   static constexpr int32_t kRowEntries = kMveGemmBlock;
 
-  constexpr int32_t chunks() const { return (depth + kMveChunk - 1) / kMveChunk; }
   constexpr int32_t blocks() const { return (out_c + kMveGemmBlock - 1) / kMveGemmBlock; }
   constexpr int32_t table_bytes() const { return kMveTableRows * kRowEntries * 4; }
-  constexpr int32_t block_bytes() const { return table_bytes() + chunks() * kMveGemmBlock * kMveChunk; }
+  constexpr int32_t block_bytes() const { return table_bytes(); }
   // The channel of entry e of a block's table rows; -1: padding.
   constexpr int32_t table_channel(int32_t block, int32_t e) const {
     const int32_t oc = block * kMveGemmBlock + e;
@@ -65,16 +65,9 @@ struct MveGemmLayout {
     for (int32_t k = 0; k < depth; ++k) sum += weights[oc * depth + k];
     return sum;
   }
-  // The block's weights in memory order, w[oc][k] = reference weight oc * depth + k.
+  // Nothing: the kernels read the reference weights.
   template <typename Emit>
-  bool emit_weights(int32_t block, const int8_t* weights, Emit& emit) const {
-    for (int32_t chunk = 0; chunk < chunks(); ++chunk) {
-      for (int32_t oc = block * kMveGemmBlock; oc < (block + 1) * kMveGemmBlock; ++oc) {
-        for (int32_t k = chunk * kMveChunk; k < (chunk + 1) * kMveChunk; ++k) {
-          if (!emit(oc < out_c && k < depth ? uint8_t(weights[oc * depth + k]) : uint8_t{0})) return false;
-        }
-      }
-    }
+  bool emit_weights(int32_t, const int8_t*, Emit&) const {
     return true;
   }
 };
@@ -153,11 +146,20 @@ bool mve_emit_prepared(const Layout& layout, const MveReferenceInputs& r, Emit e
   return true;
 }
 
-// prepared: the layout above (16-byte aligned, like every constant).
-void conv_s8_1x1_mve(const ConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output);
-// scratch: 2 * k_h * k_w * in_c bytes of arena for two im2col rows.
-void conv_s8_mve(const ConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* scratch, int8_t* output);
-void fc_s8_mve(const FcParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output);
+// Two activation rows interleaved for the GEMM (mve::interleave_rows): whole chunks of 16 each.
+constexpr int32_t mve_pair_bytes(int32_t depth) { return 2 * kMveChunk * ((depth + kMveChunk - 1) / kMveChunk); }
+// conv_s8_mve's scratch: two im2col rows, then their interleaved pair.
+constexpr int32_t mve_conv_scratch_bytes(int32_t depth) { return 2 * depth + mve_pair_bytes(depth); }
+
+// weights: the reference weights; prepared: the layout above (16-byte aligned, like every
+// constant); scratch: arena of mve_pair_bytes(in_c) bytes (conv_s8_mve:
+// mve_conv_scratch_bytes(k_h * k_w * in_c); fc_s8_mve: needed only for more than one row).
+void conv_s8_1x1_mve(const ConvParams& p, const int8_t* input, const int8_t* weights, const uint8_t* prepared,
+                     int8_t* scratch, int8_t* output);
+void conv_s8_mve(const ConvParams& p, const int8_t* input, const int8_t* weights, const uint8_t* prepared,
+                 int8_t* scratch, int8_t* output);
+void fc_s8_mve(const FcParams& p, const int8_t* input, const int8_t* weights, const uint8_t* prepared, int8_t* scratch,
+               int8_t* output);
 void dwconv_s8_mve(const DwConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output);
 // Same inputs as their reference kernels (nothing prepared).
 void add_s8_mve(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);
@@ -178,24 +180,32 @@ namespace mcuflow::kernels::mve {
 // half up too, so negative values are first stepped down by one (saturating) wherever a right
 // shift happens: that makes ties go away from zero. In assembly so that the compiler keeps the
 // steps of several accumulators apart instead of interleaving them into spills.
+// Steps of the requantization above, written once for one accumulator (requantize) and for
+// two that share the table loads (gemm_requantize_pair): %[row] holds the table row loaded
+// last, %[fixup] is scratch.
+#define MCUFLOW_MVE_RQ_LOAD(at) "vldrw.32 %q[row], [%[table], %[" at "]]\n\t"
+#define MCUFLOW_MVE_RQ_SHIFT_LEFT(acc) "vshl.s32 %q[" acc "], %q[" acc "], %q[row]\n\t"
+#define MCUFLOW_MVE_RQ_MULTIPLY(acc) "vqrdmulh.s32 %q[" acc "], %q[" acc "], %q[row]\n\t"
+#define MCUFLOW_MVE_RQ_SHIFT_RIGHT(acc)                  \
+  "vand %q[fixup], %q[" acc "], %q[row]\n\t"            \
+  "vshr.s32 %q[fixup], %q[fixup], #31\n\t"              \
+  "vqadd.s32 %q[" acc "], %q[" acc "], %q[fixup]\n\t"   \
+  "vrshl.s32 %q[" acc "], %q[" acc "], %q[row]\n\t"
+#define MCUFLOW_MVE_RQ_OUTPUT(acc)                       \
+  "vadd.i32 %q[" acc "], %q[" acc "], %[offset]\n\t"    \
+  "vmax.s32 %q[" acc "], %q[" acc "], %q[lo]\n\t"       \
+  "vmin.s32 %q[" acc "], %q[" acc "], %q[hi]\n\t"
+
 template <int32_t kMultiplierAt, int32_t kLeftShiftAt, int32_t kMinusRightShiftAt>
 inline int32x4_t requantize(int32x4_t acc, const int32_t* table, int32_t output_offset, int32x4_t act_min,
                             int32x4_t act_max) {
   constexpr int32_t kEnd = (kMultiplierAt > kLeftShiftAt ? (kMultiplierAt > kMinusRightShiftAt ? kMultiplierAt : kMinusRightShiftAt)
                                                          : (kLeftShiftAt > kMinusRightShiftAt ? kLeftShiftAt : kMinusRightShiftAt)) + 16;
   int32x4_t row, fixup;
-  asm("vldrw.32 %q[row], [%[table], %[left]]\n\t"
-      "vshl.s32 %q[acc], %q[acc], %q[row]\n\t"
-      "vldrw.32 %q[row], [%[table], %[mult]]\n\t"
-      "vqrdmulh.s32 %q[acc], %q[acc], %q[row]\n\t"
-      "vldrw.32 %q[row], [%[table], %[right]]\n\t"
-      "vand %q[fixup], %q[acc], %q[row]\n\t"
-      "vshr.s32 %q[fixup], %q[fixup], #31\n\t"
-      "vqadd.s32 %q[acc], %q[acc], %q[fixup]\n\t"
-      "vrshl.s32 %q[acc], %q[acc], %q[row]\n\t"
-      "vadd.i32 %q[acc], %q[acc], %[offset]\n\t"
-      "vmax.s32 %q[acc], %q[acc], %q[lo]\n\t"
-      "vmin.s32 %q[acc], %q[acc], %q[hi]"
+  asm(MCUFLOW_MVE_RQ_LOAD("left") MCUFLOW_MVE_RQ_SHIFT_LEFT("acc")
+      MCUFLOW_MVE_RQ_LOAD("mult") MCUFLOW_MVE_RQ_MULTIPLY("acc")
+      MCUFLOW_MVE_RQ_LOAD("right") MCUFLOW_MVE_RQ_SHIFT_RIGHT("acc")
+      MCUFLOW_MVE_RQ_OUTPUT("acc")
       : [acc] "+w"(acc), [row] "=&w"(row), [fixup] "=&w"(fixup)
       : [table] "r"(table), [mult] "i"(kMultiplierAt), [left] "i"(kLeftShiftAt), [right] "i"(kMinusRightShiftAt),
         [offset] "r"(output_offset), [lo] "w"(act_min), [hi] "w"(act_max),
@@ -206,169 +216,209 @@ inline int32x4_t requantize(int32x4_t acc, const int32_t* table, int32_t output_
 struct GemmArgs {
   int32_t depth;  // k
   int32_t out_c;
-  const uint8_t* prepared;
+  const int8_t* weights;  // the reference weights, [out_c][depth]
+  const uint8_t* tables;  // the prepared input: a channel table per block of four output channels
   int32_t output_offset, act_min, act_max;
 };
 
-// One chunk of 16 along k with the rows in q0 (and q1): the weight loads and multiply-adds
-// into the eight even core registers, shared by the loop and the partial last chunk.
-#define MCUFLOW_MVE_DOT_2X4_STEP   \
-  "vldrb.8 q2, [%[w]], #16\n\t"   \
-  "vmladava.s8 r0, q0, q2\n\t"    \
-  "vmladava.s8 r8, q1, q2\n\t"    \
-  "vldrb.8 q2, [%[w]], #16\n\t"   \
-  "vmladava.s8 r2, q0, q2\n\t"    \
-  "vmladava.s8 r10, q1, q2\n\t"   \
-  "vldrb.8 q2, [%[w]], #16\n\t"   \
-  "vmladava.s8 r4, q0, q2\n\t"    \
-  "vmladava.s8 r12, q1, q2\n\t"   \
-  "vldrb.8 q2, [%[w]], #16\n\t"   \
-  "vmladava.s8 r6, q0, q2\n\t"    \
-  "vmladava.s8 lr, q1, q2"
-#define MCUFLOW_MVE_DOT_1X8_STEP   \
-  "vldrb.8 q1, [%[wa]], #16\n\t"  \
-  "vmladava.s8 r0, q0, q1\n\t"    \
-  "vldrb.8 q2, [%[wa]], #16\n\t"  \
-  "vmladava.s8 r2, q0, q2\n\t"    \
-  "vldrb.8 q1, [%[wa]], #16\n\t"  \
-  "vmladava.s8 r4, q0, q1\n\t"    \
-  "vldrb.8 q2, [%[wa]], #16\n\t"  \
-  "vmladava.s8 r6, q0, q2\n\t"    \
-  "vldrb.8 q1, [%[wb]], #16\n\t"  \
-  "vmladava.s8 r8, q0, q1\n\t"    \
-  "vldrb.8 q2, [%[wb]], #16\n\t"  \
-  "vmladava.s8 r10, q0, q2\n\t"   \
-  "vldrb.8 q1, [%[wb]], #16\n\t"  \
-  "vmladava.s8 r12, q0, q1\n\t"   \
-  "vldrb.8 q2, [%[wb]], #16\n\t"  \
-  "vmladava.s8 lr, q0, q2"
+// A GEMM block's channel table rows, byte offsets.
+constexpr int32_t kGemmTableRow = kMveGemmBlock * 4;
+constexpr int32_t kGemmBiasAt = kMveBiasFolded * kGemmTableRow, kGemmMultiplierAt = kMveMultiplier * kGemmTableRow,
+                  kGemmLeftShiftAt = kMveLeftShift * kGemmTableRow,
+                  kGemmMinusRightShiftAt = kMveMinusRightShift * kGemmTableRow;
 
-// Two rows against one block of four output channels: acc_r[j] = bias'[j] + row_r . w[j].
-// Hand-scheduled because the eight accumulators must live in the eight even core registers
-// VMLADAVA accepts (r0 ... r12, lr), which the compiler does not manage without spilling.
-// `weights` points at the block's weights and comes back past them.
-inline void dot_2x4(const int8_t* row0, const int8_t* row1, const int8_t*& weights, int32_t depth,
-                    const int32_t* bias, int32x4_t& acc0, int32x4_t& acc1) {
+// The dots below read the four weight rows of a block through their own pointers w0 ... w3,
+// each post-incremented by one chunk of 16; `op` is vmladav (the first chunk sets the
+// accumulators) or vmladava (later chunks add). Accumulators live in the even core registers
+// VMLADAV(A) requires: channel j of row 0 in r(2j), of row 1 in r(8 + 2j) (lr for j = 3).
+// A chunk: each weight load (`load`: vldrb, or vldrbt for a partial chunk) feeds both rows (q0, q1).
+#define MCUFLOW_MVE_2X4_CHUNK(op, load)                                          \
+  load "q2, [%[w0]], #16\n\t" op " r0, q0, q2\n\t" op " r8, q1, q2\n\t"        \
+  load "q3, [%[w1]], #16\n\t" op " r2, q0, q3\n\t" op " r10, q1, q3\n\t"       \
+  load "q2, [%[w2]], #16\n\t" op " r4, q0, q2\n\t" op " r12, q1, q2\n\t"       \
+  load "q3, [%[w3]], #16\n\t" op " r6, q0, q3\n\t" op " lr, q1, q3\n\t"
+// The last, partial chunk (%[k] bytes, 1 ... 15): the rows and weights are read only up to
+// depth and their other lanes are zeroed, so nothing past either is touched.
+#define MCUFLOW_MVE_2X4_PARTIAL_CHUNK(op)                                           \
+  "vctp.8 %[k]\n\t"                                                                \
+  "vpstt\n\t"                                                                      \
+  "vldrbt.8 q0, [%[a]]\n\t"                                                        \
+  "vldrbt.8 q1, [%[a], #16]\n\t"                                                   \
+  MCUFLOW_MVE_2X4_CHUNK(op, "vpst\n\tvldrbt.8 ")
+// Two rows against four weight rows: acc_r[j] = row_r . w_j over depth. The two rows arrive
+// interleaved by chunks of 16 (interleave_rows) so that one pointer serves both: with the four
+// weight pointers, the counter and the eight accumulators that is every core register.
+// Hand-scheduled because the compiler cannot keep eight accumulators in those registers.
+inline void dot_2x4(const int8_t* pair, const int8_t* w0, const int8_t* w1, const int8_t* w2, const int8_t* w3,
+                    int32_t depth, int32x4_t& acc0, int32x4_t& acc1) {
+  // The operands pinned to the odd registers: left to itself, GCC -O3 finds no allocation.
+  register const int8_t* a asm("r1") = pair;
+  register const int8_t* p0 asm("r3") = w0;
+  register const int8_t* p1 asm("r5") = w1;
+  register const int8_t* p2 asm("r7") = w2;
+  register const int8_t* p3 asm("r9") = w3;
+  register int32_t k asm("r11") = depth;
   asm volatile(
-      "ldm %[bias], {r0, r2, r4, r6}\n\t"
-      "ldm %[bias], {r8, r10, r12, lr}\n\t"
       "subs %[k], %[k], #16\n\t"  // k: depth left minus one chunk
+      "blt 3f\n\t"
+      "vldrb.8 q0, [%[a]], #16\n\t"
+      "vldrb.8 q1, [%[a]], #16\n\t"
+      MCUFLOW_MVE_2X4_CHUNK("vmladav.s8", "vldrb.8 ")
+      "subs %[k], %[k], #16\n\t"
       "blt 2f\n"
       "1:\n\t"
-      "vldrb.8 q0, [%[a0]], #16\n\t"
-      "vldrb.8 q1, [%[a1]], #16\n\t"
-      MCUFLOW_MVE_DOT_2X4_STEP "\n\t"
+      "vldrb.8 q0, [%[a]], #16\n\t"
+      "vldrb.8 q1, [%[a]], #16\n\t"
+      MCUFLOW_MVE_2X4_CHUNK("vmladava.s8", "vldrb.8 ")
       "subs %[k], %[k], #16\n\t"
       "bge 1b\n"
       "2:\n\t"
       "adds %[k], %[k], #16\n\t"  // k: depth left, 0 ... 15
-      "beq 3f\n\t"
-      // Last partial chunk: the rows are read only up to depth (the other lanes are zeroed);
-      // the packed weights are zero padded there anyway.
-      "vctp.8 %[k]\n\t"
-      "vpstt\n\t"
-      "vldrbt.8 q0, [%[a0]]\n\t"
-      "vldrbt.8 q1, [%[a1]]\n\t"
-      MCUFLOW_MVE_DOT_2X4_STEP "\n"
-      "3:\n\t"
+      "beq 4f\n\t"
+      MCUFLOW_MVE_2X4_PARTIAL_CHUNK("vmladava.s8")
+      "b 4f\n"
+      "3:\n\t"  // depth < 16: one partial chunk
+      "adds %[k], %[k], #16\n\t"
+      MCUFLOW_MVE_2X4_PARTIAL_CHUNK("vmladav.s8")
+      "4:\n\t"
       // Lanes 0, 1 are the low doubleword of the q register, lanes 2, 3 the high one.
       "vmov %e[acc0], r0, r2\n\t"
       "vmov %f[acc0], r4, r6\n\t"
       "vmov %e[acc1], r8, r10\n\t"
-      "vmov %f[acc1], r12, lr\n\t"
-      : [acc0] "=&w"(acc0), [acc1] "=&w"(acc1), [a0] "+r"(row0), [a1] "+r"(row1), [w] "+r"(weights),
-        [k] "+r"(depth)
-      : [bias] "r"(bias)
-      : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "p0", "cc", "memory");
+      "vmov %f[acc1], r12, lr"
+      : [acc0] "=&w"(acc0), [acc1] "=&w"(acc1), [a] "+r"(a), [w0] "+r"(p0), [w1] "+r"(p1), [w2] "+r"(p2),
+        [w3] "+r"(p3), [k] "+r"(k)
+      :
+      : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "q3", "p0", "cc", "memory");
 }
 
-// One row against two blocks of four output channels (the weights at weights_a and weights_b,
-// each block's table right before its weights): acc_a[j] = bias'_a[j] + row . w_a[j], and
-// likewise for b. Both pointers come back past their blocks' weights.
-inline void dot_1x8(const int8_t* row, const int8_t*& weights_a, const int8_t*& weights_b, int32_t depth,
-                    int32x4_t& acc_a, int32x4_t& acc_b) {
-  constexpr int32_t kTableBytes = kMveTableRows * kMveGemmBlock * 4;
+// One row against four weight rows: acc[j] = bias'[j] + row . w_j over depth, in a
+// tail-predicated loop (the last chunk reads the row and weights only up to depth).
+inline int32x4_t dot_1x4(const int8_t* row, const int8_t* w0, const int8_t* w1, const int8_t* w2, const int8_t* w3,
+                         int32_t depth, const int32_t* bias) {
+  register const int8_t* a asm("r1") = row;  // pinned as in dot_2x4
+  register const int8_t* p0 asm("r3") = w0;
+  register const int8_t* p1 asm("r5") = w1;
+  register const int8_t* p2 asm("r7") = w2;
+  register const int8_t* p3 asm("r9") = w3;
+  register int32_t k asm("r11") = depth;
+  register const int32_t* b asm("r8") = bias;
+  int32x4_t acc;
   asm volatile(
-      "ldrd r0, r2, [%[wa], %[bias]]\n\t"
-      "ldrd r4, r6, [%[wa], %[bias] + 8]\n\t"
-      "ldrd r8, r10, [%[wb], %[bias]]\n\t"
-      "ldrd r12, lr, [%[wb], %[bias] + 8]\n\t"
-      "subs %[k], %[k], #16\n\t"  // k: depth left minus one chunk
-      "blt 2f\n"
+      "ldm %[bias], {r0, r2, r4, r6}\n\t"
+      "dlstp.8 lr, %[k]\n"
       "1:\n\t"
       "vldrb.8 q0, [%[a]], #16\n\t"
-      MCUFLOW_MVE_DOT_1X8_STEP "\n\t"
-      "subs %[k], %[k], #16\n\t"
-      "bge 1b\n"
-      "2:\n\t"
-      "adds %[k], %[k], #16\n\t"  // k: depth left, 0 ... 15
-      "beq 3f\n\t"
-      "vctp.8 %[k]\n\t"  // the row is read only up to depth; the weights are zero padded
-      "vpst\n\t"
-      "vldrbt.8 q0, [%[a]]\n\t"
-      MCUFLOW_MVE_DOT_1X8_STEP "\n"
-      "3:\n\t"
-      "vmov %e[acc_a], r0, r2\n\t"
-      "vmov %f[acc_a], r4, r6\n\t"
-      "vmov %e[acc_b], r8, r10\n\t"
-      "vmov %f[acc_b], r12, lr\n\t"
-      : [acc_a] "=&w"(acc_a), [acc_b] "=&w"(acc_b), [a] "+r"(row), [wa] "+r"(weights_a), [wb] "+r"(weights_b),
-        [k] "+r"(depth)
-      : [bias] "i"(-kTableBytes)
-      : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "p0", "cc", "memory");
+      "vldrb.8 q2, [%[w0]], #16\n\t"
+      "vmladava.s8 r0, q0, q2\n\t"
+      "vldrb.8 q3, [%[w1]], #16\n\t"
+      "vmladava.s8 r2, q0, q3\n\t"
+      "vldrb.8 q2, [%[w2]], #16\n\t"
+      "vmladava.s8 r4, q0, q2\n\t"
+      "vldrb.8 q3, [%[w3]], #16\n\t"
+      "vmladava.s8 r6, q0, q3\n\t"
+      "letp lr, 1b\n\t"
+      "vmov %e[acc], r0, r2\n\t"
+      "vmov %f[acc], r4, r6"
+      : [acc] "=&w"(acc), [a] "+r"(a), [w0] "+r"(p0), [w1] "+r"(p1), [w2] "+r"(p2), [w3] "+r"(p3)
+      : [k] "r"(k), [bias] "r"(b)
+      : "r0", "r2", "r4", "r6", "lr", "q0", "q2", "q3", "cc", "memory");
+  return acc;
 }
 
-// Requantizes a GEMM block's accumulator with the block's channel table.
-inline int32x4_t requantize_block(int32x4_t acc, const int32_t* table, const GemmArgs& g, int32x4_t act_min,
-                                  int32x4_t act_max) {
-  constexpr int32_t kRow = kMveGemmBlock * 4;  // bytes
-  return requantize<kMveMultiplier * kRow, kMveLeftShift * kRow, kMveMinusRightShift * kRow>(acc, table, g.output_offset,
-                                                                                              act_min, act_max);
+// The two accumulators of a block, bias' added and requantized with the block's channel table
+// (each table row loaded once for both).
+inline void gemm_requantize_pair(int32x4_t& acc0, int32x4_t& acc1, const int32_t* table, int32_t output_offset,
+                                 int32x4_t act_min, int32x4_t act_max) {
+  int32x4_t row, fixup;
+  asm(MCUFLOW_MVE_RQ_LOAD("bias")
+      "vadd.i32 %q[acc0], %q[acc0], %q[row]\n\t"
+      "vadd.i32 %q[acc1], %q[acc1], %q[row]\n\t"
+      MCUFLOW_MVE_RQ_LOAD("left") MCUFLOW_MVE_RQ_SHIFT_LEFT("acc0") MCUFLOW_MVE_RQ_SHIFT_LEFT("acc1")
+      MCUFLOW_MVE_RQ_LOAD("mult") MCUFLOW_MVE_RQ_MULTIPLY("acc0") MCUFLOW_MVE_RQ_MULTIPLY("acc1")
+      MCUFLOW_MVE_RQ_LOAD("right") MCUFLOW_MVE_RQ_SHIFT_RIGHT("acc0") MCUFLOW_MVE_RQ_SHIFT_RIGHT("acc1")
+      MCUFLOW_MVE_RQ_OUTPUT("acc0") MCUFLOW_MVE_RQ_OUTPUT("acc1")
+      : [acc0] "+w"(acc0), [acc1] "+w"(acc1), [row] "=&w"(row), [fixup] "=&w"(fixup)
+      : [table] "r"(table), [bias] "i"(kGemmBiasAt), [mult] "i"(kGemmMultiplierAt), [left] "i"(kGemmLeftShiftAt),
+        [right] "i"(kGemmMinusRightShiftAt), [offset] "r"(output_offset), [lo] "w"(act_min), [hi] "w"(act_max),
+        "m"(*reinterpret_cast<const int32_t(*)[kMveTableRows * kMveGemmBlock]>(table)));
 }
 
-// Stores a block's outputs: four, or the `channels` left of a partial last block.
+#undef MCUFLOW_MVE_2X4_CHUNK
+#undef MCUFLOW_MVE_2X4_PARTIAL_CHUNK
+#undef MCUFLOW_MVE_RQ_LOAD
+#undef MCUFLOW_MVE_RQ_SHIFT_LEFT
+#undef MCUFLOW_MVE_RQ_MULTIPLY
+#undef MCUFLOW_MVE_RQ_SHIFT_RIGHT
+#undef MCUFLOW_MVE_RQ_OUTPUT
+
+// Calls block(w0, w1, w2, w3, table, oc, channels) for every block of four output channels
+// oc ... oc + 3 with its weight rows and channel table; in a last partial block (channels < 4)
+// the rows past out_c repeat the last row, so that every weight read is inside the weights.
+template <typename Block>
+inline void for_each_gemm_block(const GemmArgs& g, Block block) {
+  const int32_t depth = g.depth;
+  const int32_t* table = reinterpret_cast<const int32_t*>(g.tables);
+  const int8_t* w = g.weights;
+  int32_t oc = 0;
+  for (; oc + kMveGemmBlock <= g.out_c; oc += kMveGemmBlock, w += kMveGemmBlock * depth) {
+    block(w, w + depth, w + 2 * depth, w + 3 * depth, table, oc, kMveGemmBlock);
+    table += kMveTableRows * kMveGemmBlock;
+  }
+  const int32_t left = g.out_c - oc;
+  if (left > 0) {
+    const int8_t* last = w + (left - 1) * depth;
+    block(w, left > 1 ? w + depth : last, left > 2 ? w + 2 * depth : last, last, table, oc, left);
+  }
+}
+
+// Stores a block's outputs: four, or the `channels` of a partial last block.
 inline void store_block(int8_t* out, int32x4_t y, int32_t channels) {
-  if (channels >= kMveGemmBlock) vstrbq_s32(out, y);
+  if (channels == kMveGemmBlock) vstrbq_s32(out, y);
   else vstrbq_p_s32(out, y, vctp32q(uint32_t(channels)));
 }
 
-// out0[oc] and out1[oc] for every output channel, from row0 and row1.
-inline void gemm_two_rows(const GemmArgs& g, const int8_t* row0, const int8_t* row1, int8_t* out0, int8_t* out1) {
+// out0[oc] and out1[oc] for every output channel, from two rows interleaved by interleave_rows.
+inline void gemm_two_rows(const GemmArgs& g, const int8_t* pair, int8_t* out0, int8_t* out1) {
   const int32x4_t act_min = vdupq_n_s32(g.act_min), act_max = vdupq_n_s32(g.act_max);
-  const MveGemmLayout layout{g.depth, g.out_c};
-  const int8_t* weights = reinterpret_cast<const int8_t*>(g.prepared) + layout.table_bytes();
-  for (int32_t oc = 0; oc < g.out_c; oc += kMveGemmBlock, weights += layout.table_bytes()) {
-    const int32_t* table = reinterpret_cast<const int32_t*>(weights - layout.table_bytes());
+  for_each_gemm_block(g, [&](const int8_t* w0, const int8_t* w1, const int8_t* w2, const int8_t* w3,
+                             const int32_t* table, int32_t oc, int32_t channels) {
     int32x4_t acc0, acc1;
-    dot_2x4(row0, row1, weights, g.depth, table, acc0, acc1);  // moves `weights` past the block
-    store_block(out0 + oc, requantize_block(acc0, table, g, act_min, act_max), g.out_c - oc);
-    store_block(out1 + oc, requantize_block(acc1, table, g, act_min, act_max), g.out_c - oc);
-  }
+    dot_2x4(pair, w0, w1, w2, w3, g.depth, acc0, acc1);
+    gemm_requantize_pair(acc0, acc1, table, g.output_offset, act_min, act_max);
+    store_block(out0 + oc, acc0, channels);
+    store_block(out1 + oc, acc1, channels);
+  });
 }
 
-// out[oc] for every output channel, from one row: two blocks at a time.
+// out[oc] for every output channel, from one row.
 inline void gemm_one_row(const GemmArgs& g, const int8_t* row, int8_t* out) {
   const int32x4_t act_min = vdupq_n_s32(g.act_min), act_max = vdupq_n_s32(g.act_max);
-  const MveGemmLayout layout{g.depth, g.out_c};
-  const int8_t* weights_a = reinterpret_cast<const int8_t*>(g.prepared) + layout.table_bytes();
-  int32_t oc = 0;
-  for (; oc + kMveGemmBlock < g.out_c; oc += 2 * kMveGemmBlock) {
-    const int8_t* weights_b = weights_a + layout.block_bytes();
-    const int32_t* table_a = reinterpret_cast<const int32_t*>(weights_a - layout.table_bytes());
-    const int32_t* table_b = reinterpret_cast<const int32_t*>(weights_b - layout.table_bytes());
-    int32x4_t acc_a, acc_b;
-    dot_1x8(row, weights_a, weights_b, g.depth, acc_a, acc_b);
-    store_block(out + oc, requantize_block(acc_a, table_a, g, act_min, act_max), g.out_c - oc);
-    store_block(out + oc + kMveGemmBlock, requantize_block(acc_b, table_b, g, act_min, act_max),
-                g.out_c - oc - kMveGemmBlock);
-    weights_a = weights_b + layout.table_bytes();
-  }
-  if (oc < g.out_c) {  // one block left: the two-row step with the row twice
-    const int32_t* table = reinterpret_cast<const int32_t*>(weights_a - layout.table_bytes());
-    int32x4_t acc, unused;
-    dot_2x4(row, row, weights_a, g.depth, table, acc, unused);
-    store_block(out + oc, requantize_block(acc, table, g, act_min, act_max), g.out_c - oc);
-  }
+  for_each_gemm_block(g, [&](const int8_t* w0, const int8_t* w1, const int8_t* w2, const int8_t* w3,
+                             const int32_t* table, int32_t oc, int32_t channels) {
+    const int32x4_t acc = dot_1x4(row, w0, w1, w2, w3, g.depth, table + kGemmBiasAt / 4);
+    store_block(out + oc,
+                requantize<kGemmMultiplierAt, kGemmLeftShiftAt, kGemmMinusRightShiftAt>(acc, table, g.output_offset,
+                                                                                        act_min, act_max),
+                channels);
+  });
+}
+
+// pair = row0 and row1 (depth bytes each) interleaved by chunks of 16: row0[0, 16),
+// row1[0, 16), row0[16, 32) ...; a partial last chunk is written only up to depth, row 1's
+// at 16 bytes past row 0's (mve_pair_bytes(depth) bytes in all).
+inline void interleave_rows(int8_t* pair, const int8_t* row0, const int8_t* row1, int32_t depth) {
+  asm volatile(
+      "dlstp.8 lr, %[n]\n"
+      "1:\n\t"
+      "vldrb.8 q0, [%[r0]], #16\n\t"
+      "vldrb.8 q1, [%[r1]], #16\n\t"
+      "vstrb.8 q1, [%[d], #16]\n\t"
+      "vstrb.8 q0, [%[d]], #32\n\t"
+      "letp lr, 1b"
+      : [r0] "+r"(row0), [r1] "+r"(row1), [d] "+r"(pair)
+      : [n] "r"(depth)
+      : "lr", "q0", "q1", "memory");
 }
 
 // dst[0, n) = src[0, n), 16 bytes per tail-predicated step. In assembly: compiled, each step
@@ -407,9 +457,6 @@ inline void fill_bytes(int8_t* dst, int8x16_t value, int32_t n) {
       : [v] "w"(value)
       : "p0", "cc", "memory");
 }
-
-#undef MCUFLOW_MVE_DOT_2X4_STEP
-#undef MCUFLOW_MVE_DOT_1X8_STEP
 
 }  // namespace mcuflow::kernels::mve
 #endif  // __ARM_FEATURE_MVE

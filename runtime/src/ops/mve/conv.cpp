@@ -5,11 +5,8 @@
 namespace mcuflow::ops {
 namespace {
 
-using format::DType;
 using kernels::ConvParams;
 using kernels::DwConvParams;
-
-constexpr uint32_t kScratchSlot = 6;
 
 Error check_conv_s8_1x1_mve(const OpCheck& c) {
   const Error e = check_conv_s8(c);
@@ -18,19 +15,18 @@ Error check_conv_s8_1x1_mve(const OpCheck& c) {
   // The kernel reads input pixel (oy * stride_h, ox * stride_w) without bounds checks.
   const bool pointwise = p.k_h == 1 && p.k_w == 1 && p.pad_top == 0 && p.pad_left == 0 &&
                          int64_t(p.out_h - 1) * p.stride_h < p.in_h && int64_t(p.out_w - 1) * p.stride_w < p.in_w;
-  return ok_if(pointwise && mve::prepared_input_valid(c, kernels::MveGemmLayout{p.in_c, p.out_c}, p.input_offset, true));
+  return ok_if(pointwise && mve::prepared_input_valid(c, kernels::MveGemmLayout{p.in_c, p.out_c}, p.input_offset, true) &&
+               mve::scratch_valid(c, uint64_t(kernels::mve_pair_bytes(p.in_c))));
 }
 
 Error check_conv_s8_mve(const OpCheck& c) {
   const Error e = check_conv_s8(c);
   if (e != Error::kOk) return e;
   const auto& p = c.get_params<ConvParams>();
-  const uint64_t depth = uint64_t(p.k_h) * p.k_w * p.in_c;
-  // Two im2col rows in the arena. (prepared_input_valid bounds depth before using it.)
-  const bool scratch = c.tensor(kScratchSlot).storage == format::Storage::kArena &&
-                       tensor_is(c, kScratchSlot, DType::kInt8, 2 * depth);
-  return ok_if(scratch &&
-               mve::prepared_input_valid(c, kernels::MveGemmLayout{int32_t(depth), p.out_c}, p.input_offset, true));
+  const uint64_t depth = uint64_t(p.k_h) * p.k_w * p.in_c;  // the weights' size: below 2^24 once
+                                                            // prepared_input_valid accepts them
+  return ok_if(mve::prepared_input_valid(c, kernels::MveGemmLayout{int32_t(depth), p.out_c}, p.input_offset, true) &&
+               mve::scratch_valid(c, uint64_t(kernels::mve_conv_scratch_bytes(int32_t(depth)))));
 }
 
 Error check_dwconv_s8_mve(const OpCheck& c) {
@@ -43,15 +39,15 @@ Error check_dwconv_s8_mve(const OpCheck& c) {
   return ok_if(mve::prepared_input_valid(c, kernels::MveDwLayout{p.in_c, p.k_h * p.k_w}, p.input_offset, true));
 }
 
+// The scratch is an input slot the kernels write: arena storage, checked above.
 void eval_conv_s8_1x1_mve(const OpCall& c) {
-  kernels::conv_s8_1x1_mve(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<uint8_t>(mve::kPreparedSlot),
-                           c.out<int8_t>(0));
+  kernels::conv_s8_1x1_mve(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<int8_t>(1),
+                           c.in<uint8_t>(mve::kPreparedSlot), mve::scratch(c), c.out<int8_t>(0));
 }
 
 void eval_conv_s8_mve(const OpCall& c) {
-  // The scratch is an input slot the kernel writes: arena storage, checked above.
-  kernels::conv_s8_mve(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<uint8_t>(mve::kPreparedSlot),
-                       reinterpret_cast<int8_t*>(c.data[kScratchSlot]), c.out<int8_t>(0));
+  kernels::conv_s8_mve(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.in<uint8_t>(mve::kPreparedSlot),
+                       mve::scratch(c), c.out<int8_t>(0));
 }
 
 void eval_dwconv_s8_mve(const OpCall& c) {
@@ -61,7 +57,7 @@ void eval_dwconv_s8_mve(const OpCall& c) {
 
 }  // namespace
 
-extern const KernelEntry kernel_entry_conv_s8_1x1_mve = {sizeof(ConvParams), 6, 1, check_conv_s8_1x1_mve,
+extern const KernelEntry kernel_entry_conv_s8_1x1_mve = {sizeof(ConvParams), 7, 1, check_conv_s8_1x1_mve,
                                                          eval_conv_s8_1x1_mve};
 extern const KernelEntry kernel_entry_conv_s8_mve = {sizeof(ConvParams), 7, 1, check_conv_s8_mve, eval_conv_s8_mve};
 extern const KernelEntry kernel_entry_dwconv_s8_mve = {sizeof(DwConvParams), 6, 1, check_dwconv_s8_mve,

@@ -11,12 +11,15 @@ Error check_fc_s8_mve(const OpCheck& c) {
   const Error e = check_fc_s8(c);
   if (e != Error::kOk) return e;
   const auto& p = c.get_params<FcParams>();
-  return ok_if(mve::prepared_input_valid(c, kernels::MveGemmLayout{p.in_c, p.out_c}, p.input_offset, p.per_channel == 1));
+  // Rows go through the scratch in pairs: a single row needs none.
+  return ok_if(mve::prepared_input_valid(c, kernels::MveGemmLayout{p.in_c, p.out_c}, p.input_offset, p.per_channel == 1) &&
+               (p.rows == 1 || mve::scratch_valid(c, uint64_t(kernels::mve_pair_bytes(p.in_c)))));
 }
 
 void eval_fc_s8_mve(const OpCall& c) {
-  kernels::fc_s8_mve(c.get_params<FcParams>(), c.in<int8_t>(0), c.in<uint8_t>(mve::kPreparedSlot),
-                     c.out<int8_t>(0));
+  const auto& p = c.get_params<FcParams>();
+  kernels::fc_s8_mve(p, c.in<int8_t>(0), c.in<int8_t>(1), c.in<uint8_t>(mve::kPreparedSlot),
+                     p.rows == 1 ? nullptr : mve::scratch(c), c.out<int8_t>(0));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Load-time verification shared by the MVE adapters: an MVE op's input 5 must hold exactly
 // the prepared input (kernels_mve.h) that follows from its reference inputs 1-4, so the MVE
-// kernel computes what the reference kernel computes.
+// kernel computes what the reference kernel computes; input 6, where there is one, is the
+// kernel's scratch.
 #pragma once
 #include "../check.h"
 #include "mcuflow/kernels/kernels_mve.h"
@@ -8,6 +9,7 @@
 namespace mcuflow::ops::mve {
 
 constexpr uint32_t kPreparedSlot = 5;
+constexpr uint32_t kScratchSlot = 6;
 // Bounds the layouts' int32 index arithmetic (no microcontroller holds larger weights).
 constexpr uint32_t kMaxWeightBytes = 1u << 24;
 
@@ -33,5 +35,13 @@ bool prepared_input_valid(const OpCheck& c, const Layout& layout, int32_t input_
   int32_t at = 0;
   return kernels::mve_emit_prepared(layout, reference, [&](uint8_t byte) { return prepared[at++] == byte; });
 }
+
+// The scratch: `bytes` of int8 in the arena (the kernel writes it).
+inline bool scratch_valid(const OpCheck& c, uint64_t bytes) {
+  return c.op->input_count > kScratchSlot && c.tensor(kScratchSlot).storage == format::Storage::kArena &&
+         tensor_is(c, kScratchSlot, format::DType::kInt8, bytes);
+}
+
+inline int8_t* scratch(const OpCall& c) { return reinterpret_cast<int8_t*>(c.data[kScratchSlot]); }
 
 }  // namespace mcuflow::ops::mve

@@ -13,7 +13,7 @@ struct Requant {
 };
 
 inline int8_t requantize(int32_t acc, const Requant& r, int32_t oc) {
-  const int32_t v = multiply_by_quantized_multiplier(acc, r.multipliers[oc], r.shifts[oc]) + r.output_offset;
+  const int32_t v = scalar_requantize(acc, r.multipliers[oc], r.shifts[oc]) + r.output_offset;
   return int8_t(clamp_i32(v, r.act_min, r.act_max));
 }
 
@@ -93,15 +93,10 @@ inline void gemm_row(const int8_t* row, int32_t depth, int32_t out_c, const int3
     int32_t a0 = int32_t(uint32_t(folded_bias[oc]) + correction), a1 = int32_t(uint32_t(folded_bias[c1]) + correction),
             a2 = int32_t(uint32_t(folded_bias[c2]) + correction), a3 = int32_t(uint32_t(folded_bias[c3]) + correction);
     group_dot(row + depth, depth, w, a0, a1, a2, a3);
-    out[oc] = requantize(a0, r, oc);
-    if (oc + 3 < out_c) {
-      out[oc + 1] = requantize(a1, r, oc + 1);
-      out[oc + 2] = requantize(a2, r, oc + 2);
-      out[oc + 3] = requantize(a3, r, oc + 3);
-    } else {
-      if (oc + 1 < out_c) out[oc + 1] = requantize(a1, r, oc + 1);
-      if (oc + 2 < out_c) out[oc + 2] = requantize(a2, r, oc + 2);
-    }
+    const int32_t acc[kScalarGroup] = {a0, a1, a2, a3};
+    const int32_t lanes = out_c - oc < kScalarGroup ? out_c - oc : kScalarGroup;
+#pragma GCC unroll 1  // one requantization body: flash matters more than the loop's branch
+    for (int32_t lane = 0; lane < lanes; ++lane) out[oc + lane] = requantize(acc[lane], r, oc + lane);
   }
 }
 

@@ -24,6 +24,34 @@ namespace mcuflow::kernels {
 
 constexpr int32_t kScalarGroup = 4;  // output channels per pass of the GEMM kernels
 
+// --- requantization without a 64-bit product (Armv6-M multiplies 32x32 -> 32 only) ---
+
+// sat_rounding_doubling_high_mul(x, m) = floor((x * m + 2^30) / 2^31) for m in [0, 2^31) (the
+// verifier's multiplier range; m >= 0 never saturates), from four 16x16-bit products. With
+// x = xh * 2^16 + xl (xh = x >> 16 signed, xl < 2^16) and m = mh * 2^16 + ml (mh < 2^15):
+//   x * m + 2^30 = 2^32 * xh * mh + 2^16 * (c1 + c2 + 2^14) + lo,
+//   c1 = xh * ml in (-2^31, 2^31), c2 = xl * mh < 2^31 - 2^16, lo = xl * ml < 2^32 (unsigned),
+// so the quotient is 2 * xh * mh + floor(s / 2^15) with s = c1 + u, u = c2 + 2^14 + (lo >> 16)
+// (nested floors of divisions by powers of two compose). u < 2^31 but s may not fit int32, so
+// floor(s / 2^15) = (u >> 15) + ((c1 + (u & 0x7FFF)) >> 15), whose operand is below 2^31 in
+// magnitude. The terms add up, wrapping, to the true quotient, which fits int32.
+inline int32_t scalar_doubling_high_mul(int32_t x, int32_t m) {
+  const int32_t xh = x >> 16;
+  const uint32_t xl = uint32_t(x) & 0xFFFFu, mh = uint32_t(m) >> 16, ml = uint32_t(m) & 0xFFFFu;
+  const int32_t c1 = xh * int32_t(ml);
+  const uint32_t u = xl * mh + (1u << 14) + ((xl * ml) >> 16);
+  const int32_t low = (c1 + int32_t(u & 0x7FFFu)) >> 15;
+  return int32_t(uint32_t(2 * xh * int32_t(mh)) + (u >> 15) + uint32_t(low));
+}
+
+// multiply_by_quantized_multiplier (arith.h) with the high multiply above: equal for every x
+// and every multiplier in [0, 2^31), shift in [-31, 30].
+inline int32_t scalar_requantize(int32_t x, int32_t multiplier, int32_t shift) {
+  const int left = shift > 0 ? shift : 0;
+  const int right = shift > 0 ? 0 : -shift;
+  return rounding_divide_by_pot(scalar_doubling_high_mul(wrapping_left_shift(x, left), multiplier), right);
+}
+
 // --- GEMM-shaped kernels (1x1 conv, im2col conv): out[row][oc] over depth window values ---
 
 inline int32_t scalar_groups(int32_t out_c) { return (out_c + kScalarGroup - 1) / kScalarGroup; }

@@ -20,6 +20,7 @@ Target find_target(const std::string& name) {
       {"cortex-m0", "scalar"},  {"cortex-m0plus", "scalar"}, {"cortex-m3", "scalar"}, {"cortex-m23", "scalar"},
       {"cortex-m4", "dsp"},     {"cortex-m7", "dsp"},        {"cortex-m33", "dsp"},   {"cortex-m35p", "dsp"},
       {"cortex-m55", "mve"},    {"cortex-m85", "mve"},
+      {"reference", "reference"},  // reference kernels only (any core): the baseline of kernel benchmarks
   };
   std::string known;
   for (const Target& t : kTargets) {

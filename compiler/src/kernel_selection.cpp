@@ -39,6 +39,7 @@ void select_kernels(LoweredProgram& p, const std::string& tier) {
       why_not += (why_not.empty() ? "" : "; ") + rejection;
     }
     if (!why_not.empty()) op.reason = "reference fallback: " + why_not;
+    else if (tier == "reference") op.reason = "reference: reference target";
     else if (!has_candidate) op.reason = "reference: no " + tier + " kernel for this op yet";
   }
 }

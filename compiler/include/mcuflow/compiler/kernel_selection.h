@@ -26,7 +26,7 @@ std::vector<TierCandidate> scalar_candidates();
 std::vector<TierCandidate> dsp_candidates();
 std::vector<TierCandidate> mve_candidates();
 
-// tier: "scalar" | "dsp" | "mve" (MVE cores also have the DSP extension).
+// tier: "scalar" | "dsp" | "mve" (MVE cores also have the DSP extension) | "reference" (none).
 void select_kernels(LoweredProgram& p, const std::string& tier);
 
 // Helpers for rules: the op's params struct, and a new constant tensor.

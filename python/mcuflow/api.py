@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import numbers
 import os
 import tempfile
 from pathlib import Path
@@ -202,6 +203,7 @@ class Program:
             "region_bytes": self.region_bytes,
             "plan": self.metadata.get("plan", {}),
             "schedule": self.metadata.get("schedule", {}),
+            "quantization": self.metadata.get("quantization", {}),
             "inputs": [_io_json(x) for x in self.inputs],
             "outputs": [_io_json(x) for x in self.outputs],
             "ops": ops,
@@ -223,6 +225,7 @@ class Program:
             lines.append(f"{op['index']:>3}  {op['kind']:<20} {op['kernel']:<18} {shape:<18} {op['macs']:>9}  "
                          f"{op['source']}")
         lines.append(f"total MACs: {total_macs}")
+        lines += _quantization_lines(d["quantization"])
         fallbacks = self.fallbacks()
         if fallbacks:
             lines.append(f"float fallbacks: {len(fallbacks)} model op(s) run on float32 kernels between a dequantize "
@@ -297,18 +300,61 @@ class Program:
         return f"<mcuflow.Program {self.precision} {len(self.data)} bytes, arena {self.arena_bytes}>"
 
 
+def _quantization_lines(quantization: dict) -> list[str]:
+    """The range observer of an int8 program and the activation ranges it narrowed."""
+    if not quantization:
+        return []
+    observer = quantization["observer"]
+    if observer == "percentile":
+        observer += f" {quantization['percentile']:g}"
+    narrowed = quantization.get("narrowed")
+    if narrowed is None:
+        return [f"activation ranges: {observer} (as observed on the calibration data)"]
+    lines = [f"activation ranges: {observer} observer ({quantization['bins']}-bin histograms), "
+             f"{len(narrowed)} narrowed below the observed min/max"]
+    for n in narrowed:
+        (lo, hi), (clip_lo, clip_hi) = n["observed"], n["range"]
+        lines.append(f"  {n['tensor']}: [{lo:.4g}, {hi:.4g}] -> [{clip_lo:.4g}, {clip_hi:.4g}]")
+    return lines
+
+
 def _io_json(spec: dict) -> dict:
     return {k: (str(np.dtype(v)) if k == "dtype" else v) for k, v in spec.items()}
 
 
+OBSERVERS = ("minmax", "percentile", "mse")
+DEFAULT_PERCENTILE = 99.99
+
+
+def check_observer(observer: Any, percentile: Any, precision: str) -> float:
+    """The percentile to pass to the compiler; InputError for options that do not fit together."""
+    if observer not in OBSERVERS:
+        raise InputError(f"unknown observer {observer!r} ({', '.join(OBSERVERS)})")
+    if observer != "minmax" and precision != "int8":
+        raise InputError(f"observer {observer!r} applies to int8 compilation only")
+    if percentile is None:
+        return DEFAULT_PERCENTILE
+    if observer != "percentile":
+        raise InputError(f"percentile applies to observer 'percentile' only (observer is {observer!r})")
+    if isinstance(percentile, bool) or not isinstance(percentile, numbers.Real) or not 50 < percentile <= 100:
+        raise InputError(f"percentile must be a number above 50 and at most 100, got {percentile!r}")
+    return float(percentile)
+
+
 def compile(exported_program, target: str = "cortex-m55", calibration: Any = None, *,
             precision: str = "int8", io: str = "float32", source: dict[str, str] | None = None,
+            observer: str = "minmax", percentile: float | None = None,
             fallback: str = "float", schedule: bool = True, in_place: bool = True, memory: Any = None) -> Program:
     """Compiles a ``torch.export.ExportedProgram`` into an mcuflow ``Program``.
 
     ``calibration``: representative inputs (an iterable of input tuples, or one array per
     input with a leading batch dimension); required for ``precision="int8"``.
     ``io="int8"`` keeps the program's inputs and outputs int8.
+    ``observer``: how int8 calibration picks each activation's range (docs/quantization.md):
+    ``"minmax"`` the observed range; ``"percentile"`` each side clipped at the ``percentile``-th
+    percentile of the values (default 99.99, above 50 and at most 100); ``"mse"`` the range with
+    the least squared quantization error on the values. Recorded in the program's metadata
+    ("quantization", with every narrowed range) and shown by ``Program.summary()``.
     ``fallback``: what an int8 program does with an op that has no usable int8 kernel:
     ``"float"`` runs it on its float32 kernel between a dequantize and a quantize (listed by
     ``Program.summary()`` and ``mcuflow inspect`` with the reason), ``"error"`` refuses it.
@@ -333,6 +379,7 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     regions, copy_weights = memory_regions(memory)
     if fallback not in ("float", "error"):
         raise InputError(f"unknown fallback '{fallback}' (float or error)")
+    percentile = check_observer(observer, percentile, precision)
     if source is not None and not (isinstance(source, dict)
                                    and all(isinstance(k, str) and isinstance(v, str) for k, v in source.items())):
         raise InputError("source maps strings to strings")
@@ -346,7 +393,8 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
             samples = normalize_calibration(calibration, user_inputs(exported_program))
             source = {**(source or {}), CALIBRATION_SAMPLES_KEY: " ".join(sample_hash(s) for s in samples)}
         data = _core.compile(builder, target, [list(s) for s in samples], precision, io, source or {}, fallback,
-                             bool(schedule), bool(in_place), regions, copy_weights)
+                             bool(schedule), bool(in_place), regions, copy_weights,
+                             observer=observer, percentile=percentile)
     except _core.CompileError as e:
         raise UnsupportedModelError(str(e)) from None
     return Program(data)

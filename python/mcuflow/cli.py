@@ -68,6 +68,16 @@ def file_sha256(path: str) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+def percentile_option(text: str | None) -> float | None:
+    """--percentile as a number (argparse's own type errors would print usage and exit 2)."""
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(f"--percentile takes a number above 50 and at most 100, got '{text}'") from None
+
+
 def cmd_compile(args) -> int:
     from .api import compile as compile_model
 
@@ -82,6 +92,7 @@ def cmd_compile(args) -> int:
     if calibration is not None:
         source["calibration_sha256"] = file_sha256(args.calibration)
     program = compile_model(ep, target=args.target, calibration=calibration, precision=args.precision, io=args.io,
+                            observer=args.observer, percentile=percentile_option(args.percentile),
                             memory=args.memory,
                             fallback="error" if args.no_fallback else "float",
                             source=source)
@@ -140,6 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--calibration", help="CALIB.npz: one array per model input, leading batch dimension")
     c.add_argument("--precision", choices=["int8", "fp32"], default="int8")
     c.add_argument("--io", choices=["float32", "int8"], default="float32", help="program input/output dtype")
+    c.add_argument("--observer", default="minmax",
+                   help="int8 activation ranges: minmax (default, as observed), percentile (each side clipped at "
+                        "--percentile) or mse (least squared quantization error); docs/quantization.md")
+    c.add_argument("--percentile", help="with --observer percentile: the percentile kept on each side "
+                                        "(above 50, at most 100; default 99.99)")
     c.add_argument("--no-fallback", action="store_true",
                    help="int8: fail instead of running ops without a usable int8 kernel in float32")
     c.add_argument("--memory", help="plan into a board's memory regions (e.g. qemu-m55: DTCM first, then SRAM) "

@@ -102,7 +102,8 @@ py::bytes compile_program(const GraphBuilder& builder, const std::string& target
                           const std::string& precision, const std::string& io,
                           const std::map<std::string, std::string>& source, const std::string& fallback,
                           bool schedule, bool in_place,
-                          const std::vector<std::tuple<std::string, uint32_t, bool>>& regions, bool copy_weights) {
+                          const std::vector<std::tuple<std::string, uint32_t, bool>>& regions, bool copy_weights,
+                          const std::string& observer, double percentile) {
   CompileOptions options;
   options.target = target;
   if (precision == "int8") options.precision = Precision::kInt8;
@@ -116,6 +117,7 @@ py::bytes compile_program(const GraphBuilder& builder, const std::string& target
   options.in_place = in_place;
   for (const auto& [name, capacity, fast] : regions) options.regions.push_back(MemoryRegion{name, capacity, fast});
   options.copy_weights = copy_weights;
+  options.observer = ObserverOptions{parse_observer(observer), percentile};
   options.source = source;
   Calibration samples;
   for (auto sample : calibration) {
@@ -429,7 +431,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("precision") = "int8", py::arg("io") = "float32",
         py::arg("source") = std::map<std::string, std::string>{}, py::arg("fallback") = "float",
         py::arg("schedule") = true, py::arg("in_place") = true,
-        py::arg("regions") = std::vector<std::tuple<std::string, uint32_t, bool>>{}, py::arg("copy_weights") = false);
+        py::arg("regions") = std::vector<std::tuple<std::string, uint32_t, bool>>{}, py::arg("copy_weights") = false,
+        py::arg("observer") = "minmax", py::arg("percentile") = 99.99);
   m.def("kernel_ids", [] {
     std::map<std::string, int> ids;
 #define MCUFLOW_KERNEL_ID(name, id) ids[#name] = id;

@@ -7,21 +7,22 @@
 namespace mcuflow::kernels {
 namespace {
 
-// A window of at most this many elements is first gathered into one contiguous column, its
-// padding taps filled with the input zero point (which contributes (zp + input_offset) * w = 0):
-// each output channel is then one dot product over the whole window, however short its rows
-// (DS-CNN's first layer: 10x4 taps of one channel). Small enough for the smallest boards' stack.
-constexpr int32_t kColumnBytes = 64;
+// A window of at most this many elements is first gathered into one contiguous column, the input
+// offset added and padding taps set to 0 (they contribute nothing): each output channel is then
+// one dot product over the whole window, however short its rows (DS-CNN's first layer: 10x4
+// taps of one channel), and the input is widened once for all output channels. Small enough
+// for the stack of the smallest boards.
+constexpr int32_t kColumnElements = 64;
 
-void gather_window(const ConvParams& p, const int8_t* input, int32_t iy0, int32_t ix0, int8_t* column) {
-  const int8_t zero_point = static_cast<int8_t>(-p.input_offset);  // the verifier keeps it an int8
+void gather_window(const ConvParams& p, const int8_t* input, int32_t iy0, int32_t ix0, int16_t* column) {
+  const int16_t offset = static_cast<int16_t>(p.input_offset);  // in [-127, 128] (see dot_s8)
   for (int32_t ky = 0; ky < p.k_h; ++ky) {
     const int32_t iy = iy0 + ky * p.dil_h;
     for (int32_t kx = 0; kx < p.k_w; ++kx) {
       const int32_t ix = ix0 + kx * p.dil_w;
       const bool inside = iy >= 0 && iy < p.in_h && ix >= 0 && ix < p.in_w;
       const int8_t* in = input + (iy * p.in_w + ix) * p.in_c;
-      for (int32_t ic = 0; ic < p.in_c; ++ic) *column++ = inside ? in[ic] : zero_point;
+      for (int32_t ic = 0; ic < p.in_c; ++ic) *column++ = inside ? static_cast<int16_t>(in[ic] + offset) : 0;
     }
   }
 }
@@ -40,11 +41,10 @@ void conv_s8(const ConvParams& p, const int8_t* input, const int8_t* weights, co
       acc = multiply_by_quantized_multiplier(acc, multipliers[oc], shifts[oc]) + p.output_offset;
       out[oc] = static_cast<int8_t>(clamp_i32(acc, p.act_min, p.act_max));
     };
-    if (window <= kColumnBytes) {
-      int8_t column[kColumnBytes];
+    if (window <= kColumnElements) {
+      int16_t column[kColumnElements];
       gather_window(p, input, iy0, ix0, column);
-      for (int32_t oc = 0; oc < p.out_c; ++oc)
-        store(oc, detail::dot_s8(column, weights + oc * window, window, p.input_offset));
+      for (int32_t oc = 0; oc < p.out_c; ++oc) store(oc, detail::dot_s16_s8(column, weights + oc * window, window));
       return;
     }
     const detail::TapRange rows = detail::valid_taps(iy0, p.k_h, p.dil_h, p.in_h);

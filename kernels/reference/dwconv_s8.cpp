@@ -25,7 +25,8 @@ void accumulate_window(const DwConvParams& p, const int8_t* input, const int8_t*
       const int8_t* w = weights + (ky * p.k_w + kx) * p.out_c + oc0;
       for (int32_t j = 0; j < n; ++j) {
         const int8_t x = kOneToOne ? in[oc0 + j] : in[(oc0 + j) / p.ch_mult];
-        acc[j] += static_cast<int16_t>(x + offset) * static_cast<int16_t>(w[j]);
+        // |x + offset| <= 255 and |w| <= 128: the product fits int16 (16-bit multiplies)
+        acc[j] += static_cast<int16_t>(static_cast<int16_t>(x + offset) * static_cast<int16_t>(w[j]));
       }
     }
   }
@@ -44,10 +45,12 @@ void dwconv_s8(const DwConvParams& p, const int8_t* input, const int8_t* weights
     for (int32_t oc0 = 0; oc0 < p.out_c; oc0 += kChannelBlock) {
       const int32_t n = p.out_c - oc0 < kChannelBlock ? p.out_c - oc0 : kChannelBlock;
       int32_t acc[kChannelBlock] = {};
-      if (p.ch_mult == 1) {
-        accumulate_window<true>(p, input, weights, iy0, ix0, rows, cols, oc0, n, acc);
-      } else {
+      if (p.ch_mult != 1) {
         accumulate_window<false>(p, input, weights, iy0, ix0, rows, cols, oc0, n, acc);
+      } else if (n == kChannelBlock) {  // a constant width keeps the accumulators in registers
+        accumulate_window<true>(p, input, weights, iy0, ix0, rows, cols, oc0, kChannelBlock, acc);
+      } else {
+        accumulate_window<true>(p, input, weights, iy0, ix0, rows, cols, oc0, n, acc);
       }
       for (int32_t j = 0; j < n; ++j) {
         const int32_t oc = oc0 + j;

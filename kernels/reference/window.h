@@ -29,4 +29,12 @@ inline int32_t dot_s8(const int8_t* a, const int8_t* b, int32_t n, int32_t a_off
   return acc;
 }
 
+// sum over i < n of a[i] * b[i]: dot_s8 with the first operand already offset and widened, for
+// data that many dot products share.
+inline int32_t dot_s16_s8(const int16_t* a, const int8_t* b, int32_t n) {
+  int32_t acc = 0;
+  for (int32_t i = 0; i < n; ++i) acc += a[i] * static_cast<int16_t>(b[i]);
+  return acc;
+}
+
 }  // namespace mcuflow::kernels::detail

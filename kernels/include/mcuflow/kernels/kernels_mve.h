@@ -180,21 +180,20 @@ namespace mcuflow::kernels::mve {
 // half up too, so negative values are first stepped down by one (saturating) wherever a right
 // shift happens: that makes ties go away from zero. In assembly so that the compiler keeps the
 // steps of several accumulators apart instead of interleaving them into spills.
-// Steps of the requantization above, written once for one accumulator (requantize) and for
-// two that share the table loads (gemm_requantize_pair): %[row] holds the table row loaded
-// last, %[fixup] is scratch.
-#define MCUFLOW_MVE_RQ_LOAD(at) "vldrw.32 %q[row], [%[table], %[" at "]]\n\t"
-#define MCUFLOW_MVE_RQ_SHIFT_LEFT(acc) "vshl.s32 %q[" acc "], %q[" acc "], %q[row]\n\t"
-#define MCUFLOW_MVE_RQ_MULTIPLY(acc) "vqrdmulh.s32 %q[" acc "], %q[" acc "], %q[row]\n\t"
-#define MCUFLOW_MVE_RQ_SHIFT_RIGHT(acc)                  \
-  "vand %q[fixup], %q[" acc "], %q[row]\n\t"            \
-  "vshr.s32 %q[fixup], %q[fixup], #31\n\t"              \
-  "vqadd.s32 %q[" acc "], %q[" acc "], %q[fixup]\n\t"   \
-  "vrshl.s32 %q[" acc "], %q[" acc "], %q[row]\n\t"
-#define MCUFLOW_MVE_RQ_OUTPUT(acc)                       \
-  "vadd.i32 %q[" acc "], %q[" acc "], %[offset]\n\t"    \
-  "vmax.s32 %q[" acc "], %q[" acc "], %q[lo]\n\t"       \
-  "vmin.s32 %q[" acc "], %q[" acc "], %q[hi]\n\t"
+// Steps of the requantization below on the q register `acc`, written once for requantize and
+// the two-row GEMM: `row` holds the table row the step needs, `fixup` is scratch, %q[lo] and
+// %q[hi] hold the activation range.
+#define MCUFLOW_MVE_RQ_SHIFT_LEFT(acc, row) "vshl.s32 " acc ", " acc ", " row "\n\t"
+#define MCUFLOW_MVE_RQ_MULTIPLY(acc, row) "vqrdmulh.s32 " acc ", " acc ", " row "\n\t"
+#define MCUFLOW_MVE_RQ_SHIFT_RIGHT(acc, row, fixup)    \
+  "vand " fixup ", " acc ", " row "\n\t"              \
+  "vshr.s32 " fixup ", " fixup ", #31\n\t"            \
+  "vqadd.s32 " acc ", " acc ", " fixup "\n\t"         \
+  "vrshl.s32 " acc ", " acc ", " row "\n\t"
+#define MCUFLOW_MVE_RQ_OUTPUT(acc, offset)             \
+  "vadd.i32 " acc ", " acc ", " offset "\n\t"         \
+  "vmax.s32 " acc ", " acc ", %q[lo]\n\t"             \
+  "vmin.s32 " acc ", " acc ", %q[hi]\n\t"
 
 template <int32_t kMultiplierAt, int32_t kLeftShiftAt, int32_t kMinusRightShiftAt>
 inline int32x4_t requantize(int32x4_t acc, const int32_t* table, int32_t output_offset, int32x4_t act_min,
@@ -202,10 +201,10 @@ inline int32x4_t requantize(int32x4_t acc, const int32_t* table, int32_t output_
   constexpr int32_t kEnd = (kMultiplierAt > kLeftShiftAt ? (kMultiplierAt > kMinusRightShiftAt ? kMultiplierAt : kMinusRightShiftAt)
                                                          : (kLeftShiftAt > kMinusRightShiftAt ? kLeftShiftAt : kMinusRightShiftAt)) + 16;
   int32x4_t row, fixup;
-  asm(MCUFLOW_MVE_RQ_LOAD("left") MCUFLOW_MVE_RQ_SHIFT_LEFT("acc")
-      MCUFLOW_MVE_RQ_LOAD("mult") MCUFLOW_MVE_RQ_MULTIPLY("acc")
-      MCUFLOW_MVE_RQ_LOAD("right") MCUFLOW_MVE_RQ_SHIFT_RIGHT("acc")
-      MCUFLOW_MVE_RQ_OUTPUT("acc")
+  asm("vldrw.32 %q[row], [%[table], %[left]]\n\t" MCUFLOW_MVE_RQ_SHIFT_LEFT("%q[acc]", "%q[row]")
+      "vldrw.32 %q[row], [%[table], %[mult]]\n\t" MCUFLOW_MVE_RQ_MULTIPLY("%q[acc]", "%q[row]")
+      "vldrw.32 %q[row], [%[table], %[right]]\n\t" MCUFLOW_MVE_RQ_SHIFT_RIGHT("%q[acc]", "%q[row]", "%q[fixup]")
+      MCUFLOW_MVE_RQ_OUTPUT("%q[acc]", "%[offset]")
       : [acc] "+w"(acc), [row] "=&w"(row), [fixup] "=&w"(fixup)
       : [table] "r"(table), [mult] "i"(kMultiplierAt), [left] "i"(kLeftShiftAt), [right] "i"(kMinusRightShiftAt),
         [offset] "r"(output_offset), [lo] "w"(act_min), [hi] "w"(act_max),
@@ -227,69 +226,140 @@ constexpr int32_t kGemmBiasAt = kMveBiasFolded * kGemmTableRow, kGemmMultiplierA
                   kGemmLeftShiftAt = kMveLeftShift * kGemmTableRow,
                   kGemmMinusRightShiftAt = kMveMinusRightShift * kGemmTableRow;
 
-// The dots below read the four weight rows of a block through their own pointers w0 ... w3,
-// each post-incremented by one chunk of 16; `op` is vmladav (the first chunk sets the
-// accumulators) or vmladava (later chunks add). Accumulators live in the even core registers
-// VMLADAV(A) requires: channel j of row 0 in r(2j), of row 1 in r(8 + 2j) (lr for j = 3).
-// A chunk: each weight load (`load`: vldrb, or vldrbt for a partial chunk) feeds both rows (q0, q1).
-#define MCUFLOW_MVE_2X4_CHUNK(op, load)                                          \
-  load "q2, [%[w0]], #16\n\t" op " r0, q0, q2\n\t" op " r8, q1, q2\n\t"        \
-  load "q3, [%[w1]], #16\n\t" op " r2, q0, q3\n\t" op " r10, q1, q3\n\t"       \
-  load "q2, [%[w2]], #16\n\t" op " r4, q0, q2\n\t" op " r12, q1, q2\n\t"       \
-  load "q3, [%[w3]], #16\n\t" op " r6, q0, q3\n\t" op " lr, q1, q3\n\t"
-// The last, partial chunk (%[k] bytes, 1 ... 15): the rows and weights are read only up to
-// depth and their other lanes are zeroed, so nothing past either is touched.
-#define MCUFLOW_MVE_2X4_PARTIAL_CHUNK(op)                                           \
-  "vctp.8 %[k]\n\t"                                                                \
-  "vpstt\n\t"                                                                      \
-  "vldrbt.8 q0, [%[a]]\n\t"                                                        \
-  "vldrbt.8 q1, [%[a], #16]\n\t"                                                   \
-  MCUFLOW_MVE_2X4_CHUNK(op, "vpst\n\tvldrbt.8 ")
-// Two rows against four weight rows: acc_r[j] = row_r . w_j over depth. The two rows arrive
-// interleaved by chunks of 16 (interleave_rows) so that one pointer serves both: with the four
-// weight pointers, the counter and the eight accumulators that is every core register.
-// Hand-scheduled because the compiler cannot keep eight accumulators in those registers.
-inline void dot_2x4(const int8_t* pair, const int8_t* w0, const int8_t* w1, const int8_t* w2, const int8_t* w3,
-                    int32_t depth, int32x4_t& acc0, int32x4_t& acc1) {
-  // The operands pinned to the odd registers: left to itself, GCC -O3 finds no allocation.
-  register const int8_t* a asm("r1") = pair;
-  register const int8_t* p0 asm("r3") = w0;
-  register const int8_t* p1 asm("r5") = w1;
-  register const int8_t* p2 asm("r7") = w2;
-  register const int8_t* p3 asm("r9") = w3;
-  register int32_t k asm("r11") = depth;
+// The 2x4 dot below reads the two rows through r1 and the four weight rows of a block through
+// their own pointers r3, r5, r7, r9, each post-incremented by one chunk of 16, counting the
+// depth left in r11; `op` is vmladav (the first chunk sets the accumulators) or vmladava
+// (later chunks add). Accumulators live in the even core registers VMLADAV(A) requires:
+// channel j of row 0 in r(2j), of row 1 in r(8 + 2j) (lr for j = 3). A chunk: each weight load
+// (`load`) feeds both rows (q0, q1).
+#define MCUFLOW_MVE_2X4_CHUNK(op, load)                               \
+  load "q2, [r3], #16\n\t" op " r0, q0, q2\n\t" op " r8, q1, q2\n\t"  \
+  load "q3, [r5], #16\n\t" op " r2, q0, q3\n\t" op " r10, q1, q3\n\t" \
+  load "q2, [r7], #16\n\t" op " r4, q0, q2\n\t" op " r12, q1, q2\n\t" \
+  load "q3, [r9], #16\n\t" op " r6, q0, q3\n\t" op " lr, q1, q3\n\t"
+
+// The state of gemm_two_rows, which the assembly keeps on the stack (every core register holds
+// the dot's operands): field offsets are fixed in the assembly text.
+struct GemmPairFrame {
+  const int8_t* pair;        // 0
+  const int8_t* weights;     // 4: the block's first weight row
+  int32_t depth;             // 8
+  int32_t channels;          // 12: output channels from the block on
+  const uint8_t* table;      // 16: the block's channel table
+  int32_t output_offset;     // 20
+  int8_t* out0;              // 24: the block's first output of row 0
+  int8_t* out1;              // 28: of row 1
+};
+static_assert(sizeof(GemmPairFrame) == 32, "the assembly addresses the frame by these offsets");
+
+// out0[oc] and out1[oc] for every output channel from a row pair interleaved by interleave_rows
+// in the scratch (whole chunks, so a partial last chunk may read the rows unpredicated: the
+// weights' inactive lanes are zeroed). Per block of four output channels: the 2x4 dot against
+// the four reference weight rows (a last partial block repeats its last row: nothing past the
+// weights is read), bias' added, requantized (each table row loaded once for both rows) and
+// stored (a partial block only its channels). All in assembly: the dot needs every core
+// register, so the block loop keeps its state in a stack frame instead of spilling around it.
+inline void gemm_two_rows(const GemmArgs& g, const int8_t* pair, int8_t* out0, int8_t* out1) {
+  GemmPairFrame frame{pair, g.weights, g.depth, g.out_c, g.tables, g.output_offset, out0, out1};
+  register GemmPairFrame* f asm("r8") = &frame;  // the one register the loop leaves untouched until the frame is pushed
+  const int32x4_t act_min = vdupq_n_s32(g.act_min), act_max = vdupq_n_s32(g.act_max);
   asm volatile(
-      "subs %[k], %[k], #16\n\t"  // k: depth left minus one chunk
+      "ldm %[f], {r0-r7}\n\t"
+      "push {r0-r7}\n"  // the frame at sp
+      "5:\n\t"         // block loop
+      "ldrd r1, r3, [sp]\n\t"       // pair, w0
+      "ldrd r11, r0, [sp, #8]\n\t"  // depth, channels
+      "add r5, r3, r11\n\t"
+      "add r7, r5, r11\n\t"
+      "add r9, r7, r11\n\t"
+      "cmp r0, #4\n\t"
+      "bge 6f\n\t"
+      "cmp r0, #2\n\t"  // a partial block: rows past out_c repeat the last one
+      "it lt\n\t"
+      "movlt r5, r3\n\t"
+      "cmp r0, #3\n\t"
+      "it lt\n\t"
+      "movlt r7, r5\n\t"
+      "mov r9, r7\n"
+      "6:\n\t"
+      "add r0, r9, r11\n\t"  // the next block's first row
+      "str r0, [sp, #4]\n\t"
+      // The dot; k (r11): depth left.
+      "subs r11, r11, #16\n\t"
       "blt 3f\n\t"
-      "vldrb.8 q0, [%[a]], #16\n\t"
-      "vldrb.8 q1, [%[a]], #16\n\t"
+      "vldrb.8 q0, [r1], #16\n\t"
+      "vldrb.8 q1, [r1], #16\n\t"
       MCUFLOW_MVE_2X4_CHUNK("vmladav.s8", "vldrb.8 ")
-      "subs %[k], %[k], #16\n\t"
+      "subs r11, r11, #16\n\t"
       "blt 2f\n"
       "1:\n\t"
-      "vldrb.8 q0, [%[a]], #16\n\t"
-      "vldrb.8 q1, [%[a]], #16\n\t"
+      "vldrb.8 q0, [r1], #16\n\t"
+      "vldrb.8 q1, [r1], #16\n\t"
       MCUFLOW_MVE_2X4_CHUNK("vmladava.s8", "vldrb.8 ")
-      "subs %[k], %[k], #16\n\t"
+      "subs r11, r11, #16\n\t"
       "bge 1b\n"
       "2:\n\t"
-      "adds %[k], %[k], #16\n\t"  // k: depth left, 0 ... 15
+      "adds r11, r11, #16\n\t"  // k: depth left, 0 ... 15
       "beq 4f\n\t"
-      MCUFLOW_MVE_2X4_PARTIAL_CHUNK("vmladava.s8")
+      "vctp.8 r11\n\t"
+      "vldrb.8 q0, [r1]\n\t"
+      "vldrb.8 q1, [r1, #16]\n\t"
+      "vpstttt\n\t"
+      "vldrbt.8 q2, [r3]\n\t"
+      "vldrbt.8 q3, [r5]\n\t"
+      "vldrbt.8 q4, [r7]\n\t"
+      "vldrbt.8 q5, [r9]\n\t"
+      "vmladava.s8 r0, q0, q2\n\tvmladava.s8 r8, q1, q2\n\tvmladava.s8 r2, q0, q3\n\tvmladava.s8 r10, q1, q3\n\t"
+      "vmladava.s8 r4, q0, q4\n\tvmladava.s8 r12, q1, q4\n\tvmladava.s8 r6, q0, q5\n\tvmladava.s8 lr, q1, q5\n\t"
       "b 4f\n"
       "3:\n\t"  // depth < 16: one partial chunk
-      "adds %[k], %[k], #16\n\t"
-      MCUFLOW_MVE_2X4_PARTIAL_CHUNK("vmladav.s8")
+      "adds r11, r11, #16\n\t"
+      "vctp.8 r11\n\t"
+      "vldrb.8 q0, [r1]\n\t"
+      "vldrb.8 q1, [r1, #16]\n\t"
+      "vpstttt\n\t"
+      "vldrbt.8 q2, [r3]\n\t"
+      "vldrbt.8 q3, [r5]\n\t"
+      "vldrbt.8 q4, [r7]\n\t"
+      "vldrbt.8 q5, [r9]\n\t"
+      "vmladav.s8 r0, q0, q2\n\tvmladav.s8 r8, q1, q2\n\tvmladav.s8 r2, q0, q3\n\tvmladav.s8 r10, q1, q3\n\t"
+      "vmladav.s8 r4, q0, q4\n\tvmladav.s8 r12, q1, q4\n\tvmladav.s8 r6, q0, q5\n\tvmladav.s8 lr, q1, q5\n"
       "4:\n\t"
       // Lanes 0, 1 are the low doubleword of the q register, lanes 2, 3 the high one.
-      "vmov %e[acc0], r0, r2\n\t"
-      "vmov %f[acc0], r4, r6\n\t"
-      "vmov %e[acc1], r8, r10\n\t"
-      "vmov %f[acc1], r12, lr"
-      : [acc0] "=&w"(acc0), [acc1] "=&w"(acc1), [a] "+r"(a), [w0] "+r"(p0), [w1] "+r"(p1), [w2] "+r"(p2),
-        [w3] "+r"(p3), [k] "+r"(k)
-      :
-      : "r0", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "q3", "p0", "cc", "memory");
+      "vmov d8, r0, r2\n\t"  // q4: row 0
+      "vmov d9, r4, r6\n\t"
+      "vmov d10, r8, r10\n\t"  // q5: row 1
+      "vmov d11, r12, lr\n\t"
+      "ldrd r0, r1, [sp, #16]\n\t"  // table, output offset
+      "vldrw.32 q0, [r0, %[bias]]\n\t"
+      "vadd.i32 q4, q4, q0\n\t"
+      "vadd.i32 q5, q5, q0\n\t"
+      "vldrw.32 q0, [r0, %[left]]\n\t"
+      MCUFLOW_MVE_RQ_SHIFT_LEFT("q4", "q0") MCUFLOW_MVE_RQ_SHIFT_LEFT("q5", "q0")
+      "vldrw.32 q0, [r0, %[mult]]\n\t"
+      MCUFLOW_MVE_RQ_MULTIPLY("q4", "q0") MCUFLOW_MVE_RQ_MULTIPLY("q5", "q0")
+      "vldrw.32 q0, [r0, %[right]]\n\t"
+      MCUFLOW_MVE_RQ_SHIFT_RIGHT("q4", "q0", "q1") MCUFLOW_MVE_RQ_SHIFT_RIGHT("q5", "q0", "q1")
+      MCUFLOW_MVE_RQ_OUTPUT("q4", "r1") MCUFLOW_MVE_RQ_OUTPUT("q5", "r1")
+      "ldrd r2, r3, [sp, #24]\n\t"  // out0, out1
+      "ldr r4, [sp, #12]\n\t"       // channels
+      "vctp.32 r4\n\t"              // all four lanes unless the block is partial
+      "vpstt\n\t"
+      "vstrbt.32 q4, [r2], #4\n\t"
+      "vstrbt.32 q5, [r3], #4\n\t"
+      "strd r2, r3, [sp, #24]\n\t"
+      "adds r0, r0, %[table_bytes]\n\t"
+      "str r0, [sp, #16]\n\t"
+      "subs r4, r4, #4\n\t"
+      "str r4, [sp, #12]\n\t"
+      "bgt 5b\n\t"
+      "add sp, sp, #32"
+      : [f] "+r"(f)
+      : [lo] "w"(act_min), [hi] "w"(act_max), [table_bytes] "i"(MveGemmLayout{0, 0}.table_bytes()),
+        [bias] "i"(kGemmBiasAt), [mult] "i"(kGemmMultiplierAt), [left] "i"(kGemmLeftShiftAt),
+        [right] "i"(kGemmMinusRightShiftAt), "m"(frame)
+      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r9", "r10", "r11", "r12", "lr", "q0", "q1", "q2", "q3", "q4",
+        "q5", "p0", "cc", "memory");
 }
 
 // One row against four weight rows: acc[j] = bias'[j] + row . w_j over depth, in a
@@ -326,24 +396,6 @@ inline int32x4_t dot_1x4(const int8_t* row, const int8_t* w0, const int8_t* w1, 
   return acc;
 }
 
-// The two accumulators of a block, bias' added and requantized with the block's channel table
-// (each table row loaded once for both).
-inline void gemm_requantize_pair(int32x4_t& acc0, int32x4_t& acc1, const int32_t* table, int32_t output_offset,
-                                 int32x4_t act_min, int32x4_t act_max) {
-  int32x4_t row, fixup;
-  asm(MCUFLOW_MVE_RQ_LOAD("bias")
-      "vadd.i32 %q[acc0], %q[acc0], %q[row]\n\t"
-      "vadd.i32 %q[acc1], %q[acc1], %q[row]\n\t"
-      MCUFLOW_MVE_RQ_LOAD("left") MCUFLOW_MVE_RQ_SHIFT_LEFT("acc0") MCUFLOW_MVE_RQ_SHIFT_LEFT("acc1")
-      MCUFLOW_MVE_RQ_LOAD("mult") MCUFLOW_MVE_RQ_MULTIPLY("acc0") MCUFLOW_MVE_RQ_MULTIPLY("acc1")
-      MCUFLOW_MVE_RQ_LOAD("right") MCUFLOW_MVE_RQ_SHIFT_RIGHT("acc0") MCUFLOW_MVE_RQ_SHIFT_RIGHT("acc1")
-      MCUFLOW_MVE_RQ_OUTPUT("acc0") MCUFLOW_MVE_RQ_OUTPUT("acc1")
-      : [acc0] "+w"(acc0), [acc1] "+w"(acc1), [row] "=&w"(row), [fixup] "=&w"(fixup)
-      : [table] "r"(table), [bias] "i"(kGemmBiasAt), [mult] "i"(kGemmMultiplierAt), [left] "i"(kGemmLeftShiftAt),
-        [right] "i"(kGemmMinusRightShiftAt), [offset] "r"(output_offset), [lo] "w"(act_min), [hi] "w"(act_max),
-        "m"(*reinterpret_cast<const int32_t(*)[kMveTableRows * kMveGemmBlock]>(table)));
-}
-
 #undef MCUFLOW_MVE_2X4_CHUNK
 #undef MCUFLOW_MVE_2X4_PARTIAL_CHUNK
 #undef MCUFLOW_MVE_RQ_LOAD
@@ -376,19 +428,6 @@ inline void for_each_gemm_block(const GemmArgs& g, Block block) {
 inline void store_block(int8_t* out, int32x4_t y, int32_t channels) {
   if (channels == kMveGemmBlock) vstrbq_s32(out, y);
   else vstrbq_p_s32(out, y, vctp32q(uint32_t(channels)));
-}
-
-// out0[oc] and out1[oc] for every output channel, from two rows interleaved by interleave_rows.
-inline void gemm_two_rows(const GemmArgs& g, const int8_t* pair, int8_t* out0, int8_t* out1) {
-  const int32x4_t act_min = vdupq_n_s32(g.act_min), act_max = vdupq_n_s32(g.act_max);
-  for_each_gemm_block(g, [&](const int8_t* w0, const int8_t* w1, const int8_t* w2, const int8_t* w3,
-                             const int32_t* table, int32_t oc, int32_t channels) {
-    int32x4_t acc0, acc1;
-    dot_2x4(pair, w0, w1, w2, w3, g.depth, acc0, acc1);
-    gemm_requantize_pair(acc0, acc1, table, g.output_offset, act_min, act_max);
-    store_block(out0 + oc, acc0, channels);
-    store_block(out1 + oc, acc1, channels);
-  });
 }
 
 // out[oc] for every output channel, from one row.

@@ -35,6 +35,7 @@ RECORD_VERSION = 1
 MANIFEST = "record.json"  # written last: a directory without it is not a record
 STREAM = "results.jsonl"  # events appended while the run goes on
 BOARD_CHUNK_SAMPLES = 256  # inputs per emulator run: bounds what an interruption loses
+HOST_CHUNK_SAMPLES = 1024  # inputs per batched Program.run (all cores): progress moves between them
 DRILLDOWN_SAMPLES = 32
 DRILLDOWN_SHOWN = 5
 PROGRESS_MIN_SAMPLES = 500
@@ -406,10 +407,12 @@ def _eager_outputs(eager, samples, out, progress) -> None:
 
 def _run_host(program: Program, stage: str, samples, out, progress, record) -> None:
     progress.start(STAGES[stage])
-    for k, sample in enumerate(samples):
-        for o, r in zip(out, program.run(sample)):
-            o[k] = r
-        progress.advance(1)
+    for start in range(0, len(samples), HOST_CHUNK_SAMPLES):
+        chunk = samples[start:start + HOST_CHUNK_SAMPLES]
+        batch = [np.concatenate(column) for column in zip(*chunk)]
+        for o, r in zip(out, program.run(batch)):
+            o[start:start + len(chunk)] = r.reshape(len(chunk), *o.shape[1:])
+        progress.advance(len(chunk))
     record.event(stage=stage, done=len(samples))
 
 

@@ -96,7 +96,7 @@ Observer parse_observer(const std::string& name) {
 const char* observer_name(Observer kind) { return kObserverNames[size_t(kind)]; }
 
 void check_observer_options(const ObserverOptions& options) {
-  if (!(options.percentile > 50 && options.percentile <= 100)) {
+  if (options.kind == Observer::kPercentile && !(options.percentile > 50 && options.percentile <= 100)) {
     std::ostringstream os;
     os << "percentile must be above 50 and at most 100, got " << options.percentile;
     throw CompileError(os.str());
@@ -130,7 +130,10 @@ Range percentile_range(const Histogram& h, double percentile) {
   const double width = (double(h.hi()) - double(h.lo())) / double(c.size());
   const double below = bins_holding(c.begin(), c.end(), beyond);
   const double above = bins_holding(c.rbegin(), c.rend(), beyond);
-  return Range{float(h.lo() + below * width), float(h.hi() - above * width)};
+  // A side that does not reach past zero quantizes the same wherever it is (ranges include 0):
+  // keep it as observed rather than report a meaningless clip (a ReLU output's many zeros).
+  return Range{h.lo() >= 0 ? h.lo() : float(h.lo() + below * width),
+               h.hi() <= 0 ? h.hi() : float(h.hi() - above * width)};
 }
 
 Range mse_range(const Histogram& h) {

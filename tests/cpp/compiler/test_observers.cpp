@@ -77,6 +77,12 @@ TEST(Observers, PercentileMatchesTheOrderStatisticsAndClipsOutliers) {
   const Range r = percentile_range(h, 99.99);
   EXPECT_NEAR(r.hi, 3.719, 0.15);
   EXPECT_NEAR(r.lo, -3.719, 0.15);
+  // A side that does not cross zero stays put: only the upper side of a ReLU output is clipped.
+  std::vector<float> relu(v.size());
+  std::transform(v.begin(), v.end(), relu.begin(), [](float x) { return std::max(x, 0.0f); });
+  const Range relu_range = percentile_range(histogram_of(relu), 99.99);
+  EXPECT_EQ(relu_range.lo, 0.0f);
+  EXPECT_NEAR(relu_range.hi, 3.719, 0.15);
   // 100% is the observed range, exactly.
   const Range all = percentile_range(h, 100);
   EXPECT_EQ(all.lo, -40.0f);
@@ -147,6 +153,7 @@ TEST(Observers, OptionsAreCheckedAndNamed) {
   }
   EXPECT_NO_THROW(check_observer_options(ObserverOptions{Observer::kPercentile, 100.0}));
   EXPECT_NO_THROW(check_observer_options(ObserverOptions{Observer::kPercentile, 50.5}));
+  EXPECT_NO_THROW(check_observer_options(ObserverOptions{Observer::kMse, 0.0}));  // not a percentile observer
 }
 
 // tiny_graph calibrated on uniform inputs with one huge value per sample in the same place.

@@ -38,7 +38,7 @@ constexpr int kHistogramBins = 2048;
 
 Observer parse_observer(const std::string& name);  // throws CompileError naming the choices
 const char* observer_name(Observer kind);
-// Throws CompileError when the percentile is out of range.
+// Throws CompileError when a percentile observer's percentile is out of range.
 void check_observer_options(const ObserverOptions& options);
 
 struct Range {
@@ -61,7 +61,8 @@ class Histogram {
 };
 
 // [the (100 - percentile)th, the percentile-th] percentile of the values, interpolated linearly
-// inside a bin; percentile 100 gives exactly [lo, hi].
+// inside a bin; percentile 100 gives exactly [lo, hi]. A side on which the values do not cross
+// zero (lo >= 0, hi <= 0) stays as observed.
 Range percentile_range(const Histogram& h, double percentile);
 
 // The bin-edge range [a, b] (a ≤ 0 or the lowest edge, b ≥ 0 or the highest) minimizing the

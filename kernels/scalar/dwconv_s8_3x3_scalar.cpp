@@ -8,11 +8,11 @@
 
 namespace mcuflow::kernels {
 
-void dwconv_s8_3x3_scalar(const DwConvParams& p, const int8_t* input, const int32_t* prepared,
-                          const int32_t* multipliers, const int32_t* shifts, int8_t* output) {
-  const scalar::Requant r{multipliers, shifts, p.output_offset, p.act_min, p.act_max};
+void dwconv_s8_3x3_scalar(const DwConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* output) {
   const int32_t channels = p.in_c;
-  const auto* zero_points = reinterpret_cast<const int8_t*>(prepared + channels * (1 + kScalarDwTaps));
+  const int32_t* requant_words = prepared + channels * kScalarDwChannelWords;
+  const scalar::Requant r{requant_words, p.output_offset, p.act_min, p.act_max};
+  const auto* zero_points = reinterpret_cast<const int8_t*>(requant_words + channels * kScalarRequantWords);
   detail::for_each_output_pixel(p.out_h, p.out_w, input, output, [&](int32_t oy, int32_t ox) {
     const int8_t* tap[kScalarDwTaps];
     const int32_t iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
@@ -26,7 +26,7 @@ void dwconv_s8_3x3_scalar(const DwConvParams& p, const int8_t* input, const int3
     }
     int8_t* out = output + (oy * p.out_w + ox) * channels;
     const int32_t* w = prepared;
-    for (int32_t c = 0; c < channels; ++c, w += 1 + kScalarDwTaps) {
+    for (int32_t c = 0; c < channels; ++c, w += kScalarDwChannelWords) {
       int32_t acc = w[0];
       for (int32_t t = 0; t < kScalarDwTaps; ++t) acc += tap[t][c] * w[1 + t];
       out[c] = scalar::requantize(acc, r, c);

@@ -6,14 +6,64 @@
 
 namespace mcuflow::kernels::scalar {
 
+// The output side of a requantization: channel oc's words are words + oc * kScalarRequantWords.
 struct Requant {
-  const int32_t* multipliers;
-  const int32_t* shifts;
+  const int32_t* words;
   int32_t output_offset, act_min, act_max;
 };
 
+// scalar_requantize(acc, q) (kernels_scalar.h) written out: GCC spills its eight live values
+// around the four products and re-derives the rounding constants; here 36 instructions.
+inline int32_t requantize_words(int32_t acc, const int32_t* q) {
+  int32_t xh, xl, ml, mh, t;
+  __asm__(".syntax unified\n\t"
+          "ldr %[t], [%[q], #8]\n\t"
+          "lsls %[x], %[x], %[t]\n\t"  // x = acc << left
+          "asrs %[xh], %[x], #16\n\t"
+          "uxth %[xl], %[x]\n\t"
+          "ldr %[ml], [%[q], #0]\n\t"
+          "ldr %[mh], [%[q], #4]\n\t"
+          "movs %[t], %[xl]\n\t"
+          "muls %[t], %[ml], %[t]\n\t"  // lo
+          "lsrs %[t], %[t], #16\n\t"
+          "muls %[xl], %[mh], %[xl]\n\t"  // c2
+          "adds %[t], %[t], %[xl]\n\t"
+          "movs %[xl], #1\n\t"
+          "lsls %[xl], %[xl], #14\n\t"
+          "adds %[t], %[t], %[xl]\n\t"  // u
+          "muls %[ml], %[xh], %[ml]\n\t"  // c1
+          "muls %[mh], %[xh], %[mh]\n\t"
+          "lsls %[mh], %[mh], #1\n\t"  // 2 * xh * mh
+          "lsrs %[xh], %[t], #15\n\t"
+          "adds %[mh], %[mh], %[xh]\n\t"
+          "lsls %[t], %[t], #17\n\t"
+          "lsrs %[t], %[t], #17\n\t"
+          "adds %[t], %[t], %[ml]\n\t"
+          "asrs %[t], %[t], #15\n\t"
+          "adds %[x], %[mh], %[t]\n\t"  // the high multiply
+          "ldr %[ml], [%[q], #12]\n\t"  // rounding_divide_by_pot by e = right shift
+          "movs %[mh], #1\n\t"
+          "lsls %[mh], %[mh], %[ml]\n\t"
+          "subs %[mh], %[mh], #1\n\t"  // mask
+          "movs %[xl], %[x]\n\t"
+          "ands %[xl], %[xl], %[mh]\n\t"  // remainder
+          "lsrs %[mh], %[mh], #1\n\t"
+          "lsrs %[t], %[x], #31\n\t"
+          "adds %[mh], %[mh], %[t]\n\t"  // threshold
+          "asrs %[x], %[x], %[ml]\n\t"
+          "cmp %[xl], %[mh]\n\t"
+          "ble 1f\n\t"
+          "adds %[x], %[x], #1\n\t"
+          "1:\n\t"
+          ".syntax divided"
+          : [x] "+l"(acc), [xh] "=&l"(xh), [xl] "=&l"(xl), [ml] "=&l"(ml), [mh] "=&l"(mh), [t] "=&l"(t)
+          : [q] "l"(q), "m"(*reinterpret_cast<const int32_t(*)[kScalarRequantWords]>(q))  // reads q[0..3]
+          : "cc");
+  return acc;
+}
+
 inline int8_t requantize(int32_t acc, const Requant& r, int32_t oc) {
-  const int32_t v = scalar_requantize(acc, r.multipliers[oc], r.shifts[oc]) + r.output_offset;
+  const int32_t v = requantize_words(acc, r.words + oc * kScalarRequantWords) + r.output_offset;
   return int8_t(clamp_i32(v, r.act_min, r.act_max));
 }
 
@@ -81,11 +131,11 @@ inline void group_dot(const int8_t* row_end, int32_t count, const int8_t*& w, in
 // each group's weights (the prepared input, kernels_scalar.h), requantized.
 inline void gemm_row(const int8_t* row, int32_t depth, int32_t out_c, const int32_t* prepared, const Requant& r,
                      int8_t* out) {
-  const int32_t* folded_bias = prepared;
+  const int32_t* folded_bias = prepared;  // then r.words, then the grouped weights
   int32_t row_sum = 0;
   for (int32_t k = 0; k < depth; ++k) row_sum += row[k];
   const uint32_t correction = uint32_t(row_sum) * uint32_t(-128);
-  const int8_t* w = reinterpret_cast<const int8_t*>(prepared + out_c);
+  const int8_t* w = reinterpret_cast<const int8_t*>(prepared + out_c * (1 + kScalarRequantWords));
   for (int32_t oc = 0; oc < out_c; oc += kScalarGroup) {
     const int32_t last = out_c - 1;
     const int32_t c1 = oc + 1 < out_c ? oc + 1 : last, c2 = oc + 2 < out_c ? oc + 2 : last,

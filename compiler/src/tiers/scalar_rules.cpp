@@ -21,6 +21,11 @@ std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op) 
   return "";
 }
 
+// The constant int32 input in `slot` (bias, multipliers, shifts).
+const int32_t* table(const LoweredProgram& p, const ProgramOp& op, int slot) {
+  return reinterpret_cast<const int32_t*>(p.tensors[op.inputs[slot]].bytes.data());
+}
+
 // Appends a constant int32 input of `words` elements word(i).
 template <typename Word>
 void append_words(LoweredProgram& p, ProgramOp& op, const std::string& name, int32_t words, Word word) {
@@ -36,9 +41,11 @@ void append_words(LoweredProgram& p, ProgramOp& op, const std::string& name, int
 void append_gemm_prepared(LoweredProgram& p, ProgramOp& op, int32_t out_c, int32_t depth, int32_t input_offset) {
   const ProgramTensor& weights = p.tensors[op.inputs[1]];
   const auto* w = reinterpret_cast<const int8_t*>(weights.bytes.data());
-  const auto* bias = reinterpret_cast<const int32_t*>(p.tensors[op.inputs[2]].bytes.data());
+  const int32_t *bias = table(p, op, 2), *multipliers = table(p, op, 3), *shifts = table(p, op, 4);
   append_words(p, op, weights.name + ".scalar_prepared", kernels::scalar_gemm_prepared_words(out_c, depth),
-               [&](int32_t i) { return kernels::scalar_gemm_prepared_word(w, bias, out_c, depth, input_offset, i); });
+               [&](int32_t i) {
+                 return kernels::scalar_gemm_prepared_word(w, bias, multipliers, shifts, out_c, depth, input_offset, i);
+               });
 }
 
 // --- conv_s8_1x1_scalar, conv_s8_scalar ---
@@ -80,9 +87,9 @@ void depthwise_3x3_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto d = params_of<DwConvParams>(op);
   const ProgramTensor& weights = p.tensors[op.inputs[1]];
   const auto* w = reinterpret_cast<const int8_t*>(weights.bytes.data());
-  const auto* bias = reinterpret_cast<const int32_t*>(p.tensors[op.inputs[2]].bytes.data());
+  const int32_t *bias = table(p, op, 2), *multipliers = table(p, op, 3), *shifts = table(p, op, 4);
   append_words(p, op, weights.name + ".scalar_prepared", kernels::scalar_dw3_prepared_words(d.in_c), [&](int32_t i) {
-    return kernels::scalar_dw3_prepared_word(w, bias, d.in_c, d.input_offset, i);
+    return kernels::scalar_dw3_prepared_word(w, bias, multipliers, shifts, d.in_c, d.input_offset, i);
   });
 }
 

@@ -1,6 +1,7 @@
-// The scalar tier's requantization without a 64-bit product (kernels_scalar.h) against the
-// reference's multiply_by_quantized_multiplier (arith.h): the boundaries of every 16-bit half
-// of x and of the multiplier, every shift the verifier allows, and random values.
+// The scalar tier's requantization without a 64-bit product, from a channel's prepared words
+// (kernels_scalar.h), against the reference's multiply_by_quantized_multiplier (arith.h): the
+// boundaries of every 16-bit half of x and of the multiplier, every shift the verifier allows,
+// and random values.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -24,7 +25,9 @@ std::vector<int32_t> edge_values(bool non_negative) {
 TEST(ScalarRequantize, HighMultiplyEqualsTheReferenceOnEveryHalfWordBoundary) {
   const auto xs = edge_values(false), ms = edge_values(true);
   for (int32_t x : xs)
-    for (int32_t m : ms) ASSERT_EQ(scalar_doubling_high_mul(x, m), sat_rounding_doubling_high_mul(x, m)) << x << " " << m;
+    for (int32_t m : ms)
+      ASSERT_EQ(scalar_doubling_high_mul(x, uint32_t(m) >> 16, uint32_t(m) & 0xFFFFu), sat_rounding_doubling_high_mul(x, m))
+          << x << " " << m;
 }
 
 TEST(ScalarRequantize, EqualsTheReferenceForRandomValuesAndEveryShift) {
@@ -36,7 +39,9 @@ TEST(ScalarRequantize, EqualsTheReferenceForRandomValuesAndEveryShift) {
     for (int i = 0; i < 40000; ++i) {
       const int32_t x = i % 4 == 0 ? edges[size_t(i / 4) % edges.size()] : i % 4 == 1 ? small(rng) : any(rng);
       const int32_t m = i % 2 ? q31(rng) : multiplier(rng);
-      ASSERT_EQ(scalar_requantize(x, m, shift), multiply_by_quantized_multiplier(x, m, shift))
+      const int32_t words[kScalarRequantWords] = {scalar_requant_word(m, shift, 0), scalar_requant_word(m, shift, 1),
+                                                  scalar_requant_word(m, shift, 2), scalar_requant_word(m, shift, 3)};
+      ASSERT_EQ(scalar_requantize(x, words), multiply_by_quantized_multiplier(x, m, shift))
           << x << " " << m << " " << shift;
     }
   }

@@ -35,21 +35,32 @@ constexpr int32_t kScalarGroup = 4;  // output channels per pass of the GEMM ker
 // (nested floors of divisions by powers of two compose). u < 2^31 but s may not fit int32, so
 // floor(s / 2^15) = (u >> 15) + ((c1 + (u & 0x7FFF)) >> 15), whose operand is below 2^31 in
 // magnitude. The terms add up, wrapping, to the true quotient, which fits int32.
-inline int32_t scalar_doubling_high_mul(int32_t x, int32_t m) {
+inline int32_t scalar_doubling_high_mul(int32_t x, uint32_t mh, uint32_t ml) {
   const int32_t xh = x >> 16;
-  const uint32_t xl = uint32_t(x) & 0xFFFFu, mh = uint32_t(m) >> 16, ml = uint32_t(m) & 0xFFFFu;
+  const uint32_t xl = uint32_t(x) & 0xFFFFu;
   const int32_t c1 = xh * int32_t(ml);
   const uint32_t u = xl * mh + (1u << 14) + ((xl * ml) >> 16);
   const int32_t low = (c1 + int32_t(u & 0x7FFFu)) >> 15;
   return int32_t(uint32_t(2 * xh * int32_t(mh)) + (u >> 15) + uint32_t(low));
 }
 
-// multiply_by_quantized_multiplier (arith.h) with the high multiply above: equal for every x
-// and every multiplier in [0, 2^31), shift in [-31, 30].
-inline int32_t scalar_requantize(int32_t x, int32_t multiplier, int32_t shift) {
-  const int left = shift > 0 ? shift : 0;
-  const int right = shift > 0 ? 0 : -shift;
-  return rounding_divide_by_pot(scalar_doubling_high_mul(wrapping_left_shift(x, left), multiplier), right);
+// A channel's requantization as the kernels read it, four int32 words: the multiplier's low and
+// high 16 bits, the left shift max(shift, 0) and the right shift max(-shift, 0).
+constexpr int32_t kScalarRequantWords = 4;
+inline int32_t scalar_requant_word(int32_t multiplier, int32_t shift, int32_t j) {
+  switch (j) {
+    case 0: return multiplier & 0xFFFF;
+    case 1: return int32_t(uint32_t(multiplier) >> 16);
+    case 2: return shift > 0 ? shift : 0;
+    default: return shift > 0 ? 0 : -shift;
+  }
+}
+
+// multiply_by_quantized_multiplier (arith.h) from a channel's words q: equal for every x and
+// every multiplier in [0, 2^31), shift in [-31, 30].
+inline int32_t scalar_requantize(int32_t x, const int32_t* q) {
+  return rounding_divide_by_pot(scalar_doubling_high_mul(wrapping_left_shift(x, q[2]), uint32_t(q[1]), uint32_t(q[0])),
+                                q[3]);
 }
 
 // --- GEMM-shaped kernels (1x1 conv, im2col conv): out[row][oc] over depth window values ---
@@ -76,15 +87,22 @@ inline int32_t scalar_folded_bias(const int8_t* weights, const int32_t* bias, in
   return int32_t(uint32_t(bias[oc]) + uint32_t(input_offset) * uint32_t(sum));
 }
 
-// The GEMM kernels' prepared input, int32 words: bias' for each output channel, then the grouped
-// weight bytes (little-endian, four per word, the last word zero padded).
+// The GEMM kernels' prepared input, int32 words: bias' for each output channel, each channel's
+// requantization words (scalar_requant_word), then the grouped weight bytes (little-endian, four
+// per word, the last word zero padded).
 inline int32_t scalar_gemm_prepared_words(int32_t out_c, int32_t depth) {
-  return out_c + (scalar_group_weight_bytes(out_c, depth) + 3) / 4;
+  return out_c * (1 + kScalarRequantWords) + (scalar_group_weight_bytes(out_c, depth) + 3) / 4;
 }
-inline int32_t scalar_gemm_prepared_word(const int8_t* weights, const int32_t* bias, int32_t out_c, int32_t depth,
-                                         int32_t input_offset, int32_t i) {
+inline int32_t scalar_gemm_prepared_word(const int8_t* weights, const int32_t* bias, const int32_t* multipliers,
+                                         const int32_t* shifts, int32_t out_c, int32_t depth, int32_t input_offset,
+                                         int32_t i) {
   if (i < out_c) return scalar_folded_bias(weights, bias, depth, input_offset, i);
-  const int32_t first = (i - out_c) * 4, bytes = scalar_group_weight_bytes(out_c, depth);
+  i -= out_c;
+  if (i < out_c * kScalarRequantWords) {
+    const int32_t c = i / kScalarRequantWords;
+    return scalar_requant_word(multipliers[c], shifts[c], i % kScalarRequantWords);
+  }
+  const int32_t first = (i - out_c * kScalarRequantWords) * 4, bytes = scalar_group_weight_bytes(out_c, depth);
   uint32_t word = 0;
   for (int32_t b = 0; b < 4 && first + b < bytes; ++b)
     word |= uint32_t(uint8_t(scalar_group_weight_byte(weights, out_c, depth, first + b))) << (8 * b);
@@ -92,43 +110,49 @@ inline int32_t scalar_gemm_prepared_word(const int8_t* weights, const int32_t* b
 }
 
 // 1x1 conv without padding, any stride; prepared: scalar_gemm_prepared_word.
-void conv_s8_1x1_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, const int32_t* multipliers,
-                        const int32_t* shifts, int8_t* output);
+void conv_s8_1x1_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* output);
 
 // Any conv: each output pixel's window (k_h * k_w * in_c values, padding taps = the input zero
 // point) is gathered into `window` (an arena scratch of that many bytes), then as the 1x1 conv.
-void conv_s8_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, const int32_t* multipliers,
-                    const int32_t* shifts, int8_t* window, int8_t* output);
+void conv_s8_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* window,
+                    int8_t* output);
 
 // --- 3x3 depthwise conv, ch_mult 1 ---
 
 constexpr int32_t kScalarDwTaps = 9;
 
 // Prepared input, int32 words: per channel c, bias' (bias + input_offset * sum of its nine
-// weights) then its nine weights [ky][kx]; then in_c bytes of the input zero point (four per
-// word, zero padded), which padding taps read so that they contribute nothing. weights: the
-// reference's [3][3][in_c].
-inline int32_t scalar_dw3_prepared_words(int32_t channels) { return channels * (1 + kScalarDwTaps) + (channels + 3) / 4; }
-inline int32_t scalar_dw3_prepared_word(const int8_t* weights, const int32_t* bias, int32_t channels,
-                                        int32_t input_offset, int32_t i) {
-  const int32_t per_channel = 1 + kScalarDwTaps;
-  if (i >= channels * per_channel) {  // the zero point row
-    const uint32_t zero_point = uint8_t(-input_offset);
-    uint32_t word = 0;
-    for (int32_t b = 0, first = (i - channels * per_channel) * 4; b < 4 && first + b < channels; ++b)
-      word |= zero_point << (8 * b);
-    return int32_t(word);
+// weights) then its nine weights [ky][kx]; then each channel's requantization words
+// (scalar_requant_word); then in_c bytes of the input zero point (four per word, zero padded),
+// which padding taps read so that they contribute nothing. weights: the reference's
+// [3][3][in_c].
+constexpr int32_t kScalarDwChannelWords = 1 + kScalarDwTaps;
+inline int32_t scalar_dw3_prepared_words(int32_t channels) {
+  return channels * (kScalarDwChannelWords + kScalarRequantWords) + (channels + 3) / 4;
+}
+inline int32_t scalar_dw3_prepared_word(const int8_t* weights, const int32_t* bias, const int32_t* multipliers,
+                                        const int32_t* shifts, int32_t channels, int32_t input_offset, int32_t i) {
+  if (i < channels * kScalarDwChannelWords) {
+    const int32_t c = i / kScalarDwChannelWords, t = i % kScalarDwChannelWords;
+    if (t > 0) return weights[(t - 1) * channels + c];
+    int32_t sum = 0;
+    for (int32_t tap = 0; tap < kScalarDwTaps; ++tap) sum += weights[tap * channels + c];
+    return int32_t(uint32_t(bias[c]) + uint32_t(input_offset) * uint32_t(sum));
   }
-  const int32_t c = i / per_channel, t = i % per_channel;
-  if (t > 0) return weights[(t - 1) * channels + c];
-  int32_t sum = 0;
-  for (int32_t tap = 0; tap < kScalarDwTaps; ++tap) sum += weights[tap * channels + c];
-  return int32_t(uint32_t(bias[c]) + uint32_t(input_offset) * uint32_t(sum));
+  i -= channels * kScalarDwChannelWords;
+  if (i < channels * kScalarRequantWords) {
+    const int32_t c = i / kScalarRequantWords;
+    return scalar_requant_word(multipliers[c], shifts[c], i % kScalarRequantWords);
+  }
+  const uint32_t zero_point = uint8_t(-input_offset);  // the zero point row
+  uint32_t word = 0;
+  for (int32_t b = 0, first = (i - channels * kScalarRequantWords) * 4; b < 4 && first + b < channels; ++b)
+    word |= zero_point << (8 * b);
+  return int32_t(word);
 }
 
 // 3x3 depthwise conv, ch_mult 1, any stride, padding and dilation; prepared:
 // scalar_dw3_prepared_word.
-void dwconv_s8_3x3_scalar(const DwConvParams& p, const int8_t* input, const int32_t* prepared,
-                          const int32_t* multipliers, const int32_t* shifts, int8_t* output);
+void dwconv_s8_3x3_scalar(const DwConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* output);
 
 }  // namespace mcuflow::kernels

@@ -1,5 +1,5 @@
 // Adapters for the scalar (Armv6-M) conv kernels. Inputs: the reference's five (input, weights,
-// bias, multipliers, shifts), then the prepared input (bias' and grouped weights,
+// bias, multipliers, shifts), then the prepared input (bias', requantization words and grouped weights,
 // kernels_scalar.h), recomputed here from the reference's weights and bias so the device
 // computes what the host's reference kernel computes; conv_s8_scalar then takes its window
 // scratch.
@@ -19,8 +19,9 @@ Error check_scalar_conv(const OpCheck& c) {
   const auto& p = c.get_params<ConvParams>();
   const int32_t depth = p.k_h * p.k_w * p.in_c;
   return ok_if(scalar::prepared_matches(
-      c, kernels::scalar_gemm_prepared_words(p.out_c, depth), [&](const int8_t* w, const int32_t* bias, int32_t i) {
-        return kernels::scalar_gemm_prepared_word(w, bias, p.out_c, depth, p.input_offset, i);
+      c, kernels::scalar_gemm_prepared_words(p.out_c, depth),
+      [&](const int8_t* w, const int32_t* bias, const int32_t* multipliers, const int32_t* shifts, int32_t i) {
+        return kernels::scalar_gemm_prepared_word(w, bias, multipliers, shifts, p.out_c, depth, p.input_offset, i);
       }));
 }
 
@@ -42,12 +43,11 @@ Error check_conv_s8_scalar(const OpCheck& c) {
 
 void eval_conv_s8_1x1_scalar(const OpCall& c) {
   kernels::conv_s8_1x1_scalar(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<int32_t>(kPreparedSlot),
-                              c.in<int32_t>(3), c.in<int32_t>(4), c.out<int8_t>(0));
+                              c.out<int8_t>(0));
 }
 
 void eval_conv_s8_scalar(const OpCall& c) {
   kernels::conv_s8_scalar(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<int32_t>(kPreparedSlot),
-                          c.in<int32_t>(3), c.in<int32_t>(4),
                           reinterpret_cast<int8_t*>(c.data[kWindowSlot]), c.out<int8_t>(0));
 }
 

@@ -14,14 +14,16 @@ Error check_dwconv_s8_3x3_scalar(const OpCheck& c) {
   const auto& p = c.get_params<DwConvParams>();
   return ok_if(p.k_h == 3 && p.k_w == 3 && p.ch_mult == 1 &&
                scalar::prepared_matches(c, kernels::scalar_dw3_prepared_words(p.in_c),
-                                        [&](const int8_t* w, const int32_t* bias, int32_t i) {
-                                          return kernels::scalar_dw3_prepared_word(w, bias, p.in_c, p.input_offset, i);
+                                        [&](const int8_t* w, const int32_t* bias, const int32_t* multipliers,
+                                            const int32_t* shifts, int32_t i) {
+                                          return kernels::scalar_dw3_prepared_word(w, bias, multipliers, shifts, p.in_c,
+                                                                                   p.input_offset, i);
                                         }));
 }
 
 void eval_dwconv_s8_3x3_scalar(const OpCall& c) {
   kernels::dwconv_s8_3x3_scalar(c.get_params<DwConvParams>(), c.in<int8_t>(0), c.in<int32_t>(scalar::kPreparedSlot),
-                                c.in<int32_t>(3), c.in<int32_t>(4), c.out<int8_t>(0));
+                                c.out<int8_t>(0));
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ const T* constant_data(const OpCheck& c, uint32_t slot) {
   return reinterpret_cast<const T*>(c.constants + c.tensor(slot).offset);
 }
 
-// word(weights, bias, i) recomputes prepared word i.
+// word(weights, bias, multipliers, shifts, i) recomputes prepared word i.
 template <typename Word>
 bool prepared_matches(const OpCheck& c, int32_t words, Word word) {
   for (uint32_t slot = 1; slot <= 4; ++slot) {
@@ -25,9 +25,11 @@ bool prepared_matches(const OpCheck& c, int32_t words, Word word) {
     return false;
   const auto* weights = constant_data<int8_t>(c, 1);
   const auto* bias = constant_data<int32_t>(c, 2);
+  const auto* multipliers = constant_data<int32_t>(c, 3);
+  const auto* shifts = constant_data<int32_t>(c, 4);
   const auto* prepared = constant_data<int32_t>(c, kPreparedSlot);
   for (int32_t i = 0; i < words; ++i) {
-    if (prepared[i] != word(weights, bias, i)) return false;
+    if (prepared[i] != word(weights, bias, multipliers, shifts, i)) return false;
   }
   return true;
 }

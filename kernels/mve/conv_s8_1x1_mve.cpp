@@ -7,7 +7,8 @@ namespace mcuflow::kernels {
 
 void conv_s8_1x1_mve(const ConvParams& p, const int8_t* input, const int8_t* weights, const uint8_t* prepared,
                      int8_t* scratch, int8_t* output) {
-  const mve::GemmArgs g{p.in_c, p.out_c, weights, prepared, p.output_offset, p.act_min, p.act_max};
+  mve::GemmArgs g{p.in_c, p.out_c, weights, prepared, p.output_offset, p.act_min, p.act_max};
+  if (p.out_h * p.out_w > 1) g.left_shifts = mve::gemm_left_shifts(g);  // scanned only where rows pair up
   // Output pixel (oy, ox) reads input pixel (oy * stride_h, ox * stride_w); pairs may span rows.
   int32_t oy = 0, ox = 0;
   auto next_input = [&]() {

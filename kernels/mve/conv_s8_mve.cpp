@@ -41,7 +41,8 @@ void im2col_row(const ConvParams& p, const int8_t* input, int32_t oy, int32_t ox
 void conv_s8_mve(const ConvParams& p, const int8_t* input, const int8_t* weights, const uint8_t* prepared,
                  int8_t* scratch, int8_t* output) {
   const int32_t depth = p.k_h * p.k_w * p.in_c;
-  const mve::GemmArgs g{depth, p.out_c, weights, prepared, p.output_offset, p.act_min, p.act_max};
+  mve::GemmArgs g{depth, p.out_c, weights, prepared, p.output_offset, p.act_min, p.act_max};
+  if (p.out_h * p.out_w > 1) g.left_shifts = mve::gemm_left_shifts(g);  // scanned only where rows pair up
   const int8x16_t zero_point = vdupq_n_s8(int8_t(-p.input_offset));
   int8_t* row0 = scratch;  // mve_conv_scratch_bytes: two im2col rows, then the pair
   int8_t* row1 = scratch + depth;

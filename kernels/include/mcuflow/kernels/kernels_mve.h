@@ -218,6 +218,9 @@ struct GemmArgs {
   const int8_t* weights;  // the reference weights, [out_c][depth]
   const uint8_t* tables;  // the prepared input: a channel table per block of four output channels
   int32_t output_offset, act_min, act_max;
+  // Whether any channel's requantization shifts left: gemm_two_rows skips that step otherwise
+  // (set by gemm_left_shifts: a shift by zero changes nothing).
+  bool left_shifts = true;
 };
 
 // A GEMM block's channel table rows, byte offsets.
@@ -259,107 +262,126 @@ static_assert(sizeof(GemmPairFrame) == 32, "the assembly addresses the frame by 
 // weights is read), bias' added, requantized (each table row loaded once for both rows) and
 // stored (a partial block only its channels). All in assembly: the dot needs every core
 // register, so the block loop keeps its state in a stack frame instead of spilling around it.
+// The assembly of gemm_two_rows, with or without the requantization's left shift.
+#define MCUFLOW_MVE_GEMM_PAIR(left_shift_steps)                                                                        \
+  asm volatile(                                                                                                        \
+      "ldm %[f], {r0-r7}\n\t"                                                                                          \
+      "push {r0-r7}\n"  /* the frame at sp */                                                                          \
+      "5:\n\t"  /* block loop */                                                                                       \
+      "ldrd r1, r3, [sp]\n\t"  /* pair, w0 */                                                                          \
+      "ldrd r11, r0, [sp, #8]\n\t"  /* depth, channels */                                                              \
+      "add r5, r3, r11\n\t"                                                                                            \
+      "add r7, r5, r11\n\t"                                                                                            \
+      "add r9, r7, r11\n\t"                                                                                            \
+      "cmp r0, #4\n\t"                                                                                                 \
+      "bge 6f\n\t"                                                                                                     \
+      "cmp r0, #2\n\t"  /* a partial block: rows past out_c repeat the last one */                                     \
+      "it lt\n\t"                                                                                                      \
+      "movlt r5, r3\n\t"                                                                                               \
+      "cmp r0, #3\n\t"                                                                                                 \
+      "it lt\n\t"                                                                                                      \
+      "movlt r7, r5\n\t"                                                                                               \
+      "mov r9, r7\n"                                                                                                   \
+      "6:\n\t"                                                                                                         \
+      "add r0, r9, r11\n\t"  /* the next block's first row */                                                          \
+      "str r0, [sp, #4]\n\t"                                                                                           \
+  /* The dot; k (r11): depth left. */                                                                                  \
+      "subs r11, r11, #16\n\t"                                                                                         \
+      "blt 3f\n\t"                                                                                                     \
+      "vldrb.8 q0, [r1], #16\n\t"                                                                                      \
+      "vldrb.8 q1, [r1], #16\n\t"                                                                                      \
+      MCUFLOW_MVE_2X4_CHUNK("vmladav.s8", "vldrb.8 ")                                                                  \
+      "subs r11, r11, #16\n\t"                                                                                         \
+      "blt 2f\n"                                                                                                       \
+      "1:\n\t"                                                                                                         \
+      "vldrb.8 q0, [r1], #16\n\t"                                                                                      \
+      "vldrb.8 q1, [r1], #16\n\t"                                                                                      \
+      MCUFLOW_MVE_2X4_CHUNK("vmladava.s8", "vldrb.8 ")                                                                 \
+      "subs r11, r11, #16\n\t"                                                                                         \
+      "bge 1b\n"                                                                                                       \
+      "2:\n\t"                                                                                                         \
+      "adds r11, r11, #16\n\t"  /* k: depth left, 0 ... 15 */                                                          \
+      "beq 4f\n\t"                                                                                                     \
+      "vctp.8 r11\n\t"                                                                                                 \
+      "vldrb.8 q0, [r1]\n\t"                                                                                           \
+      "vldrb.8 q1, [r1, #16]\n\t"                                                                                      \
+      "vpstttt\n\t"                                                                                                    \
+      "vldrbt.8 q2, [r3]\n\t"                                                                                          \
+      "vldrbt.8 q3, [r5]\n\t"                                                                                          \
+      "vldrbt.8 q4, [r7]\n\t"                                                                                          \
+      "vldrbt.8 q5, [r9]\n\t"                                                                                          \
+      "vmladava.s8 r0, q0, q2\n\tvmladava.s8 r8, q1, q2\n\tvmladava.s8 r2, q0, q3\n\tvmladava.s8 r10, q1, q3\n\t"      \
+      "vmladava.s8 r4, q0, q4\n\tvmladava.s8 r12, q1, q4\n\tvmladava.s8 r6, q0, q5\n\tvmladava.s8 lr, q1, q5\n\t"      \
+      "b 4f\n"                                                                                                         \
+      "3:\n\t"  /* depth < 16: one partial chunk */                                                                    \
+      "adds r11, r11, #16\n\t"                                                                                         \
+      "vctp.8 r11\n\t"                                                                                                 \
+      "vldrb.8 q0, [r1]\n\t"                                                                                           \
+      "vldrb.8 q1, [r1, #16]\n\t"                                                                                      \
+      "vpstttt\n\t"                                                                                                    \
+      "vldrbt.8 q2, [r3]\n\t"                                                                                          \
+      "vldrbt.8 q3, [r5]\n\t"                                                                                          \
+      "vldrbt.8 q4, [r7]\n\t"                                                                                          \
+      "vldrbt.8 q5, [r9]\n\t"                                                                                          \
+      "vmladav.s8 r0, q0, q2\n\tvmladav.s8 r8, q1, q2\n\tvmladav.s8 r2, q0, q3\n\tvmladav.s8 r10, q1, q3\n\t"          \
+      "vmladav.s8 r4, q0, q4\n\tvmladav.s8 r12, q1, q4\n\tvmladav.s8 r6, q0, q5\n\tvmladav.s8 lr, q1, q5\n"            \
+      "4:\n\t"                                                                                                         \
+  /* Lanes 0, 1 are the low doubleword of the q register, lanes 2, 3 the high one. */                                  \
+      "vmov d8, r0, r2\n\t"  /* q4: row 0 */                                                                           \
+      "vmov d9, r4, r6\n\t"                                                                                            \
+      "vmov d10, r8, r10\n\t"  /* q5: row 1 */                                                                         \
+      "vmov d11, r12, lr\n\t"                                                                                          \
+      "ldrd r0, r1, [sp, #16]\n\t"  /* table, output offset */                                                         \
+      "vldrw.32 q0, [r0, %[bias]]\n\t"                                                                                 \
+      "vadd.i32 q4, q4, q0\n\t"                                                                                        \
+      "vadd.i32 q5, q5, q0\n\t"                                                                                        \
+      left_shift_steps                                                                                                 \
+      "vldrw.32 q0, [r0, %[mult]]\n\t"                                                                                 \
+      MCUFLOW_MVE_RQ_MULTIPLY("q4", "q0") MCUFLOW_MVE_RQ_MULTIPLY("q5", "q0")                                          \
+      "vldrw.32 q0, [r0, %[right]]\n\t"                                                                                \
+      MCUFLOW_MVE_RQ_SHIFT_RIGHT("q4", "q0", "q1") MCUFLOW_MVE_RQ_SHIFT_RIGHT("q5", "q0", "q1")                        \
+      MCUFLOW_MVE_RQ_OUTPUT("q4", "r1") MCUFLOW_MVE_RQ_OUTPUT("q5", "r1")                                              \
+      "ldrd r2, r3, [sp, #24]\n\t"  /* out0, out1 */                                                                   \
+      "ldr r4, [sp, #12]\n\t"  /* channels */                                                                          \
+      "vctp.32 r4\n\t"  /* all four lanes unless the block is partial */                                               \
+      "vpstt\n\t"                                                                                                      \
+      "vstrbt.32 q4, [r2], #4\n\t"                                                                                     \
+      "vstrbt.32 q5, [r3], #4\n\t"                                                                                     \
+      "strd r2, r3, [sp, #24]\n\t"                                                                                     \
+      "adds r0, r0, %[table_bytes]\n\t"                                                                                \
+      "str r0, [sp, #16]\n\t"                                                                                          \
+      "subs r4, r4, #4\n\t"                                                                                            \
+      "str r4, [sp, #12]\n\t"                                                                                          \
+      "bgt 5b\n\t"                                                                                                     \
+      "add sp, sp, #32"                                                                                                \
+      : [f] "+r"(f)                                                                                                    \
+      : [lo] "w"(act_min), [hi] "w"(act_max), [table_bytes] "i"(MveGemmLayout{0, 0}.table_bytes()),                    \
+        [bias] "i"(kGemmBiasAt), [mult] "i"(kGemmMultiplierAt), [left] "i"(kGemmLeftShiftAt),                          \
+        [right] "i"(kGemmMinusRightShiftAt), "m"(frame)                                                                \
+      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r9", "r10", "r11", "r12", "lr", "q0", "q1", "q2", "q3", "q4", \
+        "q5", "p0", "cc", "memory")
+
 inline void gemm_two_rows(const GemmArgs& g, const int8_t* pair, int8_t* out0, int8_t* out1) {
   GemmPairFrame frame{pair, g.weights, g.depth, g.out_c, g.tables, g.output_offset, out0, out1};
   register GemmPairFrame* f asm("r8") = &frame;  // the one register the loop leaves untouched until the frame is pushed
   const int32x4_t act_min = vdupq_n_s32(g.act_min), act_max = vdupq_n_s32(g.act_max);
-  asm volatile(
-      "ldm %[f], {r0-r7}\n\t"
-      "push {r0-r7}\n"  // the frame at sp
-      "5:\n\t"         // block loop
-      "ldrd r1, r3, [sp]\n\t"       // pair, w0
-      "ldrd r11, r0, [sp, #8]\n\t"  // depth, channels
-      "add r5, r3, r11\n\t"
-      "add r7, r5, r11\n\t"
-      "add r9, r7, r11\n\t"
-      "cmp r0, #4\n\t"
-      "bge 6f\n\t"
-      "cmp r0, #2\n\t"  // a partial block: rows past out_c repeat the last one
-      "it lt\n\t"
-      "movlt r5, r3\n\t"
-      "cmp r0, #3\n\t"
-      "it lt\n\t"
-      "movlt r7, r5\n\t"
-      "mov r9, r7\n"
-      "6:\n\t"
-      "add r0, r9, r11\n\t"  // the next block's first row
-      "str r0, [sp, #4]\n\t"
-      // The dot; k (r11): depth left.
-      "subs r11, r11, #16\n\t"
-      "blt 3f\n\t"
-      "vldrb.8 q0, [r1], #16\n\t"
-      "vldrb.8 q1, [r1], #16\n\t"
-      MCUFLOW_MVE_2X4_CHUNK("vmladav.s8", "vldrb.8 ")
-      "subs r11, r11, #16\n\t"
-      "blt 2f\n"
-      "1:\n\t"
-      "vldrb.8 q0, [r1], #16\n\t"
-      "vldrb.8 q1, [r1], #16\n\t"
-      MCUFLOW_MVE_2X4_CHUNK("vmladava.s8", "vldrb.8 ")
-      "subs r11, r11, #16\n\t"
-      "bge 1b\n"
-      "2:\n\t"
-      "adds r11, r11, #16\n\t"  // k: depth left, 0 ... 15
-      "beq 4f\n\t"
-      "vctp.8 r11\n\t"
-      "vldrb.8 q0, [r1]\n\t"
-      "vldrb.8 q1, [r1, #16]\n\t"
-      "vpstttt\n\t"
-      "vldrbt.8 q2, [r3]\n\t"
-      "vldrbt.8 q3, [r5]\n\t"
-      "vldrbt.8 q4, [r7]\n\t"
-      "vldrbt.8 q5, [r9]\n\t"
-      "vmladava.s8 r0, q0, q2\n\tvmladava.s8 r8, q1, q2\n\tvmladava.s8 r2, q0, q3\n\tvmladava.s8 r10, q1, q3\n\t"
-      "vmladava.s8 r4, q0, q4\n\tvmladava.s8 r12, q1, q4\n\tvmladava.s8 r6, q0, q5\n\tvmladava.s8 lr, q1, q5\n\t"
-      "b 4f\n"
-      "3:\n\t"  // depth < 16: one partial chunk
-      "adds r11, r11, #16\n\t"
-      "vctp.8 r11\n\t"
-      "vldrb.8 q0, [r1]\n\t"
-      "vldrb.8 q1, [r1, #16]\n\t"
-      "vpstttt\n\t"
-      "vldrbt.8 q2, [r3]\n\t"
-      "vldrbt.8 q3, [r5]\n\t"
-      "vldrbt.8 q4, [r7]\n\t"
-      "vldrbt.8 q5, [r9]\n\t"
-      "vmladav.s8 r0, q0, q2\n\tvmladav.s8 r8, q1, q2\n\tvmladav.s8 r2, q0, q3\n\tvmladav.s8 r10, q1, q3\n\t"
-      "vmladav.s8 r4, q0, q4\n\tvmladav.s8 r12, q1, q4\n\tvmladav.s8 r6, q0, q5\n\tvmladav.s8 lr, q1, q5\n"
-      "4:\n\t"
-      // Lanes 0, 1 are the low doubleword of the q register, lanes 2, 3 the high one.
-      "vmov d8, r0, r2\n\t"  // q4: row 0
-      "vmov d9, r4, r6\n\t"
-      "vmov d10, r8, r10\n\t"  // q5: row 1
-      "vmov d11, r12, lr\n\t"
-      "ldrd r0, r1, [sp, #16]\n\t"  // table, output offset
-      "vldrw.32 q0, [r0, %[bias]]\n\t"
-      "vadd.i32 q4, q4, q0\n\t"
-      "vadd.i32 q5, q5, q0\n\t"
-      "vldrw.32 q0, [r0, %[left]]\n\t"
-      MCUFLOW_MVE_RQ_SHIFT_LEFT("q4", "q0") MCUFLOW_MVE_RQ_SHIFT_LEFT("q5", "q0")
-      "vldrw.32 q0, [r0, %[mult]]\n\t"
-      MCUFLOW_MVE_RQ_MULTIPLY("q4", "q0") MCUFLOW_MVE_RQ_MULTIPLY("q5", "q0")
-      "vldrw.32 q0, [r0, %[right]]\n\t"
-      MCUFLOW_MVE_RQ_SHIFT_RIGHT("q4", "q0", "q1") MCUFLOW_MVE_RQ_SHIFT_RIGHT("q5", "q0", "q1")
-      MCUFLOW_MVE_RQ_OUTPUT("q4", "r1") MCUFLOW_MVE_RQ_OUTPUT("q5", "r1")
-      "ldrd r2, r3, [sp, #24]\n\t"  // out0, out1
-      "ldr r4, [sp, #12]\n\t"       // channels
-      "vctp.32 r4\n\t"              // all four lanes unless the block is partial
-      "vpstt\n\t"
-      "vstrbt.32 q4, [r2], #4\n\t"
-      "vstrbt.32 q5, [r3], #4\n\t"
-      "strd r2, r3, [sp, #24]\n\t"
-      "adds r0, r0, %[table_bytes]\n\t"
-      "str r0, [sp, #16]\n\t"
-      "subs r4, r4, #4\n\t"
-      "str r4, [sp, #12]\n\t"
-      "bgt 5b\n\t"
-      "add sp, sp, #32"
-      : [f] "+r"(f)
-      : [lo] "w"(act_min), [hi] "w"(act_max), [table_bytes] "i"(MveGemmLayout{0, 0}.table_bytes()),
-        [bias] "i"(kGemmBiasAt), [mult] "i"(kGemmMultiplierAt), [left] "i"(kGemmLeftShiftAt),
-        [right] "i"(kGemmMinusRightShiftAt), "m"(frame)
-      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r9", "r10", "r11", "r12", "lr", "q0", "q1", "q2", "q3", "q4",
-        "q5", "p0", "cc", "memory");
+  if (g.left_shifts) {
+    MCUFLOW_MVE_GEMM_PAIR("vldrw.32 q0, [r0, %[left]]\n\t" MCUFLOW_MVE_RQ_SHIFT_LEFT("q4", "q0")
+                              MCUFLOW_MVE_RQ_SHIFT_LEFT("q5", "q0"));
+  } else {
+    MCUFLOW_MVE_GEMM_PAIR("");
+  }
+}
+#undef MCUFLOW_MVE_GEMM_PAIR
+
+// g.left_shifts for g's channel tables.
+inline bool gemm_left_shifts(const GemmArgs& g) {
+  const int32_t* left = reinterpret_cast<const int32_t*>(g.tables + kGemmLeftShiftAt);
+  uint32x4_t any = vdupq_n_u32(0);
+  for (int32_t oc = 0; oc < g.out_c; oc += kMveGemmBlock, left += kMveTableRows * kMveGemmBlock) {
+    any = vorrq_u32(any, vreinterpretq_u32_s32(vldrwq_s32(left)));
+  }
+  return vmaxvq_u32(0, any) != 0;
 }
 
 // One row against four weight rows: acc[j] = bias'[j] + row . w_j over depth, in a
@@ -460,41 +482,32 @@ inline void interleave_rows(int8_t* pair, const int8_t* row0, const int8_t* row1
       : "lr", "q0", "q1", "memory");
 }
 
-// dst[0, n) = src[0, n), 16 bytes per tail-predicated step. In assembly: compiled, each step
-// moves the predicate through core registers and each call sets up a counted loop.
+// dst[0, n) = src[0, n), 16 bytes per step of a tail-predicated loop (none for n = 0). In
+// assembly: compiled, the predicate moves through core registers at every step.
 inline void copy_bytes(int8_t* dst, const int8_t* src, int32_t n) {
-  int8x16_t v;
   asm volatile(
-      "cmp %[n], #0\n\t"
-      "ble 2f\n"
+      "wlstp.8 lr, %[n], 2f\n"
       "1:\n\t"
-      "vctp.8 %[n]\n\t"
-      "vpstt\n\t"
-      "vldrbt.8 %q[v], [%[src]], #16\n\t"
-      "vstrbt.8 %q[v], [%[dst]], #16\n\t"
-      "subs %[n], %[n], #16\n\t"
-      "bgt 1b\n"
+      "vldrb.8 q0, [%[src]], #16\n\t"
+      "vstrb.8 q0, [%[dst]], #16\n\t"
+      "letp lr, 1b\n"
       "2:"
-      : [v] "=&w"(v), [src] "+r"(src), [dst] "+r"(dst), [n] "+r"(n)
-      :
-      : "p0", "cc", "memory");
+      : [src] "+r"(src), [dst] "+r"(dst)
+      : [n] "r"(n)
+      : "lr", "q0", "memory");
 }
 
 // dst[0, n) = value.
 inline void fill_bytes(int8_t* dst, int8x16_t value, int32_t n) {
   asm volatile(
-      "cmp %[n], #0\n\t"
-      "ble 2f\n"
+      "wlstp.8 lr, %[n], 2f\n"
       "1:\n\t"
-      "vctp.8 %[n]\n\t"
-      "vpst\n\t"
-      "vstrbt.8 %q[v], [%[dst]], #16\n\t"
-      "subs %[n], %[n], #16\n\t"
-      "bgt 1b\n"
+      "vstrb.8 %q[v], [%[dst]], #16\n\t"
+      "letp lr, 1b\n"
       "2:"
-      : [dst] "+r"(dst), [n] "+r"(n)
-      : [v] "w"(value)
-      : "p0", "cc", "memory");
+      : [dst] "+r"(dst)
+      : [n] "r"(n), [v] "w"(value)
+      : "lr", "memory");
 }
 
 }  // namespace mcuflow::kernels::mve

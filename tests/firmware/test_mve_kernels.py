@@ -256,6 +256,42 @@ def test_random_shapes_match_host(seed):
     assert_board_matches_host(program, cases, seed)
 
 
+class Cancelling(nn.Module):
+    """A conv or linear layer over its input twice (channels concatenated), the second copy's
+    weights nearly the negated first's: its outputs are far smaller than single products, so
+    requantization shifts left (which the GEMM kernels skip for ops that never do)."""
+
+    def __init__(self, layer):
+        super().__init__()
+        self.layer = layer
+        with torch.no_grad():
+            half = layer.weight.shape[1] // 2
+            layer.weight[:, half:] = -0.999 * layer.weight[:, :half]
+            layer.bias.mul_(1e-3)
+
+    def forward(self, x):
+        return self.layer(torch.cat([x, x], dim=1 if isinstance(self.layer, nn.Conv2d) else -1))
+
+
+def requantization_shifts(program, op_index):
+    """The op's int32 shift table (input 4), from the program's constants."""
+    record = program._host.tensors[program._host.ops[op_index]["inputs"][4]]
+    at = struct.unpack_from("<I", program.data, CONSTANTS_OFFSET)[0] + record["offset"]
+    return np.frombuffer(program.data, np.int32, record["bytes"] // 4, at)
+
+
+def test_left_shifting_requantization_matches_host():
+    torch.manual_seed(3)
+    cases = [("1x1 left shift", Cancelling(nn.Conv2d(32, 9, 1)), [(1, 16, 3, 5)]),
+             ("conv left shift", Cancelling(nn.Conv2d(6, 5, 3, padding=1)), [(1, 3, 5, 4)]),
+             ("linear left shift", Cancelling(nn.Linear(40, 6)), [(1, 3, 20)])]
+    program = compile_cases(cases)
+    gemm = [i for i, op in enumerate(program.metadata["ops"]) if op["kernel"].endswith("_mve")]
+    assert sorted(program.metadata["ops"][i]["kernel"] for i in gemm) == ["conv_s8_1x1_mve", "conv_s8_mve", "fc_s8_mve"]
+    assert all(requantization_shifts(program, i).max() > 0 for i in gemm)
+    assert_board_matches_host(program, cases, seed=5)
+
+
 # --- selection ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("case, reason", [

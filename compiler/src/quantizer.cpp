@@ -90,7 +90,9 @@ Observer parse_observer(const std::string& name) {
   for (size_t i = 0; i < std::size(kObserverNames); ++i) {
     if (name == kObserverNames[i]) return Observer(i);
   }
-  throw CompileError("unknown observer '" + name + "' (minmax, percentile or mse)");
+  std::string known;
+  for (const char* n : kObserverNames) known += (known.empty() ? "" : ", ") + std::string(n);
+  throw CompileError("unknown observer '" + name + "' (" + known + ")");
 }
 
 const char* observer_name(Observer kind) { return kObserverNames[size_t(kind)]; }

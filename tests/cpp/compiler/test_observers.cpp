@@ -98,6 +98,11 @@ TEST(Observers, MseOfAUniformDistributionIsItsCalculusOptimum) {
   EXPECT_EQ(r.lo, 0.0f);
   EXPECT_NEAR(r.hi, 510.0 / 511.0, 1.0 / kHistogramBins);
   EXPECT_LT(r.hi, 1.0f);
+  // Mirrored to [-1, 0]: the same clip on the other side.
+  for (float& x : v) x = -x;
+  const Range mirrored = mse_range(histogram_of(v));
+  EXPECT_EQ(mirrored.hi, 0.0f);
+  EXPECT_NEAR(mirrored.lo, -510.0 / 511.0, 1.0 / kHistogramBins);
 }
 
 TEST(Observers, MseLiesBetweenPercentileAndMinMaxAndBeatsBoth) {
@@ -146,7 +151,7 @@ TEST(Observers, OptionsAreCheckedAndNamed) {
     parse_observer("kl");
     FAIL() << "expected a CompileError";
   } catch (const CompileError& e) {
-    EXPECT_NE(std::string(e.what()).find("minmax, percentile or mse"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(minmax, percentile, mse)"), std::string::npos) << e.what();
   }
   for (double p : {50.0, 0.0, -1.0, 100.001, double(NAN)}) {
     EXPECT_THROW(check_observer_options(ObserverOptions{Observer::kPercentile, p}), CompileError) << p;

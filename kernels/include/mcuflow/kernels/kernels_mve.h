@@ -418,6 +418,75 @@ inline int32x4_t dot_1x4(const int8_t* row, const int8_t* w0, const int8_t* w1, 
   return acc;
 }
 
+// The channels of three table blocks (oc ... oc + 11) of one row: acc[b][j] = bias'[4b + j] +
+// row . w_(4b + j), as two 1x6 dots in tail-predicated loops (six accumulators and six weight
+// pointers are what the core registers hold besides the row and the loop counter); the inputs
+// wait on the stack while the first dot runs.
+struct GemmRowFrame {
+  const int8_t* row;      // 0
+  const int8_t* weights;  // 4: channel oc's weight row
+  int32_t depth;          // 8
+  const int32_t* table;   // 12: the first block's channel table
+};
+
+// One 1x6 dot: the weight rows r3, r5, r7, r9, r12 = w4 and r11 = w5 (set up from r3 and the
+// depth in r11), accumulators r0 ... r10 (set up before).
+#define MCUFLOW_MVE_1X6_DOT                     \
+  "ldr r1, [sp]\n\t"  /* row */                \
+  "ldr r11, [sp, #8]\n\t"  /* depth */         \
+  "add r5, r3, r11\n\t"                        \
+  "add r7, r5, r11\n\t"                        \
+  "add r9, r7, r11\n\t"                        \
+  "add r12, r9, r11\n\t"                       \
+  "dlstp.8 lr, r11\n\t"                        \
+  "add r11, r12, r11\n"                         \
+  "1:\n\t"                                     \
+  "vldrb.8 q0, [r1], #16\n\t"                  \
+  "vldrb.8 q1, [r3], #16\n\t"                  \
+  "vmladava.s8 r0, q0, q1\n\t"                 \
+  "vldrb.8 q2, [r5], #16\n\t"                  \
+  "vmladava.s8 r2, q0, q2\n\t"                 \
+  "vldrb.8 q1, [r7], #16\n\t"                  \
+  "vmladava.s8 r4, q0, q1\n\t"                 \
+  "vldrb.8 q2, [r9], #16\n\t"                  \
+  "vmladava.s8 r6, q0, q2\n\t"                 \
+  "vldrb.8 q1, [r12], #16\n\t"                 \
+  "vmladava.s8 r8, q0, q1\n\t"                 \
+  "vldrb.8 q2, [r11], #16\n\t"                 \
+  "vmladava.s8 r10, q0, q2\n\t"                \
+  "letp lr, 1b\n\t"
+
+inline void dot_1x12(const GemmRowFrame& frame, int32x4_t& acc0, int32x4_t& acc1, int32x4_t& acc2) {
+  register const GemmRowFrame* f asm("r12") = &frame;
+  asm volatile(
+      "ldm %[f], {r0-r3}\n\t"
+      "push {r0-r3}\n\t"
+      "ldm r3, {r0, r2, r4, r6}\n\t"  // bias' of block 0
+      "ldrd r8, r10, [r3, %[table_bytes]]\n\t"  // of block 1, lanes 0, 1
+      "ldr r3, [sp, #4]\n\t"
+      MCUFLOW_MVE_1X6_DOT
+      "vmov %e[acc0], r0, r2\n\t"
+      "vmov %f[acc0], r4, r6\n\t"
+      "vmov %e[acc1], r8, r10\n\t"
+      "ldr r3, [sp, #12]\n\t"
+      "ldrd r0, r2, [r3, %[table_bytes] + 8]\n\t"  // bias' of block 1, lanes 2, 3
+      "add r3, r3, %[table_bytes] * 2\n\t"
+      "ldm r3, {r4, r6, r8, r10}\n\t"  // of block 2
+      "ldrd r3, r11, [sp, #4]\n\t"
+      "add r3, r3, r11, lsl #2\n\t"
+      "add r3, r3, r11, lsl #1\n\t"  // channel oc + 6's weight row
+      MCUFLOW_MVE_1X6_DOT
+      "vmov %f[acc1], r0, r2\n\t"
+      "vmov %e[acc2], r4, r6\n\t"
+      "vmov %f[acc2], r8, r10\n\t"
+      "add sp, sp, #16"
+      : [acc0] "=&w"(acc0), [acc1] "=&w"(acc1), [acc2] "=&w"(acc2), [f] "+r"(f)
+      : [table_bytes] "i"(MveGemmLayout{0, 0}.table_bytes()), "m"(frame)
+      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "lr", "q0", "q1", "q2", "cc",
+        "memory");
+}
+#undef MCUFLOW_MVE_1X6_DOT
+
 #undef MCUFLOW_MVE_2X4_CHUNK
 #undef MCUFLOW_MVE_2X4_PARTIAL_CHUNK
 #undef MCUFLOW_MVE_RQ_LOAD
@@ -426,43 +495,41 @@ inline int32x4_t dot_1x4(const int8_t* row, const int8_t* w0, const int8_t* w1, 
 #undef MCUFLOW_MVE_RQ_SHIFT_RIGHT
 #undef MCUFLOW_MVE_RQ_OUTPUT
 
-// Calls block(w0, w1, w2, w3, table, oc, channels) for every block of four output channels
-// oc ... oc + 3 with its weight rows and channel table; in a last partial block (channels < 4)
-// the rows past out_c repeat the last row, so that every weight read is inside the weights.
-template <typename Block>
-inline void for_each_gemm_block(const GemmArgs& g, Block block) {
-  const int32_t depth = g.depth;
-  const int32_t* table = reinterpret_cast<const int32_t*>(g.tables);
-  const int8_t* w = g.weights;
-  int32_t oc = 0;
-  for (; oc + kMveGemmBlock <= g.out_c; oc += kMveGemmBlock, w += kMveGemmBlock * depth) {
-    block(w, w + depth, w + 2 * depth, w + 3 * depth, table, oc, kMveGemmBlock);
-    table += kMveTableRows * kMveGemmBlock;
-  }
-  const int32_t left = g.out_c - oc;
-  if (left > 0) {
-    const int8_t* last = w + (left - 1) * depth;
-    block(w, left > 1 ? w + depth : last, left > 2 ? w + 2 * depth : last, last, table, oc, left);
-  }
-}
-
 // Stores a block's outputs: four, or the `channels` of a partial last block.
 inline void store_block(int8_t* out, int32x4_t y, int32_t channels) {
   if (channels == kMveGemmBlock) vstrbq_s32(out, y);
   else vstrbq_p_s32(out, y, vctp32q(uint32_t(channels)));
 }
 
-// out[oc] for every output channel, from one row.
+// out[oc] for every output channel, from one row: twelve channels at a time, then blocks of
+// four; in a last partial block the rows past out_c repeat the last row (nothing past the
+// weights is read) and only its channels are stored.
 inline void gemm_one_row(const GemmArgs& g, const int8_t* row, int8_t* out) {
   const int32x4_t act_min = vdupq_n_s32(g.act_min), act_max = vdupq_n_s32(g.act_max);
-  for_each_gemm_block(g, [&](const int8_t* w0, const int8_t* w1, const int8_t* w2, const int8_t* w3,
-                             const int32_t* table, int32_t oc, int32_t channels) {
-    const int32x4_t acc = dot_1x4(row, w0, w1, w2, w3, g.depth, table + kGemmBiasAt / 4);
-    store_block(out + oc,
-                requantize<kGemmMultiplierAt, kGemmLeftShiftAt, kGemmMinusRightShiftAt>(acc, table, g.output_offset,
-                                                                                        act_min, act_max),
-                channels);
-  });
+  auto requantize_block = [&](int32x4_t acc, const int32_t* table) {
+    return requantize<kGemmMultiplierAt, kGemmLeftShiftAt, kGemmMinusRightShiftAt>(acc, table, g.output_offset, act_min,
+                                                                                   act_max);
+  };
+  constexpr int32_t kTableEntries = kMveTableRows * kMveGemmBlock;
+  const int32_t depth = g.depth;
+  const int32_t* table = reinterpret_cast<const int32_t*>(g.tables);
+  const int8_t* w = g.weights;
+  int32_t oc = 0;
+  for (; oc + 3 * kMveGemmBlock <= g.out_c; oc += 3 * kMveGemmBlock) {
+    int32x4_t acc0, acc1, acc2;
+    dot_1x12(GemmRowFrame{row, w, depth, table}, acc0, acc1, acc2);
+    vstrbq_s32(out + oc, requantize_block(acc0, table));
+    vstrbq_s32(out + oc + kMveGemmBlock, requantize_block(acc1, table + kTableEntries));
+    vstrbq_s32(out + oc + 2 * kMveGemmBlock, requantize_block(acc2, table + 2 * kTableEntries));
+    w += 3 * kMveGemmBlock * depth, table += 3 * kTableEntries;
+  }
+  for (; oc < g.out_c; oc += kMveGemmBlock, w += kMveGemmBlock * depth, table += kTableEntries) {
+    const int32_t channels = g.out_c - oc;
+    const int8_t* last = w + (channels < kMveGemmBlock ? channels - 1 : kMveGemmBlock - 1) * depth;
+    const int32x4_t acc = dot_1x4(row, w, channels > 1 ? w + depth : last, channels > 2 ? w + 2 * depth : last, last,
+                                  depth, table + kGemmBiasAt / 4);
+    store_block(out + oc, requantize_block(acc, table), channels);
+  }
 }
 
 // pair = row0 and row1 (depth bytes each) interleaved by chunks of 16: row0[0, 16),

@@ -67,82 +67,91 @@ inline int8_t requantize(int32_t acc, const Requant& r, int32_t oc) {
   return int8_t(clamp_i32(v, r.act_min, r.act_max));
 }
 
-// One window position of a group: x = row[k], four LDRB weights at byte `offset` of w, four
-// products added to a0..a3 (r8-r11), 13 instructions. Thumb-1 assembly (unified syntax).
-#define MCUFLOW_SCALAR_TAP(offset)                  \
-  "ldrsb %[x], [%[row_end], %[k]]\n\t"              \
-  "ldrb %[w0], [%[w], #" #offset "]\n\t"            \
-  "ldrb %[w1], [%[w], #" #offset " + 1]\n\t"        \
-  "ldrb %[w2], [%[w], #" #offset " + 2]\n\t"        \
-  "ldrb %[w3], [%[w], #" #offset " + 3]\n\t"        \
-  "muls %[w0], %[x], %[w0]\n\t"                     \
-  "muls %[w1], %[x], %[w1]\n\t"                     \
-  "muls %[w2], %[x], %[w2]\n\t"                     \
-  "muls %[w3], %[x], %[w3]\n\t"                     \
-  "add %[a0], %[w0]\n\t"                            \
-  "add %[a1], %[w1]\n\t"                            \
-  "add %[a2], %[w2]\n\t"                            \
-  "add %[a3], %[w3]\n\t"
+// Two window positions of a group (kernels_scalar.h): x0 = row[offset], x1 = row[offset + 1],
+// the four weight words of the pair by one LDM (r4-r7, as LDM needs ascending registers), four
+// multiplies, the two positions' packed sums split into a0..a3 (r8-r11): 21 instructions for
+// eight multiply-accumulates. Thumb-1 assembly (unified syntax).
+#define MCUFLOW_SCALAR_PAIR(offset)           \
+  "ldrb %[x0], [%[row], #" #offset "]\n\t"     \
+  "ldrb %[x1], [%[row], #" #offset " + 1]\n\t" \
+  "sxtb %[x0], %[x0]\n\t"                     \
+  "sxtb %[x1], %[x1]\n\t"                     \
+  "ldmia %[w]!, {r4, r5, r6, r7}\n\t"         \
+  "muls r4, %[x0], r4\n\t"                    \
+  "muls r5, %[x0], r5\n\t"                    \
+  "muls r6, %[x1], r6\n\t"                    \
+  "muls r7, %[x1], r7\n\t"                    \
+  "adds r4, r4, r6\n\t"                       \
+  "adds r5, r5, r7\n\t"                       \
+  MCUFLOW_SCALAR_SPLIT("r4", "r6", "a0", "a1") MCUFLOW_SCALAR_SPLIT("r5", "r7", "a2", "a3")
 
-#define MCUFLOW_SCALAR_TAP_NEXT(offset) MCUFLOW_SCALAR_TAP(offset) "adds %[k], %[k], #1\n\t"
+// a_lo += the packed sum's low half (sign-extended), a_hi += its high half.
+#define MCUFLOW_SCALAR_SPLIT(sum, low, a_lo, a_hi) \
+  "sxth " low ", " sum "\n\t"                      \
+  "add %[" a_lo "], " low "\n\t"                   \
+  "subs " sum ", " sum ", " low "\n\t"             \
+  "asrs " sum ", " sum ", #16\n\t"                 \
+  "add %[" a_hi "], " sum "\n\t"
 
-#define MCUFLOW_SCALAR_OPERANDS(end)                                                                        \
-  : [a0] "+h"(a0), [a1] "+h"(a1), [a2] "+h"(a2), [a3] "+h"(a3), [k] "+l"(k), [w] "+l"(w), [x] "=&l"(x),    \
-    [w0] "=&l"(w0), [w1] "=&l"(w1), [w2] "=&l"(w2), [w3] "=&l"(w3)                                         \
-  : [row_end] "l"(end)                                                                                      \
-  : "cc", "memory"
+#define MCUFLOW_SCALAR_OPERANDS                                                                             \
+  : [a0] "+h"(a0), [a1] "+h"(a1), [a2] "+h"(a2), [a3] "+h"(a3), [row] "+l"(row), [w] "+l"(w),              \
+    [x0] "=&l"(x0), [x1] "=&l"(x1)                                                                         \
+  : [end] "h"(end)                                                                                          \
+  : "r4", "r5", "r6", "r7", "cc", "memory"
 
-// a0..a3 += sum over the row's `count` values ending at row_end of x * (weight byte), weights
-// interleaved four per value from w (advanced past them). GCC keeps the accumulators on the
-// stack and re-derives addresses here, so the loop is written out: eight values per pass
-// (the weight offsets fill LDRB's 5-bit immediate), then one at a time.
-inline void group_dot(const int8_t* row_end, int32_t count, const int8_t*& w, int32_t& a0, int32_t& a1,
-                      int32_t& a2, int32_t& a3) {
-  int32_t x, w0, w1, w2, w3;
-  const int32_t eights = count & ~7;
-  if (eights) {
-    int32_t k = -eights;
-    const int8_t* const end8 = row_end - (count - eights);  // the tail follows the eights
+// a0..a3 += the row's `depth` values times the group's weight words from w (advanced past
+// them): four pairs per pass, then single pairs, then an odd last value.
+inline void group_dot(const int8_t* row, int32_t depth, const int32_t*& w, int32_t& a0, int32_t& a1, int32_t& a2,
+                      int32_t& a3) {
+  int32_t x0, x1;
+  const int8_t* const fours_end = row + (depth & ~7);
+  const int8_t* const pairs_end = row + (depth & ~1);
+  if (row != fours_end) {
+    const int8_t* const end = fours_end;
     __asm__(".syntax unified\n\t"
-            "1:\n\t" MCUFLOW_SCALAR_TAP_NEXT(0) MCUFLOW_SCALAR_TAP_NEXT(4) MCUFLOW_SCALAR_TAP_NEXT(8)
-                MCUFLOW_SCALAR_TAP_NEXT(12) MCUFLOW_SCALAR_TAP_NEXT(16) MCUFLOW_SCALAR_TAP_NEXT(20)
-                    MCUFLOW_SCALAR_TAP_NEXT(24) MCUFLOW_SCALAR_TAP(28)
-            "adds %[w], %[w], #32\n\t"
-            "adds %[k], %[k], #1\n\t"
+            "1:\n\t" MCUFLOW_SCALAR_PAIR(0) MCUFLOW_SCALAR_PAIR(2) MCUFLOW_SCALAR_PAIR(4) MCUFLOW_SCALAR_PAIR(6)
+            "adds %[row], %[row], #8\n\t"
+            "cmp %[row], %[end]\n\t"
             "bne 1b\n\t"
-            ".syntax divided" MCUFLOW_SCALAR_OPERANDS(end8));
+            ".syntax divided" MCUFLOW_SCALAR_OPERANDS);
   }
-  if (count - eights) {
-    int32_t k = eights - count;
+  if (row != pairs_end) {
+    const int8_t* const end = pairs_end;
     __asm__(".syntax unified\n\t"
-            "1:\n\t" MCUFLOW_SCALAR_TAP(0)
-            "adds %[w], %[w], #4\n\t"
-            "adds %[k], %[k], #1\n\t"
+            "1:\n\t" MCUFLOW_SCALAR_PAIR(0)
+            "adds %[row], %[row], #2\n\t"
+            "cmp %[row], %[end]\n\t"
             "bne 1b\n\t"
-            ".syntax divided" MCUFLOW_SCALAR_OPERANDS(row_end));
+            ".syntax divided" MCUFLOW_SCALAR_OPERANDS);
+  }
+  if (depth & 1) {  // one product per half: |P|, |Q| <= 128 * 127
+    const int8_t* const end = row;
+    __asm__(".syntax unified\n\t"
+            "ldrb %[x0], [%[row], #0]\n\t"
+            "sxtb %[x0], %[x0]\n\t"
+            "ldmia %[w]!, {r4, r5}\n\t"
+            "muls r4, %[x0], r4\n\t"
+            "muls r5, %[x0], r5\n\t"
+            MCUFLOW_SCALAR_SPLIT("r4", "r6", "a0", "a1") MCUFLOW_SCALAR_SPLIT("r5", "r7", "a2", "a3")
+            ".syntax divided" MCUFLOW_SCALAR_OPERANDS);
   }
 }
 
 #undef MCUFLOW_SCALAR_OPERANDS
-#undef MCUFLOW_SCALAR_TAP_NEXT
-#undef MCUFLOW_SCALAR_TAP
+#undef MCUFLOW_SCALAR_SPLIT
+#undef MCUFLOW_SCALAR_PAIR
 
-// out[0..out_c) for one input row of `depth` values: bias' - 128 * sum(row) plus the row times
-// each group's weights (the prepared input, kernels_scalar.h), requantized.
+// out[0..out_c) for one input row of `depth` values: bias' plus the row times each group's
+// weight words (the prepared input, kernels_scalar.h), requantized.
 inline void gemm_row(const int8_t* row, int32_t depth, int32_t out_c, const int32_t* prepared, const Requant& r,
                      int8_t* out) {
-  const int32_t* folded_bias = prepared;  // then r.words, then the grouped weights
-  int32_t row_sum = 0;
-  for (int32_t k = 0; k < depth; ++k) row_sum += row[k];
-  const uint32_t correction = uint32_t(row_sum) * uint32_t(-128);
-  const int8_t* w = reinterpret_cast<const int8_t*>(prepared + out_c * (1 + kScalarRequantWords));
+  const int32_t* folded_bias = prepared;  // then r.words, then the grouped weight words
+  const int32_t* w = prepared + out_c * (1 + kScalarRequantWords);
   for (int32_t oc = 0; oc < out_c; oc += kScalarGroup) {
     const int32_t last = out_c - 1;
-    const int32_t c1 = oc + 1 < out_c ? oc + 1 : last, c2 = oc + 2 < out_c ? oc + 2 : last,
-                  c3 = oc + 3 < out_c ? oc + 3 : last;
-    int32_t a0 = int32_t(uint32_t(folded_bias[oc]) + correction), a1 = int32_t(uint32_t(folded_bias[c1]) + correction),
-            a2 = int32_t(uint32_t(folded_bias[c2]) + correction), a3 = int32_t(uint32_t(folded_bias[c3]) + correction);
-    group_dot(row + depth, depth, w, a0, a1, a2, a3);
+    int32_t a0 = folded_bias[oc], a1 = folded_bias[oc + 1 < out_c ? oc + 1 : last],
+            a2 = folded_bias[oc + 2 < out_c ? oc + 2 : last], a3 = folded_bias[oc + 3 < out_c ? oc + 3 : last];
+    group_dot(row, depth, w, a0, a1, a2, a3);
     const int32_t acc[kScalarGroup] = {a0, a1, a2, a3};
     const int32_t lanes = out_c - oc < kScalarGroup ? out_c - oc : kScalarGroup;
 #pragma GCC unroll 1  // one requantization body: flash matters more than the loop's branch

@@ -50,11 +50,22 @@ void append_gemm_prepared(LoweredProgram& p, ProgramOp& op, int32_t out_c, int32
 
 // --- conv_s8_1x1_scalar, conv_s8_scalar ---
 
+// The GEMM kernels' packed sums need weights in -127..127 (kernels_scalar.h).
+std::string gemm_rejects(const LoweredProgram& p, const ProgramOp& op) {
+  const auto c = params_of<ConvParams>(op);
+  const std::string constants = needs_constant_inputs(p, op);
+  if (!constants.empty()) return constants;
+  const ProgramTensor& w = p.tensors[op.inputs[1]];
+  if (!kernels::scalar_weights_symmetric(reinterpret_cast<const int8_t*>(w.bytes.data()), c.out_c * c.k_h * c.k_w * c.in_c))
+    return "needs weights in -127..127";
+  return "";
+}
+
 std::string pointwise_rejects(const LoweredProgram& p, const ProgramOp& op) {
   const auto c = params_of<ConvParams>(op);
   if (c.k_h != 1 || c.k_w != 1) return "needs a 1x1 kernel, got " + std::to_string(c.k_h) + "x" + std::to_string(c.k_w);
   if (c.pad_top != 0 || c.pad_left != 0) return "needs no padding";
-  return needs_constant_inputs(p, op);
+  return gemm_rejects(p, op);
 }
 
 void conv_prepare(LoweredProgram& p, ProgramOp& op) {
@@ -99,7 +110,7 @@ std::vector<TierCandidate> scalar_candidates() {
   return {
       {KernelId::conv_s8_1x1_scalar, KernelId::conv_s8, pointwise_rejects, conv_prepare,
        "1x1 conv: Thumb-1, 4 output channels per input byte"},
-      {KernelId::conv_s8_scalar, KernelId::conv_s8, needs_constant_inputs, im2col_prepare,
+      {KernelId::conv_s8_scalar, KernelId::conv_s8, gemm_rejects, im2col_prepare,
        "conv: Thumb-1, window gathered per pixel, 4 output channels per input byte"},
       {KernelId::dwconv_s8_3x3_scalar, KernelId::dwconv_s8, depthwise_3x3_rejects, depthwise_3x3_prepare,
        "depthwise 3x3: Thumb-1, tap pointers per pixel (padding reads the zero point)"},

@@ -1,7 +1,9 @@
-// The scalar tier's requantization without a 64-bit product, from a channel's prepared words
-// (kernels_scalar.h), against the reference's multiply_by_quantized_multiplier (arith.h): the
-// boundaries of every 16-bit half of x and of the multiplier, every shift the verifier allows,
-// and random values.
+// The scalar tier's arithmetic (kernels_scalar.h) against plain integer math: its requantization
+// without a 64-bit product, from a channel's prepared words, against the reference's
+// multiply_by_quantized_multiplier (arith.h) over the boundaries of every 16-bit half of x and of
+// the multiplier, every shift the verifier allows and random values; and the GEMM kernels'
+// packed weight words, consumed as the kernels' loop does (two window positions per packed sum,
+// split into its halves), against direct dot products.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -43,6 +45,48 @@ TEST(ScalarRequantize, EqualsTheReferenceForRandomValuesAndEveryShift) {
                                                   scalar_requant_word(m, shift, 2), scalar_requant_word(m, shift, 3)};
       ASSERT_EQ(scalar_requantize(x, words), multiply_by_quantized_multiplier(x, m, shift))
           << x << " " << m << " " << shift;
+    }
+  }
+}
+
+// a[0..3] += one packed sum's halves: a[lo] the sign-extended low half, a[lo + 1] the rest.
+void split(uint32_t sum, int32_t* a) {
+  const int32_t low = int16_t(sum & 0xFFFFu);
+  a[0] += low;
+  a[1] += int32_t(sum - uint32_t(low)) >> 16;
+}
+
+TEST(ScalarGemm, PackedWeightWordsGiveTheDotProducts) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int32_t> weight(-127, 127), input(-128, 127);
+  for (int32_t out_c = 1; out_c <= 9; ++out_c) {
+    for (int32_t depth = 1; depth <= 21; ++depth) {
+      std::vector<int8_t> w(static_cast<size_t>(out_c * depth)), x(static_cast<size_t>(depth));
+      for (auto& v : w) v = int8_t(weight(rng));
+      for (auto& v : x) v = int8_t(input(rng));
+      w[0] = -127, x[0] = -128;  // the largest products
+      std::vector<int32_t> words(size_t(scalar_group_weight_words(out_c, depth)));
+      for (size_t i = 0; i < words.size(); ++i) words[i] = scalar_group_weight_word(w.data(), out_c, depth, int32_t(i));
+      const int32_t* p = words.data();
+      for (int32_t g = 0; g < scalar_groups(out_c); ++g) {
+        int32_t a[kScalarGroup] = {0, 0, 0, 0};
+        int32_t k = 0;
+        for (; k + 1 < depth; k += 2, p += 4) {
+          split(uint32_t(x[k]) * uint32_t(p[0]) + uint32_t(x[k + 1]) * uint32_t(p[2]), a);
+          split(uint32_t(x[k]) * uint32_t(p[1]) + uint32_t(x[k + 1]) * uint32_t(p[3]), a + 2);
+        }
+        if (depth & 1) {
+          split(uint32_t(x[k]) * uint32_t(p[0]), a);
+          split(uint32_t(x[k]) * uint32_t(p[1]), a + 2);
+          p += 2;
+        }
+        for (int32_t lane = 0; lane < kScalarGroup && g * kScalarGroup + lane < out_c; ++lane) {
+          const int32_t oc = g * kScalarGroup + lane;
+          int32_t expected = 0;
+          for (int32_t i = 0; i < depth; ++i) expected += x[size_t(i)] * w[size_t(oc * depth + i)];
+          ASSERT_EQ(a[lane], expected) << "out_c " << out_c << " depth " << depth << " channel " << oc;
+        }
+      }
     }
   }
 }

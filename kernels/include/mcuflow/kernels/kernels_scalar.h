@@ -8,11 +8,14 @@
 // registers for most ALU operations; what pays there:
 //   - the input offset folded into the bias: bias' = bias + input_offset * sum(w) (padding taps
 //     read the input zero point, so they contribute nothing), leaving load, multiply, add;
-//   - weights stored as unsigned bytes w + 128, read by LDRB with immediate offsets (no index
-//     register): sum(x * (w + 128)) = sum(x * w) + 128 * sum(x), and the kernel subtracts
-//     128 * sum(x) once per input row;
-//   - register blocking: one input byte feeds kScalarGroup output channels whose weights are
-//     interleaved ([depth][kScalarGroup] per group of channels), accumulators in r8-r11.
+//   - two products per multiply (GEMM kernels): a weight word holds two output channels' int16
+//     weights, w_a + w_b * 2^16, so x * word = x * w_a + (x * w_b) * 2^16 (mod 2^32). Two such
+//     products (two window positions) add up to P + Q * 2^16 with |P|, |Q| <= 2 * 128 * 127 <
+//     2^15, so P is the word's low half sign-extended and Q the rest shifted down: four
+//     multiplies give eight multiply-accumulates of a group of four output channels;
+//   - weights re-laid out at compile time in the order the loop reads them (one LDM per two
+//     window positions), accumulators in r8-r11, inputs by LDRB with immediate offsets;
+//   - requantization without the 64-bit product the reference's needs (below).
 // Accumulators wrap like the reference's int32 arithmetic (which the verifier keeps in range),
 // so the folded sums equal the reference's exactly.
 #pragma once
@@ -66,17 +69,29 @@ inline int32_t scalar_requantize(int32_t x, const int32_t* q) {
 // --- GEMM-shaped kernels (1x1 conv, im2col conv): out[row][oc] over depth window values ---
 
 inline int32_t scalar_groups(int32_t out_c) { return (out_c + kScalarGroup - 1) / kScalarGroup; }
-inline int32_t scalar_group_weight_bytes(int32_t out_c, int32_t depth) {
-  return scalar_groups(out_c) * depth * kScalarGroup;
+// The packed sums' bound needs weights in -127..127 (the int8 quantization's range); true when
+// none of the n weights is -128.
+inline bool scalar_weights_symmetric(const int8_t* weights, int32_t n) {
+  for (int32_t i = 0; i < n; ++i) {
+    if (weights[i] == -128) return false;
+  }
+  return true;
 }
 
-// Byte i of the grouped weights: group g, window position k, lane j holds w[oc][k] + 128 with
-// oc = 4g + j (a last partial group repeats its last channel). weights: [out_c][depth].
-inline int8_t scalar_group_weight_byte(const int8_t* weights, int32_t out_c, int32_t depth, int32_t i) {
-  const int32_t per_group = depth * kScalarGroup;
-  const int32_t g = i / per_group, k = (i % per_group) / kScalarGroup, lane = i % kScalarGroup;
-  const int32_t oc = g * kScalarGroup + lane < out_c ? g * kScalarGroup + lane : out_c - 1;
-  return int8_t(uint8_t(weights[oc * depth + k] + 128));
+inline int32_t scalar_group_weight_words(int32_t out_c, int32_t depth) { return scalar_groups(out_c) * 2 * depth; }
+
+// Word i of the grouped weights. Per group g of four output channels (a last partial group
+// repeats its last channel), 2 * depth words: for each pair of window positions k, k + 1 the
+// words (ch0, ch1 at k), (ch2, ch3 at k), (ch0, ch1 at k + 1), (ch2, ch3 at k + 1), then for an
+// odd depth (ch0, ch1), (ch2, ch3) at the last position; (a, b) = w[a][k] + w[b][k] * 2^16
+// (mod 2^32: a negative w[a][k] borrows from the upper half). weights: [out_c][depth].
+inline int32_t scalar_group_weight_word(const int8_t* weights, int32_t out_c, int32_t depth, int32_t i) {
+  const int32_t per_group = 2 * depth, g = i / per_group, j = i % per_group;
+  const int32_t pairs = depth / 2, slot = j % 4;
+  const int32_t k = j < 4 * pairs ? 2 * (j / 4) + slot / 2 : depth - 1;
+  const int32_t first = g * kScalarGroup + 2 * (j < 4 * pairs ? slot % 2 : slot);
+  const int32_t a = first < out_c ? first : out_c - 1, b = first + 1 < out_c ? first + 1 : out_c - 1;
+  return int32_t((uint32_t(weights[b * depth + k]) << 16) + uint32_t(weights[a * depth + k]));
 }
 
 // bias' for output channel oc: bias[oc] + input_offset * sum_k w[oc][k], wrapping like int32.
@@ -88,10 +103,9 @@ inline int32_t scalar_folded_bias(const int8_t* weights, const int32_t* bias, in
 }
 
 // The GEMM kernels' prepared input, int32 words: bias' for each output channel, each channel's
-// requantization words (scalar_requant_word), then the grouped weight bytes (little-endian, four
-// per word, the last word zero padded).
+// requantization words (scalar_requant_word), then the grouped weight words.
 inline int32_t scalar_gemm_prepared_words(int32_t out_c, int32_t depth) {
-  return out_c * (1 + kScalarRequantWords) + (scalar_group_weight_bytes(out_c, depth) + 3) / 4;
+  return out_c * (1 + kScalarRequantWords) + scalar_group_weight_words(out_c, depth);
 }
 inline int32_t scalar_gemm_prepared_word(const int8_t* weights, const int32_t* bias, const int32_t* multipliers,
                                          const int32_t* shifts, int32_t out_c, int32_t depth, int32_t input_offset,
@@ -102,11 +116,7 @@ inline int32_t scalar_gemm_prepared_word(const int8_t* weights, const int32_t* b
     const int32_t c = i / kScalarRequantWords;
     return scalar_requant_word(multipliers[c], shifts[c], i % kScalarRequantWords);
   }
-  const int32_t first = (i - out_c * kScalarRequantWords) * 4, bytes = scalar_group_weight_bytes(out_c, depth);
-  uint32_t word = 0;
-  for (int32_t b = 0; b < 4 && first + b < bytes; ++b)
-    word |= uint32_t(uint8_t(scalar_group_weight_byte(weights, out_c, depth, first + b))) << (8 * b);
-  return int32_t(word);
+  return scalar_group_weight_word(weights, out_c, depth, i - out_c * kScalarRequantWords);
 }
 
 // 1x1 conv without padding, any stride; prepared: scalar_gemm_prepared_word.

@@ -18,11 +18,14 @@ Error check_scalar_conv(const OpCheck& c) {
   if (const Error e = check_conv_s8(c); e != Error::kOk) return e;
   const auto& p = c.get_params<ConvParams>();
   const int32_t depth = p.k_h * p.k_w * p.in_c;
-  return ok_if(scalar::prepared_matches(
-      c, kernels::scalar_gemm_prepared_words(p.out_c, depth),
-      [&](const int8_t* w, const int32_t* bias, const int32_t* multipliers, const int32_t* shifts, int32_t i) {
-        return kernels::scalar_gemm_prepared_word(w, bias, multipliers, shifts, p.out_c, depth, p.input_offset, i);
-      }));
+  // prepared_matches first: it checks that the weights are constants before they are read
+  return ok_if(scalar::prepared_matches(c, kernels::scalar_gemm_prepared_words(p.out_c, depth),
+                                        [&](const int8_t* w, const int32_t* bias, const int32_t* multipliers,
+                                            const int32_t* shifts, int32_t i) {
+                                          return kernels::scalar_gemm_prepared_word(w, bias, multipliers, shifts,
+                                                                                    p.out_c, depth, p.input_offset, i);
+                                        }) &&
+               kernels::scalar_weights_symmetric(scalar::constant_data<int8_t>(c, 1), p.out_c * depth));
 }
 
 Error check_conv_s8_1x1_scalar(const OpCheck& c) {

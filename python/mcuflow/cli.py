@@ -141,8 +141,15 @@ def cmd_run(args) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """A command-line mistake is a user error like any other: one line, exit code 1."""
+
+    def error(self, message: str):
+        raise InputError(f"{message} (see {self.prog} --help)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mcuflow", description="PyTorch models on Arm Cortex-M microcontrollers")
+    parser = _Parser(prog="mcuflow", description="PyTorch models on Arm Cortex-M microcontrollers")
     sub = parser.add_subparsers(dest="command", required=True)
 
     c = sub.add_parser("compile", help="compile a torch.export .pt2 model into an .mfp program")
@@ -188,9 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         return args.func(args)
     except McuflowError as e:
         print(f"mcuflow: error: {e}", file=sys.stderr)

@@ -122,6 +122,17 @@ def test_unreadable_and_foreign_program_files(workdir):
                               "-o", workdir / "m.mfp"), "torch.export")
 
 
+@pytest.mark.parametrize("args, fragment", [
+    (["compile", "m.pt2", "--precision", "int4", "-o", "x.mfp"], "invalid choice: 'int4'"),
+    (["compile"], "required: model, -o/--output"),
+    (["bogus"], "invalid choice: 'bogus'"),
+    ([], "required: command"),
+    (["bench", "p.mfp"], "required: --board"),
+])
+def test_command_line_mistakes_are_one_line_user_errors(args, fragment):
+    assert_user_error(mcuflow(*args), fragment, "--help")
+
+
 def test_unknown_target_and_board(workdir):
     assert_user_error(mcuflow("compile", workdir / "model.pt2", "--calibration", workdir / "calib.npz",
                               "--target", "cortex-a53", "-o", workdir / "m.mfp"), "unknown target", "cortex-m55")

@@ -19,7 +19,8 @@ from models import make_model
 from plan_check import check_plan
 
 MODELS = ["small_cnn", "ds_cnn", "resnet"]
-# cortex-m0: reference kernels everywhere, so every op the planner knows may run in place.
+# cortex-m0: reference kernels and scalar-tier kernels (which walk pixels as their references do),
+# so every op the planner knows may run in place.
 TARGET = "cortex-m0"
 
 _cache = {}

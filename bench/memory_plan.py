@@ -3,13 +3,17 @@ planned arena next to the liveness lower bound, in the exported op order without
 execution, with scheduling, and with scheduling and in-place execution.
 
     .venv/bin/python bench/memory_plan.py [--target cortex-m0] [--io float32|int8]
-        [--models small_cnn,ds_cnn,...] [--json out.json]
+        [--models small_cnn,ds_cnn,...] [--patches 4,6 [--board qemu-m55]] [--json out.json]
 
 Prints a Markdown table (and writes JSON with --json). Every figure is read from the compiled
 programs' headers and plan reports; "bound" is the header's liveness lower bound for that plan,
 "all in place" the bound with every in-place op the kernels allow. The target decides the
 kernels: optimized (DSP/MVE) kernels do not run in place, so cortex-m0 (reference kernels)
 shows what in-place execution can do.
+
+--patches N,M adds a table of patch-based execution (compile(..., patches=N)): the unpatched
+plan and bound next to each patched plan, the MACs the bands recompute (halo rows) and, with
+--board, the instructions (QEMU) of one inference with and without bands on that board.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "python"))
@@ -61,6 +67,61 @@ def measure(name, ep, calibration, target, io):
     return row
 
 
+def measure_patches(name, ep, calibration, target, io, patches, board):
+    import mcuflow
+
+    def macs(p):
+        return sum(op["macs"] for op in p.describe()["ops"])
+
+    def instructions(p, x):
+        from mcuflow import device
+
+        fw = device.cached_build(p, board)
+        outputs, counts = device.run_elf_on_inputs(fw, p, [[x]], board, timeout=600)
+        assert np.array_equal(outputs[0][0], p.run([x])[0]), f"{name}: {board} differs from the host"
+        return counts[0]
+
+    plain = mcuflow.compile(ep, target=target, calibration=calibration, io=io)
+    x = sample_input(plain)
+    row = {"model": name, "arena": plain.arena_bytes, "bound": plain.arena_lower_bound, "macs": macs(plain),
+           "instructions": instructions(plain, x) if board else None, "patched": []}
+    for n in patches:
+        p = mcuflow.compile(ep, target=target, calibration=calibration, io=io, patches=n)
+        banded = any(op["kernel"].startswith("concat_slice") for op in p.describe()["ops"])
+        assert np.array_equal(p.run([x])[0], plain.run([x])[0]), f"{name}: {n} bands change the output"
+        row["patched"].append({"patches": n, "kept": banded, "arena": p.arena_bytes, "bound": p.arena_lower_bound,
+                               "macs": macs(p), "instructions": instructions(p, x) if board and banded else None})
+    return row
+
+
+def sample_input(program):
+    """One deterministic input in the program's dtype (int8: uniform over the whole range)."""
+    spec = program.inputs[0]
+    rng = np.random.default_rng(0)
+    if spec["dtype"] == np.int8:
+        return rng.integers(-128, 128, size=spec["shape"]).astype(np.int8)
+    return rng.standard_normal(spec["shape"]).astype(np.float32)
+
+
+def patches_markdown(rows, board):
+    lines = ["| model | unpatched: arena / bound | bands | patched: arena / bound | arena / unpatched bound "
+             "| MACs recomputed" + (f" | instructions (QEMU, {board}): unpatched → patched" if board else "") + " |",
+             "|---|---|---|---|---|---" + ("|---" if board else "") + "|"]
+    for r in rows:
+        for q in r["patched"]:
+            if not q["kept"]:
+                lines.append(f"| {r['model']} | {r['arena']} / {r['bound']} | {q['patches']} | not kept (no smaller plan) "
+                             "| | |" + (" |" if board else ""))
+                continue
+            line = (f"| {r['model']} | {r['arena']} / {r['bound']} | {q['patches']} | {q['arena']} / {q['bound']} | "
+                    f"{q['arena'] / r['bound']:.2f} | +{(q['macs'] - r['macs']) / r['macs']:.1%} |")
+            if board:
+                line += (f" {r['instructions']:,} → {q['instructions']:,} "
+                         f"(+{(q['instructions'] - r['instructions']) / r['instructions']:.1%}) |")
+            lines.append(line)
+    return "\n".join(lines)
+
+
 def markdown(rows):
     lines = ["| model | exported order: arena / bound | scheduled: arena / bound | + in place: arena / bound "
              "(ratio) | all in place: bound | in-place ops |",
@@ -81,8 +142,18 @@ def main(argv=None):
     ap.add_argument("--target", default="cortex-m0")
     ap.add_argument("--io", default="float32", choices=["float32", "int8"])
     ap.add_argument("--models", default=",".join(default))
+    ap.add_argument("--patches", help="comma-separated band counts: only the patch-based execution table")
+    ap.add_argument("--board", help="with --patches: count instructions (QEMU) on this board, e.g. qemu-m55")
     ap.add_argument("--json")
     args = ap.parse_args(argv)
+    if args.patches:
+        patches = [int(n) for n in args.patches.split(",")]
+        rows = [measure_patches(n, ep, c, args.target, args.io, patches, args.board)
+                for n, ep, c in models(args.models.split(","))]
+        print(f"target {args.target}, io {args.io}; bytes\n\n" + patches_markdown(rows, args.board))
+        if args.json:
+            Path(args.json).write_text(json.dumps({"target": args.target, "io": args.io, "rows": rows}, indent=1))
+        return
     rows = [measure(n, ep, c, args.target, args.io) for n, ep, c in models(args.models.split(","))]
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()

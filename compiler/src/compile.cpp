@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <iomanip>
 #include <sstream>
 
@@ -131,25 +132,36 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
   if (g.inputs.empty()) throw CompileError("the model has no tensor inputs");
   if (g.outputs.empty()) throw CompileError("the model has no outputs");
   run_graph_passes(g);
-  LoweredProgram lp;
+  std::string quantization_report;
+  LowerOptions lowering{Precision::kFloat32, false};
   if (options.precision == Precision::kInt8) {
-    const std::string quantization_report = calibrate(g, calibration, options.observer);
-    assign_quantization(g);
-    lp = lower(g, LowerOptions{Precision::kInt8, options.int8_io, options.allow_fallback});
-    lp.quantization_report = quantization_report;
-  } else {
-    lp = lower(g, LowerOptions{Precision::kFloat32, false});
+    quantization_report = calibrate(g, calibration, options.observer);
+    assign_quantization(g);  // before split_into_patches: the bands copy their tensors' scales
+    lowering = LowerOptions{Precision::kInt8, options.int8_io, options.allow_fallback};
   }
-  lp.target = target.name;
-  lp.tier = target.tier;
-  lp.source = options.source;
-  select_kernels(lp, target.tier);
-  if (options.schedule) schedule_ops(lp);
-  PlanOptions plan;
-  plan.in_place = options.in_place;
-  plan.regions = options.regions;
-  plan.copy_weights = options.copy_weights;
-  plan_memory(lp, plan);
+  const auto lower_and_plan = [&](const Graph& ir) {
+    LoweredProgram lp = lower(ir, lowering);
+    lp.quantization_report = quantization_report;
+    lp.target = target.name;
+    lp.tier = target.tier;
+    lp.source = options.source;
+    select_kernels(lp, target.tier);
+    if (options.schedule) schedule_ops(lp);
+    PlanOptions plan;
+    plan.in_place = options.in_place;
+    plan.regions = options.regions;
+    plan.copy_weights = options.copy_weights;
+    plan_memory(lp, plan);
+    return lp;
+  };
+  LoweredProgram lp = lower_and_plan(g);
+  if (options.patches != 1) {  // bands recompute halo rows: kept only when their plan is smaller
+    Graph banded = g;
+    split_into_patches(banded, options.patches, lowering.precision == Precision::kInt8 ? 1 : 4);
+    LoweredProgram patched = lower_and_plan(banded);
+    const auto total = [](const LoweredProgram& p) { return std::accumulate(p.region_bytes.begin(), p.region_bytes.end(), uint64_t{0}); };
+    if (total(patched) < total(lp)) lp = std::move(patched);
+  }
   return serialize(lp);
 }
 

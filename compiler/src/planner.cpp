@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <sstream>
@@ -201,9 +202,10 @@ struct Problem {
   std::vector<std::vector<Forbidden>> forbidden; // aligned with neighbors
 };
 
-// Chains each pair's direction (below or above its input) so the chain spans the fewest bytes.
+// Chains each pair's direction (below or above its input) so the chain spans the fewest bytes;
+// embedded parts join their host's group at their offset in it.
 Problem make_problem(const LoweredProgram& p, const std::vector<Lifetime>& life, std::vector<InPlacePair>& pairs,
-                     bool reuse) {
+                     const std::vector<Embedding>& embedded, bool reuse) {
   const int n = int(p.tensors.size());
   std::vector<int> next(n, -1);  // next[root] = the pair writing over it
   std::vector<bool> has_source(n, false);
@@ -211,6 +213,7 @@ Problem make_problem(const LoweredProgram& p, const std::vector<Lifetime>& life,
     next[pairs[k].root] = int(k);
     has_source[pairs[k].output] = true;
   }
+  for (const Embedding& e : embedded) has_source[e.part] = true;
   Problem pr;
   for (int t = 0; t < n; ++t) {
     if (life[t].first > life[t].last || has_source[t]) continue;  // chains start at their head
@@ -231,6 +234,12 @@ Problem make_problem(const LoweredProgram& p, const std::vector<Lifetime>& life,
       lo = std::min(lo, best_rel);
       hi = std::max(hi, best_rel + size);
       g.pieces.push_back(Piece{ip.output, best_rel, size, life[ip.output]});
+    }
+    for (size_t k = 0, chain = g.pieces.size(); k < chain; ++k) {
+      for (const Embedding& e : embedded) {
+        if (e.host != g.pieces[k].tensor || life[e.part].first > life[e.part].last) continue;
+        g.pieces.push_back(Piece{e.part, g.pieces[k].rel + e.offset, aligned_size(p.tensors[e.part]), life[e.part]});
+      }
     }
     const int64_t lowest = std::min_element(g.pieces.begin(), g.pieces.end(), [](const Piece& a, const Piece& b) {
                              return a.rel < b.rel;
@@ -466,13 +475,48 @@ class Search {
   bool single_tensors_ = true;  // the exactness argument needs groups of one tensor
 };
 
+// Bytes of group g's pieces live at each step (-1 … op_count), counting overlaps once.
+std::vector<int64_t> group_extent(const LoweredProgram& p, const Group& g) {
+  std::vector<int64_t> extent(p.ops.size() + 2, 0);
+  for (size_t s = 0; s < extent.size(); ++s) {
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    for (const Piece& pc : g.pieces)
+      if (pc.life.first <= int(s) - 1 && int(s) - 1 <= pc.life.last) spans.emplace_back(pc.rel, pc.rel + pc.size);
+    std::sort(spans.begin(), spans.end());
+    int64_t reached = std::numeric_limits<int64_t>::min();
+    for (const auto& [lo, hi] : spans) {
+      if (hi > std::max(lo, reached)) extent[s] += hi - std::max(lo, reached);
+      reached = std::max(reached, hi);
+    }
+  }
+  return extent;
+}
+
 // Per op step (-1 … op_count): the bytes live at that step, counting bytes that an in-place
-// output shares with its input once.
+// output shares with its input, and an embedded part with its host, once.
 std::vector<int64_t> live_bytes(const LoweredProgram& p, const std::vector<Lifetime>& life) {
   const int steps = int(p.ops.size()) + 2;
   std::vector<int64_t> live(steps, 0);
   for (size_t t = 0; t < p.tensors.size(); ++t)
     for (int s = life[t].first; s <= life[t].last; ++s) live[s + 1] += aligned_size(p.tensors[t]);
+  // A host and its parts hold the union of their spans: parts may overlap each other (the halo
+  // rows of patch bands) and outlive their host.
+  std::map<int, std::vector<Piece>> hosts;
+  for (const Embedding& e : embeddings(p)) {
+    auto& pieces = hosts[e.host];
+    if (pieces.empty()) pieces.push_back(Piece{e.host, 0, aligned_size(p.tensors[e.host]), life[e.host]});
+    pieces.push_back(Piece{e.part, e.offset, aligned_size(p.tensors[e.part]), life[e.part]});
+  }
+  for (const auto& [host, pieces] : hosts) {
+    Group g;
+    g.pieces = pieces;
+    const std::vector<int64_t> extent = group_extent(p, g);
+    for (int s = 0; s < steps; ++s) {
+      for (const Piece& pc : pieces)
+        if (pc.life.first <= s - 1 && s - 1 <= pc.life.last) live[s] -= pc.size;
+      live[s] += extent[s];
+    }
+  }
   for (size_t t = 0; t < p.tensors.size(); ++t) {
     const ProgramTensor& out = p.tensors[t];
     if (out.in_place_of < 0 || !is_root(out)) continue;
@@ -491,12 +535,19 @@ std::vector<int64_t> live_bytes(const LoweredProgram& p, const std::vector<Lifet
 // input that dies there, with the bytes that saves.
 std::vector<std::pair<InPlacePair, int64_t>> pair_candidates(const LoweredProgram& p, const std::vector<Lifetime>& life) {
   std::vector<std::pair<InPlacePair, int64_t>> out;
-  std::vector<bool> taken(p.tensors.size(), false);
+  // `taken`: an input already overwritten, or one whose bytes an embedding needs: a part lies at
+  // a fixed place in its host, and a slice's host keeps the values its parts still read (a cat's
+  // parts die before it is read, so it may be overwritten at its last read).
+  std::vector<bool> taken(p.tensors.size(), false), embedded(p.tensors.size(), false);
+  for (const Embedding& e : embeddings(p)) {
+    taken[e.part] = embedded[e.part] = embedded[e.host] = true;
+    taken[e.host] = taken[e.host] || root_of(p, p.ops[size_t(e.op)].inputs[0]) == e.host;
+  }
   for (size_t i = 0; i < p.ops.size(); ++i) {
     const ProgramOp& op = p.ops[i];
     if (in_place_kind(op.kernel) == InPlaceKind::kNone || op.outputs.size() != 1) continue;
     const int o = op.outputs[0];
-    if (!is_root(p.tensors[o]) || life[o].first != int(i)) continue;
+    if (!is_root(p.tensors[o]) || life[o].first != int(i) || embedded[o]) continue;
     for (size_t slot = 0; slot < op.inputs.size(); ++slot) {
       const int root = root_of(p, op.inputs[slot]);
       if (p.tensors[root].constant || life[root].last != int(i) || taken[root]) continue;
@@ -524,7 +575,7 @@ struct Outcome {
 Outcome plan_with(LoweredProgram& p, const std::vector<Lifetime>& life, std::vector<InPlacePair> pairs, bool reuse) {
   Outcome o;
   o.pairs = std::move(pairs);
-  o.problem = make_problem(p, life, o.pairs, reuse);
+  o.problem = make_problem(p, life, o.pairs, embeddings(p), reuse);
   for (const Group& g : o.problem.groups)
     for (const Piece& pc : g.pieces) p.tensors[pc.tensor].offset = uint32_t(pc.rel);
   std::vector<int> saved_in_place(p.tensors.size());
@@ -565,23 +616,6 @@ Placement best_heuristic(const Problem& pr) {
   auto placements = heuristic_placements(pr);
   return *std::min_element(placements.begin(), placements.end(),
                            [](const Placement& a, const Placement& b) { return a.arena < b.arena; });
-}
-
-// Bytes of group g's pieces live at each step (-1 … op_count), counting overlaps once.
-std::vector<int64_t> group_extent(const LoweredProgram& p, const Group& g) {
-  std::vector<int64_t> extent(p.ops.size() + 2, 0);
-  for (size_t s = 0; s < extent.size(); ++s) {
-    std::vector<std::pair<int64_t, int64_t>> spans;
-    for (const Piece& pc : g.pieces)
-      if (pc.life.first <= int(s) - 1 && int(s) - 1 <= pc.life.last) spans.emplace_back(pc.rel, pc.rel + pc.size);
-    std::sort(spans.begin(), spans.end());
-    int64_t reached = std::numeric_limits<int64_t>::min();
-    for (const auto& [lo, hi] : spans) {
-      if (hi > std::max(lo, reached)) extent[s] += hi - std::max(lo, reached);
-      reached = std::max(reached, hi);
-    }
-  }
-  return extent;
 }
 
 // Accesses per byte: for each op touching a tensor of the group, its MACs (the work that reads
@@ -811,6 +845,13 @@ std::string plan_report_json(const LoweredProgram& p, const std::vector<Lifetime
        << ",\"output\":" << json_string(out.name) << ",\"shift\":" << int64_t(in.offset) - int64_t(out.offset) << "}";
     first = false;
   }
+  os << "],\"embedded\":[";
+  first = true;
+  for (const Embedding& e : embeddings(p)) {
+    os << (first ? "" : ",") << "{\"op\":" << e.op << ",\"part\":" << e.part << ",\"host\":" << e.host
+       << ",\"offset\":" << e.offset << "}";
+    first = false;
+  }
   os << "],\"regions\":[";
   for (size_t r = 0; r < p.region_bytes.size(); ++r) {
     const MemoryRegion& region = layout.regions[r];
@@ -861,6 +902,59 @@ std::vector<Lifetime> root_lifetimes(const LoweredProgram& p) {
   }
   for (int t : p.outputs) touch(t, n_ops);
   return life;
+}
+
+std::vector<Embedding> embeddings(const LoweredProgram& p) {
+  const size_t n = p.tensors.size();
+  std::vector<int> writers(n, 0), readers(n, 0);
+  std::vector<bool> io(n, false);
+  for (const ProgramOp& op : p.ops) {
+    for (int t : op.inputs) ++readers[root_of(p, t)];
+    for (int t : op.outputs) ++writers[root_of(p, t)];
+  }
+  for (int t : p.inputs) io[root_of(p, t)] = true;
+  for (int t : p.outputs) io[root_of(p, t)] = true;
+  std::vector<Embedding> found;
+  std::vector<bool> part(n, false);
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    const ProgramOp& op = p.ops[i];
+    if (op.inputs.size() != 1 || op.outputs.size() != 1) continue;
+    const int in = root_of(p, op.inputs[0]), out = root_of(p, op.outputs[0]);
+    if (!is_root(p.tensors[in]) || !is_root(p.tensors[out]) || in == out) continue;
+    const int64_t element = format::dtype_bytes(p.tensors[out].dtype);
+    Embedding e{int(i), -1, -1, 0};
+    const bool copy = op.kernel == KernelId::strided_copy_b8 || op.kernel == KernelId::strided_copy_b32;
+    const bool cat = op.kernel == KernelId::concat_slice_s8 || op.kernel == KernelId::concat_slice_f32;
+    if (op.params.size() != (copy ? sizeof(kernels::StridedCopyParams) : sizeof(kernels::ConcatSliceParams))) continue;
+    if (copy) {
+      // One block: the dims before the first partial one hold a single index, those after it
+      // are whole; no stepping, no fill.
+      const auto c = params_of<kernels::StridedCopyParams>(op);
+      bool block = true, partial = false;
+      int64_t stride = element;
+      for (int d = 3; d >= 0; --d) {
+        block = block && c.num[d] == 1 && c.den[d] == 1 && c.start[d] >= 0 && c.start[d] + c.out_dims[d] <= c.in_dims[d] &&
+                (!partial || c.out_dims[d] == 1);
+        partial = partial || c.out_dims[d] != c.in_dims[d];
+        e.offset += int64_t(c.start[d]) * stride;
+        stride *= c.in_dims[d];
+      }
+      if (!block || writers[out] != 1) continue;
+      e.part = out, e.host = in;
+    } else if (cat) {
+      const auto c = params_of<kernels::ConcatSliceParams>(op);
+      if (c.outer != 1 || writers[in] != 1 || readers[in] != 1) continue;
+      e.part = in, e.host = out, e.offset = int64_t(c.offset_c) * element;
+    } else {
+      continue;
+    }
+    if (io[e.part] || e.offset % kTensorAlign != 0 || part[e.part]) continue;
+    part[e.part] = true;
+    found.push_back(e);
+  }
+  // A host that is a part itself would nest placements: keep such parts separate.
+  found.erase(std::remove_if(found.begin(), found.end(), [&](const Embedding& e) { return part[e.host]; }), found.end());
+  return found;
 }
 
 uint32_t liveness_lower_bound(const LoweredProgram& p) {

@@ -344,7 +344,8 @@ def check_observer(observer: Any, percentile: Any, precision: str) -> float:
 def compile(exported_program, target: str = "cortex-m55", calibration: Any = None, *,
             precision: str = "int8", io: str = "float32", source: dict[str, str] | None = None,
             observer: str = "minmax", percentile: float | None = None,
-            fallback: str = "float", schedule: bool = True, in_place: bool = True, memory: Any = None) -> Program:
+            fallback: str = "float", schedule: bool = True, in_place: bool = True, memory: Any = None,
+            patches: int = 1) -> Program:
     """Compiles a ``torch.export.ExportedProgram`` into an mcuflow ``Program``.
 
     ``calibration``: representative inputs (an iterable of input tuples, or one array per
@@ -364,6 +365,10 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     ``memory``: where activations (and weights worth copying) go: a board name such as
     ``"qemu-m55"`` (its RAM regions, fastest first, from ``mcuflow.boards``), a memory-map JSON
     file or dict (``mcuflow.device.memory_regions``); None: one arena.
+    ``patches``: run the convolutions from the first input on (up to the stage end with the
+    lowest estimated peak) in this many horizontal bands, so their large feature maps never
+    exist whole (docs/memory_planning.md); bit-exact, at the cost of recomputed halo rows. The
+    bands are kept only when they plan a smaller arena.
     ``source``: provenance strings stored in the program's metadata under "source" (``mcuflow
     compile`` records the model file's name and SHA-256 there).
     """
@@ -377,6 +382,8 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     from .device import memory_regions
 
     regions, copy_weights = memory_regions(memory)
+    if isinstance(patches, bool) or not isinstance(patches, int) or not 1 <= patches <= 64:
+        raise InputError(f"patches must be a whole number from 1 to 64, got {patches!r}")
     if fallback not in ("float", "error"):
         raise InputError(f"unknown fallback '{fallback}' (float or error)")
     percentile = check_observer(observer, percentile, precision)
@@ -393,7 +400,7 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
             samples = normalize_calibration(calibration, user_inputs(exported_program))
             source = {**(source or {}), CALIBRATION_SAMPLES_KEY: " ".join(sample_hash(s) for s in samples)}
         data = _core.compile(builder, target, [list(s) for s in samples], precision, io, source or {}, fallback,
-                             bool(schedule), bool(in_place), regions, copy_weights,
+                             bool(schedule), bool(in_place), regions, copy_weights, patches,
                              observer=observer, percentile=percentile)
     except _core.CompileError as e:
         raise UnsupportedModelError(str(e)) from None

@@ -93,7 +93,7 @@ def cmd_compile(args) -> int:
         source["calibration_sha256"] = file_sha256(args.calibration)
     program = compile_model(ep, target=args.target, calibration=calibration, precision=args.precision, io=args.io,
                             observer=args.observer, percentile=percentile_option(args.percentile),
-                            memory=args.memory,
+                            memory=args.memory, patches=args.patches,
                             fallback="error" if args.no_fallback else "float",
                             source=source)
     program.save(args.output)
@@ -167,6 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="int8: fail instead of running ops without a usable int8 kernel in float32")
     c.add_argument("--memory", help="plan into a board's memory regions (e.g. qemu-m55: DTCM first, then SRAM) "
                                    "or a memory-map JSON file; default one arena")
+    c.add_argument("--patches", type=int, default=1,
+                   help="run the early convolutions in N horizontal bands to lower the memory peak (default 1)")
     c.add_argument("-o", "--output", required=True, help="output .mfp file")
     c.set_defaults(func=cmd_compile)
 

@@ -103,7 +103,7 @@ py::bytes compile_program(const GraphBuilder& builder, const std::string& target
                           const std::map<std::string, std::string>& source, const std::string& fallback,
                           bool schedule, bool in_place,
                           const std::vector<std::tuple<std::string, uint32_t, bool>>& regions, bool copy_weights,
-                          const std::string& observer, double percentile) {
+                          int patches, const std::string& observer, double percentile) {
   CompileOptions options;
   options.target = target;
   if (precision == "int8") options.precision = Precision::kInt8;
@@ -117,6 +117,7 @@ py::bytes compile_program(const GraphBuilder& builder, const std::string& target
   options.in_place = in_place;
   for (const auto& [name, capacity, fast] : regions) options.regions.push_back(MemoryRegion{name, capacity, fast});
   options.copy_weights = copy_weights;
+  options.patches = patches;
   options.observer = ObserverOptions{parse_observer(observer), percentile};
   options.source = source;
   Calibration samples;
@@ -229,8 +230,7 @@ class HostProgram {
     for (uint32_t i = 0; i < program_.output_count(); ++i) {
       const TensorInfo t = program_.output(i);
       auto shape = logical_shape(t);
-      if (!shape.empty()) shape[0] *= batch;  // samples stacked along dim 0
-      else if (batch > 1) shape = {batch};    // (a program may declare a rank-0 output)
+      shape[0] *= batch;  // samples stacked along dim 0
       py::array out(numpy_dtype(t.dtype), shape);
       out_data.push_back(static_cast<uint8_t*>(out.mutable_data()));
       outputs.append(out);
@@ -433,7 +433,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("source") = std::map<std::string, std::string>{}, py::arg("fallback") = "float",
         py::arg("schedule") = true, py::arg("in_place") = true,
         py::arg("regions") = std::vector<std::tuple<std::string, uint32_t, bool>>{}, py::arg("copy_weights") = false,
-        py::arg("observer") = "minmax", py::arg("percentile") = 99.99);
+        py::arg("patches") = 1, py::arg("observer") = "minmax", py::arg("percentile") = 99.99);
   m.def("kernel_ids", [] {
     std::map<std::string, int> ids;
 #define MCUFLOW_KERNEL_ID(name, id) ids[#name] = id;

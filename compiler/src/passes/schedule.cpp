@@ -69,6 +69,9 @@ class OpGraph {
         }
       }
     }
+    // An embedded part lies inside its host (planner.h embeddings): counted as free, which holds
+    // while the host lives, i.e. everywhere but before a cat's first slice or after a slice's host dies.
+    for (const Embedding& e : embeddings(p)) size_[e.part] = 0;
     for (auto& v : touched_) {
       std::sort(v.begin(), v.end());
       v.erase(std::unique(v.begin(), v.end()), v.end());

@@ -20,6 +20,7 @@ struct CompileOptions {
   bool allow_fallback = true;  // int8: ops without a usable int8 kernel run in float32 (else an error)
   bool schedule = true;  // reorder ops for the smallest memory peak (planner.h schedule_ops)
   bool in_place = true;  // ops may overwrite dying inputs (planner.h plan_memory)
+  int patches = 1;       // > 1: the early convolutions run in this many bands (passes.h split_into_patches)
   std::vector<MemoryRegion> regions;  // RAM regions, fastest first (planner.h); empty: one arena
   bool copy_weights = false;          // weights live in slow memory: copy the costliest to fast RAM
   ObserverOptions observer;           // int8: how calibration picks each activation's range

@@ -14,6 +14,13 @@ void remove_dead_ops(Graph& g);          // ops whose results nobody reads
 void assign_layouts(Graph& g);           // rank-4 activations around image ops are NHWC on device
 void fold_flatten_into_linear(Graph& g); // flatten of NHWC → linear: permute weight columns instead
 
+// Not part of run_graph_passes (compile_graph runs it after quantization with
+// CompileOptions::patches, and keeps the bands only when their plan is smaller): the
+// convolutions from the first graph input on, up to the stage end with the lowest estimated
+// peak (none when no end lowers it), run in `patches` horizontal bands (slice → copies of the
+// ops → cat along H), bit-exact. `element_bytes`: bytes of one activation value (int8: 1).
+void split_into_patches(Graph& g, int patches, int64_t element_bytes);
+
 // All of the above, in order.
 void run_graph_passes(Graph& g);
 

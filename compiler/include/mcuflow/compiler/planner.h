@@ -64,6 +64,20 @@ int64_t in_place_shift(const LoweredProgram& p, const ProgramOp& op, size_t slot
 // every other kernel. A chain of in-place ops alternates directions so it does not drift.
 int64_t in_place_shift_above(const LoweredProgram& p, const ProgramOp& op, size_t slot);
 
+// A tensor whose bytes the planner puts inside another's, where the op between them moves no
+// byte: the output of a strided copy that takes one contiguous block of its input (a slice of
+// whole rows; patch bands read their input rows this way), or an input that a cat slice copies
+// as one contiguous block of its output (a band's rows of the stage output). Both hold the same
+// values there while both live. Only parts written once, read by nothing else than that op
+// (cat) and not program inputs or outputs, at 16-byte aligned offsets, and hosts that are not
+// parts themselves.
+struct Embedding {
+  int op = -1;
+  int part = -1, host = -1;  // root tensors
+  int64_t offset = 0;        // bytes from the host's start
+};
+std::vector<Embedding> embeddings(const LoweredProgram& p);
+
 struct ScheduleOptions {
   size_t max_states = 20000;  // per step of the exact search; above it the greedy order is used
 };

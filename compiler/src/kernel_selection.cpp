@@ -16,6 +16,9 @@ int add_constant_tensor(LoweredProgram& p, const std::string& name, format::DTyp
 
 void select_kernels(LoweredProgram& p, const std::string& tier) {
   std::vector<TierCandidate> candidates;
+  // DSP and MVE cores do not take scalar kernels: the only ops their own kernels leave to the
+  // reference (windows of fewer than four values) ran slower with them on qemu-m4 and qemu-m55,
+  // where the reference's 64-bit requantization multiply is one instruction.
   if (tier == "scalar") candidates = scalar_candidates();
   if (tier == "mve") candidates = mve_candidates();
   if (tier == "mve" || tier == "dsp") {

@@ -25,12 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import mcuflow  # noqa: E402
 from mcuflow import device  # noqa: E402
 from fwutil import requires_cross  # noqa: E402
-from test_dsp_kernels import Branches, conv, large_bias, layer_of_op, linear, spread_scales  # noqa: E402
+from test_dsp_kernels import (Branches, assert_board_matches_host, conv, large_bias, layer_of_op,  # noqa: E402
+                              samples, spread_scales)
 
 pytestmark = requires_cross
 
 SCALAR_BOARDS = ["qemu-m0", "qemu-m3"]
-RANDOM_SAMPLES = 6
 
 
 # (layer, kernel the scalar target must select)
@@ -79,27 +79,6 @@ def compile_branches(layers: list, seed: int = 1):
     calibration = [tuple(torch.randn(layer.input_shape, generator=gen) for layer in layers) for _ in range(8)]
     ep = torch.export.export(model, example)
     return mcuflow.compile(ep, target="cortex-m0", calibration=calibration, io="int8")
-
-
-def samples(program, seed: int) -> list[list[np.ndarray]]:
-    """Random int8 inputs, then the extremes (all -128, all 127)."""
-    rng = np.random.default_rng(seed)
-    shapes = [spec["shape"] for spec in program.inputs]
-    batch = [[rng.integers(-128, 128, size=s, dtype=np.int8) for s in shapes] for _ in range(RANDOM_SAMPLES)]
-    return batch + [[np.full(s, v, dtype=np.int8) for s in shapes] for v in (-128, 127)]
-
-
-def assert_board_matches_host(program, board: str, seed: int) -> None:
-    batch = samples(program, seed)
-    kernels = {layer: op["kernel"] for layer, op in zip(layer_of_op(program), program.metadata["ops"])}
-    fw = device.cached_build(program, board)
-    on_board, _ = device.run_elf_on_inputs(fw, program, batch, board)
-    for k, (sample, outputs) in enumerate(zip(batch, on_board)):
-        on_host = program.run(sample)
-        for j, (b, h) in enumerate(zip(outputs, on_host)):
-            assert b.dtype == h.dtype and b.shape == h.shape
-            assert np.array_equal(b, h), (f"{board}: sample {k}, layer {j} ({kernels[j]}): "
-                                          f"{int(np.sum(b != h))} of {b.size} outputs differ from the host")
 
 
 @pytest.fixture(scope="module")

@@ -1,15 +1,19 @@
 """MVE kernels against the reference kernels, layer by layer, on the same board (qemu-m55).
 
 Each layer is a one-op program with int8 input and output (io="int8": no quantize/dequantize
-ops), compiled twice from the same exported model and calibration: for cortex-m0 (scalar tier:
-the reference kernels, which run on any board) and for cortex-m55 (MVE tier). Both run on
-qemu-m55; the figure is the firmware's per-inference counter, i.e. instructions (QEMU) of
-Session::run for that one op (kernel plus the runtime's dispatch), median over the samples.
+ops), compiled twice from the same exported model and calibration: for cortex-m0 (its
+scalar-tier kernels where they apply, the reference kernels elsewhere; all run on any board)
+and for cortex-m55 (MVE tier). Both run on qemu-m55; the figure is the firmware's
+per-inference counter, i.e. instructions (QEMU) of Session::run for that one op (kernel plus
+the runtime's dispatch), median over the samples.
 With --models, whole zoo models the same way (float input quantized on the board, as
 deployed; MACs are the program's conv and linear MACs; every op of the program counts).
-Prints Markdown tables; --json prints the raw records.
+With --constants, zoo models' constant bytes (weights, biases, tables and what the tier
+kernels precompute) compiled for cortex-m0 and for cortex-m55, the MVE kernels' own share and
+the cortex-m55 arena; no board runs. Prints Markdown tables; --json prints the raw records.
 
     .venv/bin/python bench/mve_kernels.py [--samples 3] [--json] [--only TEXT] [--models ds_cnn resnet8 ...]
+                                          [--constants mobilenet_v1_025 ...]
 """
 
 from __future__ import annotations
@@ -75,6 +79,30 @@ def measure_model(name: str, samples: int) -> dict:
     return measure_programs(model.export(), model.calibration(32), xs, io="float32")
 
 
+def measure_constants(name: str) -> dict:
+    model = zoo.get(name, seed=0)
+    ep, calibration = model.export(), model.calibration(32)
+    record = {"model": name}
+    for tier, target in (("cortex-m0", "cortex-m0"), ("mve", "cortex-m55")):
+        d = mcuflow.compile(ep, target=target, calibration=calibration, io="float32").describe()
+        # What the MVE kernels precompute: their trailing constant inputs (after the reference's five).
+        prepared = {op["inputs"][i] for op in d["ops"] if op["kernel"].endswith("_mve")
+                    for i in range(5, len(op["inputs"])) if d["tensors"][op["inputs"][i]]["storage"] == "constant"}
+        record[tier] = {"constant_bytes": d["constant_bytes"], "program_bytes": d["program_bytes"],
+                        "arena_bytes": d["arena_bytes"], "mve_prepared_bytes": sum(d["tensors"][t]["bytes"] for t in prepared)}
+    return record
+
+
+def print_constants(records: list) -> None:
+    print("Zoo models compiled with float32 I/O: constant bytes (cortex-m0: its scalar tier and reference kernels)")
+    print("| model | cortex-m0 constants | cortex-m55 constants | of which MVE-prepared | cortex-m55 program bytes | cortex-m55 arena |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for r in records:
+        m0, mve = r["cortex-m0"], r["mve"]
+        print(f"| {r['model']} | {m0['constant_bytes']} | {mve['constant_bytes']} | {mve['mve_prepared_bytes']} | "
+              f"{mve['program_bytes']} | {mve['arena_bytes']} |")
+
+
 def print_table(title: str, records: list) -> None:
     print(title)
     print("| layer | MACs | reference instr | MACs/instr | MVE kernels | MVE instr | MACs/instr | speed-up | same output |")
@@ -93,14 +121,22 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--only", default="", help="only layers whose name contains this text")
     ap.add_argument("--models", nargs="*", default=[], help="whole zoo models too: " + ", ".join(zoo.names()))
+    ap.add_argument("--constants", nargs="*", default=[], help="only the constant bytes of these zoo models")
     args = ap.parse_args(argv)
+    if args.constants:
+        records = [measure_constants(name) for name in args.constants]
+        if args.json:
+            print(json.dumps(records, indent=1))
+        else:
+            print_constants(records)
+        return 0
     layer_records = [{"layer": name, **measure_layer(module, shape, args.samples)}
                      for name, module, shape in layers() if args.only in name]
     model_records = [{"layer": name, **measure_model(name, args.samples)} for name in args.models]
     if args.json:
         print(json.dumps(layer_records + model_records, indent=1))
     else:
-        note = f"instructions (QEMU) per inference on {BOARD}, median of {args.samples} inputs; reference = cortex-m0 build"
+        note = f"instructions (QEMU) per inference on {BOARD}, median of {args.samples} inputs; reference = cortex-m0 build (scalar tier)"
         if layer_records:
             print_table(f"Single layers, int8 in/out, random int8 inputs ({note})", layer_records)
         if model_records:

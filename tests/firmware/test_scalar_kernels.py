@@ -26,7 +26,7 @@ import mcuflow  # noqa: E402
 from mcuflow import device  # noqa: E402
 from fwutil import requires_cross  # noqa: E402
 from test_dsp_kernels import (Branches, assert_board_matches_host, conv, large_bias, layer_of_op,  # noqa: E402
-                              samples, spread_scales)
+                              linear, samples, spread_scales)
 
 pytestmark = requires_cross
 
@@ -66,6 +66,12 @@ def cases() -> list:
         (conv(32, 32, 3, (3, 2), padding=1, groups=32, activation="relu"), "dwconv_s8_3x3_scalar"),
         (large_bias(conv(12, 12, 3, (4, 4), padding=1, groups=12)), "dwconv_s8_3x3_scalar"),
         (spread_scales(conv(9, 9, 3, (3, 3), padding=1, groups=9)), "dwconv_s8_3x3_scalar"),
+        # fully connected: single rows and several, feature tails, per-tensor and per-channel scales
+        (linear(64, 12), "fc_s8_scalar"),
+        (linear(37, 19, rows=6), "fc_s8_scalar"),
+        (linear(1, 3), "fc_s8_scalar"),
+        (linear(8, 9, rows=4, activation="relu"), "fc_s8_scalar"),
+        (spread_scales(linear(16, 30, rows=3)), "fc_s8_scalar"),
         # outside the scalar kernels: the reference kernel, with the reason
         (conv(4, 8, 3, (5, 5), padding=1, groups=4), "dwconv_s8"),
         (conv(3, 3, 5, (6, 6), padding=2, groups=3), "dwconv_s8"),
@@ -136,7 +142,11 @@ def test_random_layer_sweep(part):
     torch.manual_seed(500 + part)
     layers = []
     for _ in range(24):
-        kind = rng.choice(["pointwise", "conv", "depthwise"])
+        kind = rng.choice(["pointwise", "conv", "depthwise", "linear"])
+        if kind == "linear":
+            layers.append(linear(int(rng.integers(1, 200)), int(rng.integers(1, 70)),
+                                 rows=int(rng.integers(1, 9)) if rng.random() < 0.5 else None))
+            continue
         cin = int(rng.integers(1, 70))
         kh, kw = (1, 1) if kind == "pointwise" else (3, 3) if kind == "depthwise" else \
             (int(rng.integers(1, 6)), int(rng.integers(1, 6)))

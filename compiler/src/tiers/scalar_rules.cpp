@@ -13,6 +13,7 @@ namespace {
 using format::DType;
 using kernels::ConvParams;
 using kernels::DwConvParams;
+using kernels::FcParams;
 
 std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op) {
   for (int slot = 1; slot <= 4; ++slot) {
@@ -38,39 +39,46 @@ void append_words(LoweredProgram& p, ProgramOp& op, const std::string& name, int
 }
 
 // Appends the GEMM kernels' prepared input for an [out_c][depth] weight matrix (kernels_scalar.h).
-void append_gemm_prepared(LoweredProgram& p, ProgramOp& op, int32_t out_c, int32_t depth, int32_t input_offset) {
+void append_gemm_prepared(LoweredProgram& p, ProgramOp& op, int32_t out_c, int32_t depth, int32_t input_offset,
+                          int32_t requant_step) {
   const ProgramTensor& weights = p.tensors[op.inputs[1]];
   const auto* w = reinterpret_cast<const int8_t*>(weights.bytes.data());
   const int32_t *bias = table(p, op, 2), *multipliers = table(p, op, 3), *shifts = table(p, op, 4);
   append_words(p, op, weights.name + ".scalar_prepared", kernels::scalar_gemm_prepared_words(out_c, depth),
                [&](int32_t i) {
-                 return kernels::scalar_gemm_prepared_word(w, bias, multipliers, shifts, out_c, depth, input_offset, i);
+                 return kernels::scalar_gemm_prepared_word(w, bias, multipliers, shifts, requant_step, out_c, depth,
+                                                           input_offset, i);
                });
 }
 
 // --- conv_s8_1x1_scalar, conv_s8_scalar ---
 
-// The GEMM kernels' packed sums need weights in -127..127 (kernels_scalar.h).
-std::string gemm_rejects(const LoweredProgram& p, const ProgramOp& op) {
-  const auto c = params_of<ConvParams>(op);
+// The GEMM kernels' constant inputs, and weights in -127..127 for their packed sums
+// (kernels_scalar.h).
+std::string gemm_rejects(const LoweredProgram& p, const ProgramOp& op, int32_t weight_count) {
   const std::string constants = needs_constant_inputs(p, op);
   if (!constants.empty()) return constants;
   const ProgramTensor& w = p.tensors[op.inputs[1]];
-  if (!kernels::scalar_weights_symmetric(reinterpret_cast<const int8_t*>(w.bytes.data()), c.out_c * c.k_h * c.k_w * c.in_c))
+  if (!kernels::scalar_weights_symmetric(reinterpret_cast<const int8_t*>(w.bytes.data()), weight_count))
     return "needs weights in -127..127";
   return "";
+}
+
+std::string conv_rejects(const LoweredProgram& p, const ProgramOp& op) {
+  const auto c = params_of<ConvParams>(op);
+  return gemm_rejects(p, op, c.out_c * c.k_h * c.k_w * c.in_c);
 }
 
 std::string pointwise_rejects(const LoweredProgram& p, const ProgramOp& op) {
   const auto c = params_of<ConvParams>(op);
   if (c.k_h != 1 || c.k_w != 1) return "needs a 1x1 kernel, got " + std::to_string(c.k_h) + "x" + std::to_string(c.k_w);
   if (c.pad_top != 0 || c.pad_left != 0) return "needs no padding";
-  return gemm_rejects(p, op);
+  return conv_rejects(p, op);
 }
 
 void conv_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto c = params_of<ConvParams>(op);
-  append_gemm_prepared(p, op, c.out_c, c.k_h * c.k_w * c.in_c, c.input_offset);
+  append_gemm_prepared(p, op, c.out_c, c.k_h * c.k_w * c.in_c, c.input_offset, 1);
 }
 
 void im2col_prepare(LoweredProgram& p, ProgramOp& op) {
@@ -83,6 +91,18 @@ void im2col_prepare(LoweredProgram& p, ProgramOp& op) {
   window.dims = {depth};
   window.logical_shape = {depth};
   op.inputs.push_back(p.add_tensor(std::move(window)));
+}
+
+// --- fc_s8_scalar ---
+
+std::string fc_rejects(const LoweredProgram& p, const ProgramOp& op) {
+  const auto f = params_of<FcParams>(op);
+  return gemm_rejects(p, op, f.out_c * f.in_c);
+}
+
+void fc_prepare(LoweredProgram& p, ProgramOp& op) {
+  const auto f = params_of<FcParams>(op);
+  append_gemm_prepared(p, op, f.out_c, f.in_c, f.input_offset, f.per_channel ? 1 : 0);
 }
 
 // --- dwconv_s8_3x3_scalar ---
@@ -110,8 +130,10 @@ std::vector<TierCandidate> scalar_candidates() {
   return {
       {KernelId::conv_s8_1x1_scalar, KernelId::conv_s8, pointwise_rejects, conv_prepare,
        "1x1 conv: Thumb-1, 4 output channels per input byte"},
-      {KernelId::conv_s8_scalar, KernelId::conv_s8, gemm_rejects, im2col_prepare,
+      {KernelId::conv_s8_scalar, KernelId::conv_s8, conv_rejects, im2col_prepare,
        "conv: Thumb-1, window gathered per pixel, 4 output channels per input byte"},
+      {KernelId::fc_s8_scalar, KernelId::fc_s8, fc_rejects, fc_prepare,
+       "fully connected: Thumb-1, rows as 1x1 conv pixels"},
       {KernelId::dwconv_s8_3x3_scalar, KernelId::dwconv_s8, depthwise_3x3_rejects, depthwise_3x3_prepare,
        "depthwise 3x3: Thumb-1, tap pointers per pixel (padding reads the zero point)"},
   };

@@ -103,17 +103,18 @@ inline int32_t scalar_folded_bias(const int8_t* weights, const int32_t* bias, in
 }
 
 // The GEMM kernels' prepared input, int32 words: bias' for each output channel, each channel's
-// requantization words (scalar_requant_word), then the grouped weight words.
+// requantization words (scalar_requant_word; channel c reads the reference's tables at
+// c * requant_step: 0 for a per-tensor fully connected layer), then the grouped weight words.
 inline int32_t scalar_gemm_prepared_words(int32_t out_c, int32_t depth) {
   return out_c * (1 + kScalarRequantWords) + scalar_group_weight_words(out_c, depth);
 }
 inline int32_t scalar_gemm_prepared_word(const int8_t* weights, const int32_t* bias, const int32_t* multipliers,
-                                         const int32_t* shifts, int32_t out_c, int32_t depth, int32_t input_offset,
-                                         int32_t i) {
+                                         const int32_t* shifts, int32_t requant_step, int32_t out_c, int32_t depth,
+                                         int32_t input_offset, int32_t i) {
   if (i < out_c) return scalar_folded_bias(weights, bias, depth, input_offset, i);
   i -= out_c;
   if (i < out_c * kScalarRequantWords) {
-    const int32_t c = i / kScalarRequantWords;
+    const int32_t c = i / kScalarRequantWords * requant_step;
     return scalar_requant_word(multipliers[c], shifts[c], i % kScalarRequantWords);
   }
   return scalar_group_weight_word(weights, out_c, depth, i - out_c * kScalarRequantWords);
@@ -126,6 +127,10 @@ void conv_s8_1x1_scalar(const ConvParams& p, const int8_t* input, const int32_t*
 // point) is gathered into `window` (an arena scratch of that many bytes), then as the 1x1 conv.
 void conv_s8_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* window,
                     int8_t* output);
+
+// Fully connected: each of the `rows` input rows as the 1x1 conv's input pixel; prepared:
+// scalar_gemm_prepared_word with depth in_c, requant_step per_channel.
+void fc_s8_scalar(const FcParams& p, const int8_t* input, const int32_t* prepared, int8_t* output);
 
 // --- 3x3 depthwise conv, ch_mult 1 ---
 

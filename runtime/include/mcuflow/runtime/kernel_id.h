@@ -72,7 +72,8 @@ namespace mcuflow {
   X(avgpool_s8_mve, 101, avgpool_s8)            \
   X(conv_s8_1x1_scalar, 128, conv_s8)           \
   X(conv_s8_scalar, 129, conv_s8)               \
-  X(dwconv_s8_3x3_scalar, 130, dwconv_s8)
+  X(dwconv_s8_3x3_scalar, 130, dwconv_s8)       \
+  X(fc_s8_scalar, 131, fc_s8)
 
 enum class KernelId : uint16_t {
 #define MCUFLOW_KERNEL_ENUM(name, id) name = id,

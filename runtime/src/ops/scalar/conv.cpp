@@ -22,7 +22,7 @@ Error check_scalar_conv(const OpCheck& c) {
   return ok_if(scalar::prepared_matches(c, kernels::scalar_gemm_prepared_words(p.out_c, depth),
                                         [&](const int8_t* w, const int32_t* bias, const int32_t* multipliers,
                                             const int32_t* shifts, int32_t i) {
-                                          return kernels::scalar_gemm_prepared_word(w, bias, multipliers, shifts,
+                                          return kernels::scalar_gemm_prepared_word(w, bias, multipliers, shifts, 1,
                                                                                     p.out_c, depth, p.input_offset, i);
                                         }) &&
                kernels::scalar_weights_symmetric(scalar::constant_data<int8_t>(c, 1), p.out_c * depth));

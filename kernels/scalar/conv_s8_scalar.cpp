@@ -10,7 +10,7 @@ namespace mcuflow::kernels {
 
 void conv_s8_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* window,
                     int8_t* output) {
-  const scalar::Requant r{prepared + p.out_c, p.output_offset, p.act_min, p.act_max};
+  const scalar::Requant r{prepared, p.output_offset, p.act_min, p.act_max};
   const int8_t zero_point = int8_t(-p.input_offset);
   const int32_t depth = p.k_h * p.k_w * p.in_c;
   detail::for_each_output_pixel(p.out_h, p.out_w, input, output, [&](int32_t oy, int32_t ox) {

@@ -141,16 +141,14 @@ inline void group_dot(const int8_t* row, int32_t depth, const int32_t*& w, int32
 #undef MCUFLOW_SCALAR_SPLIT
 #undef MCUFLOW_SCALAR_PAIR
 
-// out[0..out_c) for one input row of `depth` values: bias' plus the row times each group's
+// out[0..out_c) for one input row of `depth` values: each group's bias' plus the row times its
 // weight words (the prepared input, kernels_scalar.h), requantized.
 inline void gemm_row(const int8_t* row, int32_t depth, int32_t out_c, const int32_t* prepared, const Requant& r,
                      int8_t* out) {
-  const int32_t* folded_bias = prepared;  // then r.words, then the grouped weight words
-  const int32_t* w = prepared + out_c * (1 + kScalarRequantWords);
+  const int32_t* w = prepared + out_c * kScalarRequantWords;  // r.words come first
   for (int32_t oc = 0; oc < out_c; oc += kScalarGroup) {
-    const int32_t last = out_c - 1;
-    int32_t a0 = folded_bias[oc], a1 = folded_bias[oc + 1 < out_c ? oc + 1 : last],
-            a2 = folded_bias[oc + 2 < out_c ? oc + 2 : last], a3 = folded_bias[oc + 3 < out_c ? oc + 3 : last];
+    int32_t a0 = w[0], a1 = w[1], a2 = w[2], a3 = w[3];
+    w += kScalarGroup;
     group_dot(row, depth, w, a0, a1, a2, a3);
     const int32_t acc[kScalarGroup] = {a0, a1, a2, a3};
     const int32_t lanes = out_c - oc < kScalarGroup ? out_c - oc : kScalarGroup;

@@ -65,10 +65,10 @@ TEST(ScalarGemm, PackedWeightWordsGiveTheDotProducts) {
       for (auto& v : w) v = int8_t(weight(rng));
       for (auto& v : x) v = int8_t(input(rng));
       w[0] = -127, x[0] = -128;  // the largest products
-      std::vector<int32_t> words(size_t(scalar_group_weight_words(out_c, depth)));
-      for (size_t i = 0; i < words.size(); ++i) words[i] = scalar_group_weight_word(w.data(), out_c, depth, int32_t(i));
-      const int32_t* p = words.data();
       for (int32_t g = 0; g < scalar_groups(out_c); ++g) {
+        std::vector<int32_t> words(static_cast<size_t>(2 * depth));
+        for (int32_t j = 0; j < 2 * depth; ++j) words[size_t(j)] = scalar_group_weight_word(w.data(), out_c, depth, g, j);
+        const int32_t* p = words.data();
         int32_t a[kScalarGroup] = {0, 0, 0, 0};
         int32_t k = 0;
         for (; k + 1 < depth; k += 2, p += 4) {
@@ -78,7 +78,6 @@ TEST(ScalarGemm, PackedWeightWordsGiveTheDotProducts) {
         if (depth & 1) {
           split(uint32_t(x[k]) * uint32_t(p[0]), a);
           split(uint32_t(x[k]) * uint32_t(p[1]), a + 2);
-          p += 2;
         }
         for (int32_t lane = 0; lane < kScalarGroup && g * kScalarGroup + lane < out_c; ++lane) {
           const int32_t oc = g * kScalarGroup + lane;

@@ -78,15 +78,12 @@ inline bool scalar_weights_symmetric(const int8_t* weights, int32_t n) {
   return true;
 }
 
-inline int32_t scalar_group_weight_words(int32_t out_c, int32_t depth) { return scalar_groups(out_c) * 2 * depth; }
-
-// Word i of the grouped weights. Per group g of four output channels (a last partial group
-// repeats its last channel), 2 * depth words: for each pair of window positions k, k + 1 the
-// words (ch0, ch1 at k), (ch2, ch3 at k), (ch0, ch1 at k + 1), (ch2, ch3 at k + 1), then for an
-// odd depth (ch0, ch1), (ch2, ch3) at the last position; (a, b) = w[a][k] + w[b][k] * 2^16
-// (mod 2^32: a negative w[a][k] borrows from the upper half). weights: [out_c][depth].
-inline int32_t scalar_group_weight_word(const int8_t* weights, int32_t out_c, int32_t depth, int32_t i) {
-  const int32_t per_group = 2 * depth, g = i / per_group, j = i % per_group;
+// Weight word j < 2 * depth of group g (four output channels; a last partial group repeats its
+// last channel): for each pair of window positions k, k + 1 the words (ch0, ch1 at k),
+// (ch2, ch3 at k), (ch0, ch1 at k + 1), (ch2, ch3 at k + 1), then for an odd depth (ch0, ch1),
+// (ch2, ch3) at the last position; (a, b) = w[a][k] + w[b][k] * 2^16 (mod 2^32: a negative
+// w[a][k] borrows from the upper half). weights: [out_c][depth].
+inline int32_t scalar_group_weight_word(const int8_t* weights, int32_t out_c, int32_t depth, int32_t g, int32_t j) {
   const int32_t pairs = depth / 2, slot = j % 4;
   const int32_t k = j < 4 * pairs ? 2 * (j / 4) + slot / 2 : depth - 1;
   const int32_t first = g * kScalarGroup + 2 * (j < 4 * pairs ? slot % 2 : slot);
@@ -102,22 +99,26 @@ inline int32_t scalar_folded_bias(const int8_t* weights, const int32_t* bias, in
   return int32_t(uint32_t(bias[oc]) + uint32_t(input_offset) * uint32_t(sum));
 }
 
-// The GEMM kernels' prepared input, int32 words: bias' for each output channel, each channel's
-// requantization words (scalar_requant_word; channel c reads the reference's tables at
-// c * requant_step: 0 for a per-tensor fully connected layer), then the grouped weight words.
+// The GEMM kernels' prepared input, int32 words: each output channel's requantization words
+// (scalar_requant_word; channel c reads the reference's tables at c * requant_step: 0 for a
+// per-tensor fully connected layer), then per group of four output channels its bias' (four
+// words, as the group's channels) and its 2 * depth weight words, in the order the kernels read.
+inline int32_t scalar_gemm_group_words(int32_t depth) { return kScalarGroup + 2 * depth; }
 inline int32_t scalar_gemm_prepared_words(int32_t out_c, int32_t depth) {
-  return out_c * (1 + kScalarRequantWords) + scalar_group_weight_words(out_c, depth);
+  return out_c * kScalarRequantWords + scalar_groups(out_c) * scalar_gemm_group_words(depth);
 }
 inline int32_t scalar_gemm_prepared_word(const int8_t* weights, const int32_t* bias, const int32_t* multipliers,
                                          const int32_t* shifts, int32_t requant_step, int32_t out_c, int32_t depth,
                                          int32_t input_offset, int32_t i) {
-  if (i < out_c) return scalar_folded_bias(weights, bias, depth, input_offset, i);
-  i -= out_c;
   if (i < out_c * kScalarRequantWords) {
     const int32_t c = i / kScalarRequantWords * requant_step;
     return scalar_requant_word(multipliers[c], shifts[c], i % kScalarRequantWords);
   }
-  return scalar_group_weight_word(weights, out_c, depth, i - out_c * kScalarRequantWords);
+  i -= out_c * kScalarRequantWords;
+  const int32_t g = i / scalar_gemm_group_words(depth), j = i % scalar_gemm_group_words(depth);
+  if (j >= kScalarGroup) return scalar_group_weight_word(weights, out_c, depth, g, j - kScalarGroup);
+  const int32_t oc = g * kScalarGroup + j < out_c ? g * kScalarGroup + j : out_c - 1;
+  return scalar_folded_bias(weights, bias, depth, input_offset, oc);
 }
 
 // 1x1 conv without padding, any stride; prepared: scalar_gemm_prepared_word.

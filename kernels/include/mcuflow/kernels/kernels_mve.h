@@ -233,13 +233,29 @@ constexpr int32_t kGemmBiasAt = kMveBiasFolded * kGemmTableRow, kGemmMultiplierA
 // their own pointers r3, r5, r7, r9, each post-incremented by one chunk of 16, counting the
 // depth left in r11; `op` is vmladav (the first chunk sets the accumulators) or vmladava
 // (later chunks add). Accumulators live in the even core registers VMLADAV(A) requires:
-// channel j of row 0 in r(2j), of row 1 in r(8 + 2j) (lr for j = 3). A chunk: each weight load
-// (`load`) feeds both rows (q0, q1).
-#define MCUFLOW_MVE_2X4_CHUNK(op, load)                               \
-  load "q2, [r3], #16\n\t" op " r0, q0, q2\n\t" op " r8, q1, q2\n\t"  \
-  load "q3, [r5], #16\n\t" op " r2, q0, q3\n\t" op " r10, q1, q3\n\t" \
-  load "q2, [r7], #16\n\t" op " r4, q0, q2\n\t" op " r12, q1, q2\n\t" \
-  load "q3, [r9], #16\n\t" op " r6, q0, q3\n\t" op " lr, q1, q3\n\t"
+// channel j of row 0 in r(2j), of row 1 in r(8 + 2j) (lr for j = 3). A chunk: the rows in q0
+// and q1, each weight load feeding both.
+#define MCUFLOW_MVE_2X4_CHUNK(op)                                               \
+  "vldrb.8 q0, [r1], #16\n\t"                                                  \
+  "vldrb.8 q1, [r1], #16\n\t"                                                  \
+  "vldrb.8 q2, [r3], #16\n\t" op " r0, q0, q2\n\t" op " r8, q1, q2\n\t"        \
+  "vldrb.8 q3, [r5], #16\n\t" op " r2, q0, q3\n\t" op " r10, q1, q3\n\t"       \
+  "vldrb.8 q2, [r7], #16\n\t" op " r4, q0, q2\n\t" op " r12, q1, q2\n\t"       \
+  "vldrb.8 q3, [r9], #16\n\t" op " r6, q0, q3\n\t" op " lr, q1, q3\n\t"
+// The last chunk, partial (r11: 1 ... 15 bytes left): the weights are read only up to depth,
+// their other lanes zeroed (the rows are whole chunks in the scratch; their tails then count
+// for nothing).
+#define MCUFLOW_MVE_2X4_PARTIAL_CHUNK(op)                                         \
+  "vctp.8 r11\n\t"                                                              \
+  "vldrb.8 q0, [r1]\n\t"                                                        \
+  "vldrb.8 q1, [r1, #16]\n\t"                                                   \
+  "vpstttt\n\t"                                                                 \
+  "vldrbt.8 q2, [r3]\n\t"                                                       \
+  "vldrbt.8 q3, [r5]\n\t"                                                       \
+  "vldrbt.8 q4, [r7]\n\t"                                                       \
+  "vldrbt.8 q5, [r9]\n\t"                                                       \
+  op " r0, q0, q2\n\t" op " r8, q1, q2\n\t" op " r2, q0, q3\n\t" op " r10, q1, q3\n\t"   \
+  op " r4, q0, q4\n\t" op " r12, q1, q4\n\t" op " r6, q0, q5\n\t" op " lr, q1, q5\n\t"
 
 // The state of gemm_two_rows, which the assembly keeps on the stack (every core register holds
 // the dot's operands): field offsets are fixed in the assembly text.
@@ -263,102 +279,80 @@ static_assert(sizeof(GemmPairFrame) == 32, "the assembly addresses the frame by 
 // stored (a partial block only its channels). All in assembly: the dot needs every core
 // register, so the block loop keeps its state in a stack frame instead of spilling around it.
 // The assembly of gemm_two_rows, with or without the requantization's left shift.
-#define MCUFLOW_MVE_GEMM_PAIR(left_shift_steps)                                                                        \
-  asm volatile(                                                                                                        \
-      "ldm %[f], {r0-r7}\n\t"                                                                                          \
-      "push {r0-r7}\n"  /* the frame at sp */                                                                          \
-      "5:\n\t"  /* block loop */                                                                                       \
-      "ldrd r1, r3, [sp]\n\t"  /* pair, w0 */                                                                          \
-      "ldrd r11, r0, [sp, #8]\n\t"  /* depth, channels */                                                              \
-      "add r5, r3, r11\n\t"                                                                                            \
-      "add r7, r5, r11\n\t"                                                                                            \
-      "add r9, r7, r11\n\t"                                                                                            \
-      "cmp r0, #4\n\t"                                                                                                 \
-      "bge 6f\n\t"                                                                                                     \
-      "cmp r0, #2\n\t"  /* a partial block: rows past out_c repeat the last one */                                     \
-      "it lt\n\t"                                                                                                      \
-      "movlt r5, r3\n\t"                                                                                               \
-      "cmp r0, #3\n\t"                                                                                                 \
-      "it lt\n\t"                                                                                                      \
-      "movlt r7, r5\n\t"                                                                                               \
-      "mov r9, r7\n"                                                                                                   \
-      "6:\n\t"                                                                                                         \
-      "add r0, r9, r11\n\t"  /* the next block's first row */                                                          \
-      "str r0, [sp, #4]\n\t"                                                                                           \
-  /* The dot; k (r11): depth left. */                                                                                  \
-      "subs r11, r11, #16\n\t"                                                                                         \
-      "blt 3f\n\t"                                                                                                     \
-      "vldrb.8 q0, [r1], #16\n\t"                                                                                      \
-      "vldrb.8 q1, [r1], #16\n\t"                                                                                      \
-      MCUFLOW_MVE_2X4_CHUNK("vmladav.s8", "vldrb.8 ")                                                                  \
-      "subs r11, r11, #16\n\t"                                                                                         \
-      "blt 2f\n"                                                                                                       \
-      "1:\n\t"                                                                                                         \
-      "vldrb.8 q0, [r1], #16\n\t"                                                                                      \
-      "vldrb.8 q1, [r1], #16\n\t"                                                                                      \
-      MCUFLOW_MVE_2X4_CHUNK("vmladava.s8", "vldrb.8 ")                                                                 \
-      "subs r11, r11, #16\n\t"                                                                                         \
-      "bge 1b\n"                                                                                                       \
-      "2:\n\t"                                                                                                         \
-      "adds r11, r11, #16\n\t"  /* k: depth left, 0 ... 15 */                                                          \
-      "beq 4f\n\t"                                                                                                     \
-      "vctp.8 r11\n\t"                                                                                                 \
-      "vldrb.8 q0, [r1]\n\t"                                                                                           \
-      "vldrb.8 q1, [r1, #16]\n\t"                                                                                      \
-      "vpstttt\n\t"                                                                                                    \
-      "vldrbt.8 q2, [r3]\n\t"                                                                                          \
-      "vldrbt.8 q3, [r5]\n\t"                                                                                          \
-      "vldrbt.8 q4, [r7]\n\t"                                                                                          \
-      "vldrbt.8 q5, [r9]\n\t"                                                                                          \
-      "vmladava.s8 r0, q0, q2\n\tvmladava.s8 r8, q1, q2\n\tvmladava.s8 r2, q0, q3\n\tvmladava.s8 r10, q1, q3\n\t"      \
-      "vmladava.s8 r4, q0, q4\n\tvmladava.s8 r12, q1, q4\n\tvmladava.s8 r6, q0, q5\n\tvmladava.s8 lr, q1, q5\n\t"      \
-      "b 4f\n"                                                                                                         \
-      "3:\n\t"  /* depth < 16: one partial chunk */                                                                    \
-      "adds r11, r11, #16\n\t"                                                                                         \
-      "vctp.8 r11\n\t"                                                                                                 \
-      "vldrb.8 q0, [r1]\n\t"                                                                                           \
-      "vldrb.8 q1, [r1, #16]\n\t"                                                                                      \
-      "vpstttt\n\t"                                                                                                    \
-      "vldrbt.8 q2, [r3]\n\t"                                                                                          \
-      "vldrbt.8 q3, [r5]\n\t"                                                                                          \
-      "vldrbt.8 q4, [r7]\n\t"                                                                                          \
-      "vldrbt.8 q5, [r9]\n\t"                                                                                          \
-      "vmladav.s8 r0, q0, q2\n\tvmladav.s8 r8, q1, q2\n\tvmladav.s8 r2, q0, q3\n\tvmladav.s8 r10, q1, q3\n\t"          \
-      "vmladav.s8 r4, q0, q4\n\tvmladav.s8 r12, q1, q4\n\tvmladav.s8 r6, q0, q5\n\tvmladav.s8 lr, q1, q5\n"            \
-      "4:\n\t"                                                                                                         \
-  /* Lanes 0, 1 are the low doubleword of the q register, lanes 2, 3 the high one. */                                  \
-      "vmov d8, r0, r2\n\t"  /* q4: row 0 */                                                                           \
-      "vmov d9, r4, r6\n\t"                                                                                            \
-      "vmov d10, r8, r10\n\t"  /* q5: row 1 */                                                                         \
-      "vmov d11, r12, lr\n\t"                                                                                          \
-      "ldrd r0, r1, [sp, #16]\n\t"  /* table, output offset */                                                         \
-      "vldrw.32 q0, [r0, %[bias]]\n\t"                                                                                 \
-      "vadd.i32 q4, q4, q0\n\t"                                                                                        \
-      "vadd.i32 q5, q5, q0\n\t"                                                                                        \
-      left_shift_steps                                                                                                 \
-      "vldrw.32 q0, [r0, %[mult]]\n\t"                                                                                 \
-      MCUFLOW_MVE_RQ_MULTIPLY("q4", "q0") MCUFLOW_MVE_RQ_MULTIPLY("q5", "q0")                                          \
-      "vldrw.32 q0, [r0, %[right]]\n\t"                                                                                \
-      MCUFLOW_MVE_RQ_SHIFT_RIGHT("q4", "q0", "q1") MCUFLOW_MVE_RQ_SHIFT_RIGHT("q5", "q0", "q1")                        \
-      MCUFLOW_MVE_RQ_OUTPUT("q4", "r1") MCUFLOW_MVE_RQ_OUTPUT("q5", "r1")                                              \
-      "ldrd r2, r3, [sp, #24]\n\t"  /* out0, out1 */                                                                   \
-      "ldr r4, [sp, #12]\n\t"  /* channels */                                                                          \
-      "vctp.32 r4\n\t"  /* all four lanes unless the block is partial */                                               \
-      "vpstt\n\t"                                                                                                      \
-      "vstrbt.32 q4, [r2], #4\n\t"                                                                                     \
-      "vstrbt.32 q5, [r3], #4\n\t"                                                                                     \
-      "strd r2, r3, [sp, #24]\n\t"                                                                                     \
-      "adds r0, r0, %[table_bytes]\n\t"                                                                                \
-      "str r0, [sp, #16]\n\t"                                                                                          \
-      "subs r4, r4, #4\n\t"                                                                                            \
-      "str r4, [sp, #12]\n\t"                                                                                          \
-      "bgt 5b\n\t"                                                                                                     \
-      "add sp, sp, #32"                                                                                                \
-      : [f] "+r"(f)                                                                                                    \
-      : [lo] "w"(act_min), [hi] "w"(act_max), [table_bytes] "i"(MveGemmLayout{0, 0}.table_bytes()),                    \
-        [bias] "i"(kGemmBiasAt), [mult] "i"(kGemmMultiplierAt), [left] "i"(kGemmLeftShiftAt),                          \
-        [right] "i"(kGemmMinusRightShiftAt), "m"(frame)                                                                \
-      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r9", "r10", "r11", "r12", "lr", "q0", "q1", "q2", "q3", "q4", \
+#define MCUFLOW_MVE_GEMM_PAIR(left_shift_steps)                                                                         \
+  asm volatile(                                                                                                         \
+      "ldm %[f], {r0-r7}\n\t"                                                                                           \
+      "push {r0-r7}\n"  /* the frame at sp */                                                                           \
+      "5:\n\t"  /* block loop */                                                                                        \
+      "ldrd r1, r3, [sp]\n\t"  /* pair, w0 */                                                                           \
+      "ldrd r11, r0, [sp, #8]\n\t"  /* depth, channels */                                                               \
+      "add r5, r3, r11\n\t"                                                                                             \
+      "add r7, r5, r11\n\t"                                                                                             \
+      "add r9, r7, r11\n\t"                                                                                             \
+      "cmp r0, #4\n\t"                                                                                                  \
+      "bge 6f\n\t"                                                                                                      \
+      "cmp r0, #2\n\t"  /* a partial block: rows past out_c repeat the last one */                                      \
+      "it lt\n\t"                                                                                                       \
+      "movlt r5, r3\n\t"                                                                                                \
+      "cmp r0, #3\n\t"                                                                                                  \
+      "it lt\n\t"                                                                                                       \
+      "movlt r7, r5\n\t"                                                                                                \
+      "mov r9, r7\n"                                                                                                    \
+      "6:\n\t"                                                                                                          \
+      "add r0, r9, r11\n\t"  /* the next block's first row */                                                           \
+      "str r0, [sp, #4]\n\t"                                                                                            \
+  /* The dot; k (r11): depth left. */                                                                                   \
+      "subs r11, r11, #16\n\t"                                                                                          \
+      "blt 3f\n\t"                                                                                                      \
+      MCUFLOW_MVE_2X4_CHUNK("vmladav.s8")                                                                               \
+      "subs r11, r11, #16\n\t"                                                                                          \
+      "blt 2f\n"                                                                                                        \
+      "1:\n\t"                                                                                                          \
+      MCUFLOW_MVE_2X4_CHUNK("vmladava.s8")                                                                              \
+      "subs r11, r11, #16\n\t"                                                                                          \
+      "bge 1b\n"                                                                                                        \
+      "2:\n\t"                                                                                                          \
+      "adds r11, r11, #16\n\t"  /* k: depth left, 0 ... 15 */                                                           \
+      "beq 4f\n\t"                                                                                                      \
+      MCUFLOW_MVE_2X4_PARTIAL_CHUNK("vmladava.s8")                                                                      \
+      "b 4f\n"                                                                                                          \
+      "3:\n\t"  /* depth < 16: one partial chunk */                                                                     \
+      "adds r11, r11, #16\n\t"                                                                                          \
+      MCUFLOW_MVE_2X4_PARTIAL_CHUNK("vmladav.s8")                                                                       \
+      "4:\n\t"                                                                                                          \
+  /* Lanes 0, 1 are the low doubleword of the q register, lanes 2, 3 the high one. */                                   \
+      "vmov d8, r0, r2\n\t"  /* q4: row 0 */                                                                            \
+      "vmov d9, r4, r6\n\t"                                                                                             \
+      "vmov d10, r8, r10\n\t"  /* q5: row 1 */                                                                          \
+      "vmov d11, r12, lr\n\t"                                                                                           \
+      "ldrd r0, r1, [sp, #16]\n\t"  /* table, output offset */                                                          \
+      "vldrw.32 q0, [r0, %[bias]]\n\t"                                                                                  \
+      "vadd.i32 q4, q4, q0\n\t"                                                                                         \
+      "vadd.i32 q5, q5, q0\n\t"                                                                                         \
+      left_shift_steps                                                                                                  \
+      "vldrw.32 q0, [r0, %[mult]]\n\t"                                                                                  \
+      MCUFLOW_MVE_RQ_MULTIPLY("q4", "q0") MCUFLOW_MVE_RQ_MULTIPLY("q5", "q0")                                           \
+      "vldrw.32 q0, [r0, %[right]]\n\t"                                                                                 \
+      MCUFLOW_MVE_RQ_SHIFT_RIGHT("q4", "q0", "q1") MCUFLOW_MVE_RQ_SHIFT_RIGHT("q5", "q0", "q1")                         \
+      MCUFLOW_MVE_RQ_OUTPUT("q4", "r1") MCUFLOW_MVE_RQ_OUTPUT("q5", "r1")                                               \
+      "ldrd r2, r3, [sp, #24]\n\t"  /* out0, out1 */                                                                    \
+      "ldr r4, [sp, #12]\n\t"  /* channels */                                                                           \
+      "vctp.32 r4\n\t"  /* all four lanes unless the block is partial */                                                \
+      "vpstt\n\t"                                                                                                       \
+      "vstrbt.32 q4, [r2], #4\n\t"                                                                                      \
+      "vstrbt.32 q5, [r3], #4\n\t"                                                                                      \
+      "strd r2, r3, [sp, #24]\n\t"                                                                                      \
+      "adds r0, r0, %[table_bytes]\n\t"                                                                                 \
+      "str r0, [sp, #16]\n\t"                                                                                           \
+      "subs r4, r4, #4\n\t"                                                                                             \
+      "str r4, [sp, #12]\n\t"                                                                                           \
+      "bgt 5b\n\t"                                                                                                      \
+      "add sp, sp, #32"                                                                                                 \
+      : [f] "+r"(f)                                                                                                     \
+      : [lo] "w"(act_min), [hi] "w"(act_max), [table_bytes] "i"(MveGemmLayout{0, 0}.table_bytes()),                     \
+        [bias] "i"(kGemmBiasAt), [mult] "i"(kGemmMultiplierAt), [left] "i"(kGemmLeftShiftAt),                           \
+        [right] "i"(kGemmMinusRightShiftAt), "m"(frame)                                                                 \
+      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r9", "r10", "r11", "r12", "lr", "q0", "q1", "q2", "q3", "q4",  \
         "q5", "p0", "cc", "memory")
 
 inline void gemm_two_rows(const GemmArgs& g, const int8_t* pair, int8_t* out0, int8_t* out1) {

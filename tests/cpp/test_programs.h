@@ -173,12 +173,13 @@ inline Calibration random_calibration(const Graph& g, int samples, uint32_t seed
   return c;
 }
 
-// Compiled for a scalar core by default, so every op keeps its reference kernel (tests that look
-// for a kernel id find it); pass a DSP/MVE target to get the tier kernels selected.
-constexpr const char* kScalarTarget = "cortex-m0";
+// Compiled for the reference target by default, so every op keeps its reference kernel (tests
+// that look for a kernel id find it); pass a core (cortex-m0, -m4, -m55 …) to get its tier's
+// kernels selected.
+constexpr const char* kReferenceTarget = "reference";
 
 inline std::vector<uint8_t> compile_int8(const Graph& g, uint32_t seed = 1, int samples = 8, bool int8_io = false,
-                                         const std::string& target = kScalarTarget) {
+                                         const std::string& target = kReferenceTarget) {
   CompileOptions o;
   o.target = target;
   o.precision = Precision::kInt8;
@@ -186,7 +187,7 @@ inline std::vector<uint8_t> compile_int8(const Graph& g, uint32_t seed = 1, int 
   return compiler::compile_graph(g, o, random_calibration(g, samples, seed));
 }
 
-inline std::vector<uint8_t> compile_fp32(const Graph& g, const std::string& target = kScalarTarget) {
+inline std::vector<uint8_t> compile_fp32(const Graph& g, const std::string& target = kReferenceTarget) {
   CompileOptions o;
   o.target = target;
   o.precision = Precision::kFloat32;

@@ -222,7 +222,7 @@ TEST(Observers, ConstantTensorsKeepTheDegenerateRange) {
 TEST(Observers, CompiledProgramRecordsTheObserver) {
   const Graph g = tp::conv_relu_pool_linear_graph();
   CompileOptions o;
-  o.target = tp::kScalarTarget;
+  o.target = tp::kReferenceTarget;
   o.observer = ObserverOptions{Observer::kMse};
   const std::vector<uint8_t> bytes = compile_graph(g, o, tp::random_calibration(g, 4, 2));
   const std::string file(bytes.begin(), bytes.end());

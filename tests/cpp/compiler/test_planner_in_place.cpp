@@ -267,7 +267,7 @@ Graph ds_chain(uint32_t seed) {
 
 std::vector<uint8_t> compile(const Graph& g, bool int8, bool in_place, bool schedule, uint32_t seed) {
   CompileOptions o;
-  o.target = "cortex-m0";  // reference kernels everywhere
+  o.target = "cortex-m0";  // reference and scalar kernels: every window op may run in place
   o.precision = int8 ? Precision::kInt8 : Precision::kFloat32;
   o.in_place = in_place;
   o.schedule = schedule;

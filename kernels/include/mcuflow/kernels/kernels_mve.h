@@ -414,19 +414,19 @@ inline int32x4_t dot_1x4(const int8_t* row, const int8_t* w0, const int8_t* w1, 
   return acc;
 }
 
-// The channels of three table blocks (oc ... oc + 11) of one row: acc[b][j] = bias'[4b + j] +
-// row . w_(4b + j), as two 1x6 dots in tail-predicated loops (six accumulators and six weight
-// pointers are what the core registers hold besides the row and the loop counter); the inputs
-// wait on the stack while the first dot runs.
+// Twelve output channels (three table blocks) of one row, computed, requantized and stored:
+// out[j] = requantize(bias'[j] + row . w_j), j < 12. Two 1x6 dots in tail-predicated loops (six
+// accumulators and six weight pointers are what the core registers hold besides the row and
+// the loop counter), the inputs waiting on the stack meanwhile.
 struct GemmRowFrame {
   const int8_t* row;      // 0
-  const int8_t* weights;  // 4: channel oc's weight row
+  const int8_t* weights;  // 4: the first channel's weight row
   int32_t depth;          // 8
   const int32_t* table;   // 12: the first block's channel table
+  int8_t* out;            // 16: the first channel's output
+  int32_t output_offset;  // 20
 };
 
-// One 1x6 dot: the weight rows r3, r5, r7, r9, r12 = w4 and r11 = w5 (set up from r3 and the
-// depth in r11), accumulators r0 ... r10 (set up before).
 #define MCUFLOW_MVE_1X6_DOT                     \
   "ldr r1, [sp]\n\t"  /* row */                \
   "ldr r11, [sp, #8]\n\t"  /* depth */         \
@@ -452,35 +452,51 @@ struct GemmRowFrame {
   "vmladava.s8 r10, q0, q2\n\t"                \
   "letp lr, 1b\n\t"
 
-inline void dot_1x12(const GemmRowFrame& frame, int32x4_t& acc0, int32x4_t& acc1, int32x4_t& acc2) {
+// The requantization of accumulator `acc` with the channel table at r0 + `at` bytes, the
+// output offset in r2, then its four bytes stored at r1 (moved past them).
+#define MCUFLOW_MVE_1X12_OUTPUT(acc, at)                                                         \
+  "vldrw.32 q0, [r0, #%c[left] + " at "]\n\t" MCUFLOW_MVE_RQ_SHIFT_LEFT(acc, "q0")                  \
+  "vldrw.32 q0, [r0, #%c[mult] + " at "]\n\t" MCUFLOW_MVE_RQ_MULTIPLY(acc, "q0")                    \
+  "vldrw.32 q0, [r0, #%c[right] + " at "]\n\t" MCUFLOW_MVE_RQ_SHIFT_RIGHT(acc, "q0", "q1")          \
+  MCUFLOW_MVE_RQ_OUTPUT(acc, "r2")                                                               \
+  "vstrb.32 " acc ", [r1], #4\n\t"
+
+inline void gemm_row_12(const GemmRowFrame& frame, int32x4_t act_min, int32x4_t act_max) {
   register const GemmRowFrame* f asm("r12") = &frame;
   asm volatile(
-      "ldm %[f], {r0-r3}\n\t"
-      "push {r0-r3}\n\t"
+      "ldm %[f], {r0-r5}\n\t"
+      "push {r0-r5}\n\t"
       "ldm r3, {r0, r2, r4, r6}\n\t"  // bias' of block 0
       "ldrd r8, r10, [r3, %[table_bytes]]\n\t"  // of block 1, lanes 0, 1
       "ldr r3, [sp, #4]\n\t"
       MCUFLOW_MVE_1X6_DOT
-      "vmov %e[acc0], r0, r2\n\t"
-      "vmov %f[acc0], r4, r6\n\t"
-      "vmov %e[acc1], r8, r10\n\t"
+      "vmov d6, r0, r2\n\t"  // q3: block 0
+      "vmov d7, r4, r6\n\t"
+      "vmov d8, r8, r10\n\t"  // q4: block 1
       "ldr r3, [sp, #12]\n\t"
       "ldrd r0, r2, [r3, %[table_bytes] + 8]\n\t"  // bias' of block 1, lanes 2, 3
       "add r3, r3, %[table_bytes] * 2\n\t"
       "ldm r3, {r4, r6, r8, r10}\n\t"  // of block 2
       "ldrd r3, r11, [sp, #4]\n\t"
       "add r3, r3, r11, lsl #2\n\t"
-      "add r3, r3, r11, lsl #1\n\t"  // channel oc + 6's weight row
+      "add r3, r3, r11, lsl #1\n\t"  // channel 6's weight row
       MCUFLOW_MVE_1X6_DOT
-      "vmov %f[acc1], r0, r2\n\t"
-      "vmov %e[acc2], r4, r6\n\t"
-      "vmov %f[acc2], r8, r10\n\t"
-      "add sp, sp, #16"
-      : [acc0] "=&w"(acc0), [acc1] "=&w"(acc1), [acc2] "=&w"(acc2), [f] "+r"(f)
-      : [table_bytes] "i"(MveGemmLayout{0, 0}.table_bytes()), "m"(frame)
-      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "lr", "q0", "q1", "q2", "cc",
-        "memory");
+      "vmov d9, r0, r2\n\t"
+      "vmov d10, r4, r6\n\t"  // q5: block 2
+      "vmov d11, r8, r10\n\t"
+      "ldr r0, [sp, #12]\n\t"     // table
+      "ldrd r1, r2, [sp, #16]\n\t"  // out, output offset
+      MCUFLOW_MVE_1X12_OUTPUT("q3", "0")
+      MCUFLOW_MVE_1X12_OUTPUT("q4", "%c[table_bytes]")
+      MCUFLOW_MVE_1X12_OUTPUT("q5", "%c[table_bytes] * 2")
+      "add sp, sp, #24"
+      : [f] "+r"(f)
+      : [lo] "w"(act_min), [hi] "w"(act_max), [table_bytes] "i"(MveGemmLayout{0, 0}.table_bytes()),
+        [mult] "i"(kGemmMultiplierAt), [left] "i"(kGemmLeftShiftAt), [right] "i"(kGemmMinusRightShiftAt), "m"(frame)
+      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "lr", "q0", "q1", "q2", "q3", "q4",
+        "q5", "cc", "memory");
 }
+#undef MCUFLOW_MVE_1X12_OUTPUT
 #undef MCUFLOW_MVE_1X6_DOT
 
 #undef MCUFLOW_MVE_2X4_CHUNK
@@ -502,29 +518,25 @@ inline void store_block(int8_t* out, int32x4_t y, int32_t channels) {
 // weights is read) and only its channels are stored.
 inline void gemm_one_row(const GemmArgs& g, const int8_t* row, int8_t* out) {
   const int32x4_t act_min = vdupq_n_s32(g.act_min), act_max = vdupq_n_s32(g.act_max);
-  auto requantize_block = [&](int32x4_t acc, const int32_t* table) {
-    return requantize<kGemmMultiplierAt, kGemmLeftShiftAt, kGemmMinusRightShiftAt>(acc, table, g.output_offset, act_min,
-                                                                                   act_max);
-  };
   constexpr int32_t kTableEntries = kMveTableRows * kMveGemmBlock;
   const int32_t depth = g.depth;
-  const int32_t* table = reinterpret_cast<const int32_t*>(g.tables);
-  const int8_t* w = g.weights;
+  GemmRowFrame frame{row, g.weights, depth, reinterpret_cast<const int32_t*>(g.tables), out, g.output_offset};
   int32_t oc = 0;
   for (; oc + 3 * kMveGemmBlock <= g.out_c; oc += 3 * kMveGemmBlock) {
-    int32x4_t acc0, acc1, acc2;
-    dot_1x12(GemmRowFrame{row, w, depth, table}, acc0, acc1, acc2);
-    vstrbq_s32(out + oc, requantize_block(acc0, table));
-    vstrbq_s32(out + oc + kMveGemmBlock, requantize_block(acc1, table + kTableEntries));
-    vstrbq_s32(out + oc + 2 * kMveGemmBlock, requantize_block(acc2, table + 2 * kTableEntries));
-    w += 3 * kMveGemmBlock * depth, table += 3 * kTableEntries;
+    gemm_row_12(frame, act_min, act_max);
+    frame.weights += 3 * kMveGemmBlock * depth, frame.table += 3 * kTableEntries, frame.out += 3 * kMveGemmBlock;
   }
+  const int8_t* w = frame.weights;
+  const int32_t* table = frame.table;
   for (; oc < g.out_c; oc += kMveGemmBlock, w += kMveGemmBlock * depth, table += kTableEntries) {
     const int32_t channels = g.out_c - oc;
     const int8_t* last = w + (channels < kMveGemmBlock ? channels - 1 : kMveGemmBlock - 1) * depth;
     const int32x4_t acc = dot_1x4(row, w, channels > 1 ? w + depth : last, channels > 2 ? w + 2 * depth : last, last,
                                   depth, table + kGemmBiasAt / 4);
-    store_block(out + oc, requantize_block(acc, table), channels);
+    store_block(out + oc,
+                requantize<kGemmMultiplierAt, kGemmLeftShiftAt, kGemmMinusRightShiftAt>(acc, table, g.output_offset,
+                                                                                        act_min, act_max),
+                channels);
   }
 }
 

@@ -1,16 +1,15 @@
 """MVE kernels against the reference kernels, layer by layer, on the same board (qemu-m55).
 
 Each layer is a one-op program with int8 input and output (io="int8": no quantize/dequantize
-ops), compiled twice from the same exported model and calibration: for cortex-m0 (its
-scalar-tier kernels where they apply, the reference kernels elsewhere; all run on any board)
-and for cortex-m55 (MVE tier). Both run on qemu-m55; the figure is the firmware's
-per-inference counter, i.e. instructions (QEMU) of Session::run for that one op (kernel plus
-the runtime's dispatch), median over the samples.
+ops), compiled twice from the same exported model and calibration: for target "reference"
+(the reference kernels only) and for cortex-m55 (MVE tier). Both run on qemu-m55; the figure
+is the firmware's per-inference counter, i.e. instructions (QEMU) of Session::run for that one
+op (kernel plus the runtime's dispatch), median over the samples.
 With --models, whole zoo models the same way (float input quantized on the board, as
 deployed; MACs are the program's conv and linear MACs; every op of the program counts).
 With --constants, zoo models' constant bytes (weights, biases, tables and what the tier
-kernels precompute) compiled for cortex-m0 and for cortex-m55, the MVE kernels' own share and
-the cortex-m55 arena; no board runs. Prints Markdown tables; --json prints the raw records.
+kernels precompute) compiled for the reference kernels and for cortex-m55, the MVE kernels'
+own share and the cortex-m55 arena; no board runs. Prints Markdown tables; --json prints the raw records.
 
     .venv/bin/python bench/mve_kernels.py [--samples 3] [--json] [--only TEXT] [--models ds_cnn resnet8 ...]
                                           [--constants mobilenet_v1_025 ...]
@@ -52,7 +51,7 @@ def measure_programs(ep, calibration, samples, io: str) -> dict:
     """Compiles `ep` for the scalar and MVE tiers and runs both on the board over `samples`."""
     record = {}
     outputs = {}
-    for tier, target in (("reference", "cortex-m0"), ("mve", "cortex-m55")):
+    for tier, target in (("reference", "reference"), ("mve", "cortex-m55")):
         program = mcuflow.compile(ep, target=target, calibration=calibration, io=io)
         ops = program.metadata["ops"]
         fw = device.cached_build(program, BOARD)
@@ -83,7 +82,7 @@ def measure_constants(name: str) -> dict:
     model = zoo.get(name, seed=0)
     ep, calibration = model.export(), model.calibration(32)
     record = {"model": name}
-    for tier, target in (("cortex-m0", "cortex-m0"), ("mve", "cortex-m55")):
+    for tier, target in (("reference", "reference"), ("mve", "cortex-m55")):
         d = mcuflow.compile(ep, target=target, calibration=calibration, io="float32").describe()
         # What the MVE kernels precompute: their trailing constant inputs (after the reference's five).
         prepared = {op["inputs"][i] for op in d["ops"] if op["kernel"].endswith("_mve")
@@ -94,12 +93,12 @@ def measure_constants(name: str) -> dict:
 
 
 def print_constants(records: list) -> None:
-    print("Zoo models compiled with float32 I/O: constant bytes (cortex-m0: its scalar tier and reference kernels)")
-    print("| model | cortex-m0 constants | cortex-m55 constants | of which MVE-prepared | cortex-m55 program bytes | cortex-m55 arena |")
+    print("Zoo models compiled with float32 I/O: constant bytes")
+    print("| model | reference constants | cortex-m55 constants | of which MVE-prepared | cortex-m55 program bytes | cortex-m55 arena |")
     print("|---|---:|---:|---:|---:|---:|")
     for r in records:
-        m0, mve = r["cortex-m0"], r["mve"]
-        print(f"| {r['model']} | {m0['constant_bytes']} | {mve['constant_bytes']} | {mve['mve_prepared_bytes']} | "
+        ref, mve = r["reference"], r["mve"]
+        print(f"| {r['model']} | {ref['constant_bytes']} | {mve['constant_bytes']} | {mve['mve_prepared_bytes']} | "
               f"{mve['program_bytes']} | {mve['arena_bytes']} |")
 
 
@@ -136,7 +135,7 @@ def main(argv=None) -> int:
     if args.json:
         print(json.dumps(layer_records + model_records, indent=1))
     else:
-        note = f"instructions (QEMU) per inference on {BOARD}, median of {args.samples} inputs; reference = cortex-m0 build (scalar tier)"
+        note = f"instructions (QEMU) per inference on {BOARD}, median of {args.samples} inputs; reference = target 'reference' (reference kernels only)"
         if layer_records:
             print_table(f"Single layers, int8 in/out, random int8 inputs ({note})", layer_records)
         if model_records:

@@ -1,6 +1,6 @@
 // Scalar tier (Armv6-M Thumb-1, kernels_scalar.h): which ops qualify for which kernel, and the
 // constant input the compiler prepares for them with the functions the device verifier
-// recomputes it with (folded bias and grouped weights), and for im2col convs an arena scratch
+// recomputes it with (folded bias, requantization words, weights), and for im2col convs an arena scratch
 // holding one output pixel's window.
 #include <cstring>
 
@@ -27,7 +27,18 @@ const int32_t* table(const LoweredProgram& p, const ProgramOp& op, int slot) {
   return reinterpret_cast<const int32_t*>(p.tensors[op.inputs[slot]].bytes.data());
 }
 
-// Appends a constant int32 input of `words` elements word(i).
+// A shape of `words` elements within the program format's per-dimension limit (the kernels read
+// the table flat): one dimension, or two whose product is exact; empty when there is none.
+std::vector<int32_t> table_dims(int32_t words) {
+  constexpr int32_t kMaxDim = 1 << 16;
+  if (words <= kMaxDim) return {words};
+  for (int32_t inner = kMaxDim; inner * int64_t(kMaxDim) >= words; --inner) {
+    if (words % inner == 0) return {words / inner, inner};
+  }
+  return {};
+}
+
+// Appends a constant int32 input of `words` elements word(i) (table_dims(words) is not empty).
 template <typename Word>
 void append_words(LoweredProgram& p, ProgramOp& op, const std::string& name, int32_t words, Word word) {
   std::vector<uint8_t> bytes(size_t(words) * 4);
@@ -35,7 +46,7 @@ void append_words(LoweredProgram& p, ProgramOp& op, const std::string& name, int
     const int32_t v = word(i);
     std::memcpy(&bytes[size_t(i) * 4], &v, 4);
   }
-  op.inputs.push_back(add_constant_tensor(p, name, DType::kInt32, {words}, std::move(bytes)));
+  op.inputs.push_back(add_constant_tensor(p, name, DType::kInt32, table_dims(words), std::move(bytes)));
 }
 
 // Appends the GEMM kernels' prepared input for an [out_c][depth] weight matrix (kernels_scalar.h).
@@ -55,18 +66,21 @@ void append_gemm_prepared(LoweredProgram& p, ProgramOp& op, int32_t out_c, int32
 
 // The GEMM kernels' constant inputs, and weights in -127..127 for their packed sums
 // (kernels_scalar.h).
-std::string gemm_rejects(const LoweredProgram& p, const ProgramOp& op, int32_t weight_count) {
+std::string gemm_rejects(const LoweredProgram& p, const ProgramOp& op, int32_t out_c, int32_t depth) {
   const std::string constants = needs_constant_inputs(p, op);
   if (!constants.empty()) return constants;
   const ProgramTensor& w = p.tensors[op.inputs[1]];
-  if (!kernels::scalar_weights_symmetric(reinterpret_cast<const int8_t*>(w.bytes.data()), weight_count))
+  if (!kernels::scalar_weights_symmetric(reinterpret_cast<const int8_t*>(w.bytes.data()), out_c * depth))
     return "needs weights in -127..127";
+  const int32_t words = kernels::scalar_gemm_prepared_words(out_c, depth);
+  if (table_dims(words).empty())
+    return "its prepared table of " + std::to_string(words) + " words has no shape within 65,536 per dimension";
   return "";
 }
 
 std::string conv_rejects(const LoweredProgram& p, const ProgramOp& op) {
   const auto c = params_of<ConvParams>(op);
-  return gemm_rejects(p, op, c.out_c * c.k_h * c.k_w * c.in_c);
+  return gemm_rejects(p, op, c.out_c, c.k_h * c.k_w * c.in_c);
 }
 
 std::string pointwise_rejects(const LoweredProgram& p, const ProgramOp& op) {
@@ -97,7 +111,7 @@ void im2col_prepare(LoweredProgram& p, ProgramOp& op) {
 
 std::string fc_rejects(const LoweredProgram& p, const ProgramOp& op) {
   const auto f = params_of<FcParams>(op);
-  return gemm_rejects(p, op, f.out_c * f.in_c);
+  return gemm_rejects(p, op, f.out_c, f.in_c);
 }
 
 void fc_prepare(LoweredProgram& p, ProgramOp& op) {
@@ -129,11 +143,11 @@ void depthwise_3x3_prepare(LoweredProgram& p, ProgramOp& op) {
 std::vector<TierCandidate> scalar_candidates() {
   return {
       {KernelId::conv_s8_1x1_scalar, KernelId::conv_s8, pointwise_rejects, conv_prepare,
-       "1x1 conv: Thumb-1, 4 output channels per input byte"},
+       "1x1 conv: Thumb-1, 4 output channels, two products per MULS"},
       {KernelId::conv_s8_scalar, KernelId::conv_s8, conv_rejects, im2col_prepare,
-       "conv: Thumb-1, window gathered per pixel, 4 output channels per input byte"},
+       "conv: Thumb-1, window gathered per pixel, 4 output channels, two products per MULS"},
       {KernelId::fc_s8_scalar, KernelId::fc_s8, fc_rejects, fc_prepare,
-       "fully connected: Thumb-1, rows as 1x1 conv pixels"},
+       "fully connected: Thumb-1, 4 output channels, two products per MULS"},
       {KernelId::dwconv_s8_3x3_scalar, KernelId::dwconv_s8, depthwise_3x3_rejects, depthwise_3x3_prepare,
        "depthwise 3x3: Thumb-1, tap pointers per pixel (padding reads the zero point)"},
   };

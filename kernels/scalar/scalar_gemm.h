@@ -150,10 +150,16 @@ inline void gemm_row(const int8_t* row, int32_t depth, int32_t out_c, const int3
     int32_t a0 = w[0], a1 = w[1], a2 = w[2], a3 = w[3];
     w += kScalarGroup;
     group_dot(row, depth, w, a0, a1, a2, a3);
-    const int32_t acc[kScalarGroup] = {a0, a1, a2, a3};
-    const int32_t lanes = out_c - oc < kScalarGroup ? out_c - oc : kScalarGroup;
-#pragma GCC unroll 1  // one requantization body: flash matters more than the loop's branch
-    for (int32_t lane = 0; lane < lanes; ++lane) out[oc + lane] = requantize(acc[lane], r, oc + lane);
+    if (out_c - oc >= kScalarGroup) {  // the common case written out: GCC then keeps the accumulators in registers
+      out[oc] = requantize(a0, r, oc);
+      out[oc + 1] = requantize(a1, r, oc + 1);
+      out[oc + 2] = requantize(a2, r, oc + 2);
+      out[oc + 3] = requantize(a3, r, oc + 3);
+    } else {
+      const int32_t acc[kScalarGroup] = {a0, a1, a2, a3};
+#pragma GCC unroll 1  // one more requantization body for a partial group
+      for (int32_t lane = 0; lane < out_c - oc; ++lane) out[oc + lane] = requantize(acc[lane], r, oc + lane);
+    }
   }
 }
 

@@ -276,6 +276,7 @@ def build(program: Program, board_name: str, out_dir: str | os.PathLike, harness
         if "needs" in msg and "KiB" in msg:
             raise DeviceError(f"{board.name}: {msg}") from None
         raise DeviceError(f"firmware build for {board.name} failed: {e}") from None
+    program.save(out / "program.mfp")  # with its metadata, for `mcuflow size` and other tools
     return fw
 
 

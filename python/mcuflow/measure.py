@@ -195,8 +195,10 @@ def _group_of_path(path: str) -> str | None:
     p = path.replace("\\", "/")
     if re.search(r"/(mcuflow_)?kernel_table\.cpp(\.obj)?$", p):
         return "kernel_table"
+    from .device import TIERS
+
     for pattern, group in ((r"/runtime/src/ops/", "kernel_adapters"), (r"/runtime/src/", "runtime_core"),
-                           (r"/kernels/(reference|dsp|mve)/", "kernels"),
+                           (rf"/kernels/({'|'.join(TIERS)})/", "kernels"),
                            (r"/firmware/(common|boards)/", "startup_board"), (r"/firmware/harness/", "application")):
         if re.search(pattern, p):
             return group
@@ -265,6 +267,20 @@ def embedded_program(elf: Path, sections: list[Section], symbols: dict) -> bytes
     return None
 
 
+def _program_of(elf: Path, image: bytes | None) -> Program | None:
+    """The program the firmware embeds: the full one `mcuflow firmware` leaves beside the ELF
+    (program.mfp, with the metadata the device image lacks) when its image is what the ELF
+    holds, else the embedded image itself."""
+    if not image:
+        return None
+    beside = elf.parent / "program.mfp"
+    if beside.is_file():
+        full = Program(beside.read_bytes())
+        if full.device_image == image:
+            return full
+    return Program(image)
+
+
 def _board_or_none(name: str | None) -> Board | None:
     try:
         return get_board(name) if name else None
@@ -304,6 +320,8 @@ def measurement_record(*, program: Program | None, board: str | None, build_info
         "calibration_sha256": source.get("calibration_sha256"),
         "program_sha256": hashlib.sha256(program.data).hexdigest() if program else None,
         "program_bytes": len(program.data) if program else None,
+        # what the firmware stores: the program without its metadata
+        "device_image_sha256": hashlib.sha256(program.device_image).hexdigest() if program else None,
         "ops": [{"index": i, "kind": op["kind"], "kernel": op["kernel"], "tier": kernel_tier(op["kernel"])}
                 for i, op in enumerate(meta.get("ops", []))],
     }
@@ -402,8 +420,7 @@ def analyze(elf: str | Path, map_path: str | Path | None = None, build_info: dic
             ram_items[group][item] += s.size
     ram["by_component"] = {g: dict(v) for g, v in ram_items.items()}
 
-    data = embedded_program(elf, sections, symbols)
-    program = Program(data) if data else None
+    program = _program_of(elf, embedded_program(elf, sections, symbols))
     for c in components:
         if c["group"] == "program" and "mcuflow_program" in symbols:  # the board picks its region
             c["region"] = _region_of(board_obj, symbols["mcuflow_program"][0], "?")

@@ -67,7 +67,7 @@ def test_size_reconciles_with_arm_none_eabi_size(board_name, tmp_path):
     # every byte comes from an input section the map names; only alignment fill is left over
     assert not [k for k in groups["padding"]["items"] if k.startswith("unlisted")]
     assert groups["padding"]["bytes"] < flash["total"] // 100
-    assert groups["program"]["bytes"] == len(program.data)
+    assert groups["program"]["bytes"] == len(program.device_image)  # the program without its metadata
     assert set(flash["kernels"]) == set(device.used_kernels(program))
     assert groups["runtime_core"]["bytes"] > 0 and groups["startup_board"]["bytes"] > 0
 

@@ -148,3 +148,17 @@ def test_unsupported_arguments_are_clear_errors(case, reason):
     model = make_model(case)
     with pytest.raises(mcuflow.UnsupportedModelError, match=rf"^{case.split('_')[0]} at .*models.py:\d+.*{reason}"):
         mcuflow.compile(export(model), calibration=calibration(model))
+
+
+def test_scalar_tables_beyond_one_dimension_limit_still_load():
+    """A scalar-tier prepared table larger than the format's 65,536 elements per dimension is
+    stored in two dimensions, so the program verifies and runs (it used to fail: bad_tensor)."""
+    model = torch.nn.Linear(1024, 160).eval()
+    x = torch.randn(1, 1024)
+    program = mcuflow.compile(torch.export.export(model, (x,)), target="cortex-m0",
+                              calibration=[(torch.randn(1, 1024),) for _ in range(8)])
+    fc = [op for op in program.metadata["ops"] if op["kind"] == "linear"]
+    assert [op["kernel"] for op in fc] == ["fc_s8_scalar"]
+    tables = [t["dims"] for t in program._host.tensors if t["dtype"] == "int32" and len(t["dims"]) == 2]
+    assert any(d[0] * d[1] > 65536 for d in tables), tables
+    assert np.abs(program.run(x.numpy())[0] - model(x).detach().numpy()).max() < 0.1

@@ -1,4 +1,4 @@
-"""Kernel benchmark for every tier: per layer and for the whole DS-CNN, instructions (QEMU).
+"""Kernel benchmark for every tier: per layer and per whole model, instructions (QEMU).
 
 For each board, each layer is a one-op program with int8 input and output (io="int8": no
 quantize/dequantize ops), compiled twice from the same exported model and calibration: for the
@@ -6,12 +6,16 @@ quantize/dequantize ops), compiled twice from the same exported model and calibr
 scalar on qemu-m0/m3, DSP on qemu-m4/m7/m33, MVE on qemu-m55). Both run on that board; a
 figure is the firmware's per-inference counter — instructions (QEMU) of Session::run for the
 one op (kernel plus the runtime's dispatch), median over the samples — and the two outputs
-must be equal bit for bit. The whole DS-CNN (mcuflow.zoo, float input as deployed) is measured
-with `mcuflow bench`'s harness: the inference ops alone, without the input quantization and
-output dequantization, next to the issue's targets and Arm CMSIS-NN's figures on the same
-boards. Prints Markdown; --json prints the raw records. Exit code 1 if any output differs.
+must be equal bit for bit. Whole zoo models (--models, default the DS-CNN; float input as
+deployed) are measured with `mcuflow bench`'s harness: the inference ops alone, without the
+input quantization and output dequantization; the DS-CNN next to the issue's targets and Arm
+CMSIS-NN's figures on the same boards. For each model also the constant bytes for the
+reference target and for the board's core, and how many of them the tier's kernels added
+(prepared tables, re-laid-out weights). Prints Markdown; --json prints the raw records. Exit
+code 1 if any output differs.
 
-    .venv/bin/python bench/kernels/run.py [--boards qemu-m3 qemu-m4 ...] [--samples 3] [--only TEXT] [--json]
+    .venv/bin/python bench/kernels/run.py [--boards qemu-m3 qemu-m4 ...] [--samples 3] [--only TEXT]
+                                          [--models ds_cnn mobilenet_v1_025 ...] [--json]
 """
 
 from __future__ import annotations
@@ -80,17 +84,27 @@ def measure_layer(module: nn.Module, shape, samples: int, board: str) -> dict:
     return record
 
 
-def measure_ds_cnn(board: str) -> dict:
-    model = zoo.get("ds_cnn", seed=0)
-    program = mcuflow.compile(model.export(), target=get_board(board).core, calibration=model.calibration(32))
+def constant_bytes(ep, calibration, target: str) -> dict:
+    """Constant bytes of `ep` compiled for the reference target and for `target`, and those the
+    tier's kernels added (their trailing constant inputs: both programs list the same ops)."""
+    ref, tier = (mcuflow.compile(ep, target=t, calibration=calibration).describe() for t in ("reference", target))
+    added = {t for op_ref, op in zip(ref["ops"], tier["ops"]) for t in op["inputs"][len(op_ref["inputs"]):]
+             if tier["tensors"][t]["storage"] == "constant"}
+    return {"reference": ref["constant_bytes"], "tier": tier["constant_bytes"],
+            "tier_added": sum(tier["tensors"][t]["bytes"] for t in added)}
+
+
+def measure_model(name: str, board: str) -> dict:
+    model = zoo.get(name, seed=0)
+    ep, calibration, target = model.export(), model.calibration(32), get_board(board).core
+    program = mcuflow.compile(ep, target=target, calibration=calibration)
+    record = {"model": name, "board": board, "constants": constant_bytes(ep, calibration, target)}
     try:
         r = run_bench(program, board, warmup=0, runs=1, inputs=[model.evaluation(1)])
-    except McuflowError as e:
-        return {"board": board, "error": str(e).splitlines()[0]}
-    inference = r["regions"]["inference"]
-    macs = sum(op["macs"] for op in program.metadata["ops"])
-    return {"board": board, "instructions": inference["median"], "macs": macs,
-            "arena_bytes": program.arena_bytes, "kernels": sorted({op["kernel"] for op in program.metadata["ops"]})}
+    except McuflowError as e:  # e.g. the model does not fit the board
+        return {**record, "error": str(e).splitlines()[0]}
+    return {**record, "instructions": r["regions"]["inference"]["median"],
+            "macs": sum(op["macs"] for op in program.metadata["ops"]), "arena_bytes": program.arena_bytes}
 
 
 def print_layers(board: str, records: list) -> None:
@@ -113,18 +127,25 @@ def print_layers(board: str, records: list) -> None:
               f"{'yes' if r['bit_exact'] else 'NO'} |")
 
 
-def print_ds_cnn(records: list) -> None:
-    print("\nWhole DS-CNN (inference ops, float input quantized before and dequantized after, untimed)\n")
-    print("| board | tier | instructions (QEMU) | MACs/instr | target | met | Arm CMSIS-NN | vs CMSIS-NN |")
-    print("|---|---|---:|---:|---:|---|---:|---:|")
+def print_models(records: list) -> None:
+    print("\nWhole models (inference ops; the float input is quantized before and the output dequantized "
+          "after, untimed)\n")
+    print("| model | board | tier | instructions (QEMU) | MACs/instr | target | met | Arm CMSIS-NN | vs CMSIS-NN "
+          "| constants: reference / tier (tier-added) |")
+    print("|---|---|---|---:|---:|---:|---|---:|---:|---|")
     for r in records:
-        target, cmsis = DS_CNN_FIGURES[r["board"]]
+        target, cmsis = DS_CNN_FIGURES[r["board"]] if r["model"] == "ds_cnn" else (None, None)
+        c = r["constants"]
+        constants = f"{c['reference']:,} / {c['tier']:,} ({c['tier_added']:,})"
+        tier = get_board(r["board"]).tier
         if "error" in r:
-            print(f"| {r['board']} | {get_board(r['board']).tier} | {r['error']} | | {target:,} | no | {cmsis:,} | |")
+            print(f"| {r['model']} | {r['board']} | {tier} | {r['error']} | | | | | | {constants} |")
             continue
         n = r["instructions"]
-        print(f"| {r['board']} | {get_board(r['board']).tier} | {n:,} | {r['macs'] / n:.3f} | {target:,} | "
-              f"{'yes' if n <= target else 'NO'} | {cmsis:,} | {cmsis / n:.2f}x fewer |")
+        met = ("yes" if n <= target else "NO") if target else ""
+        print(f"| {r['model']} | {r['board']} | {tier} | {n:,} | {r['macs'] / n:.3f} | "
+              f"{f'{target:,}' if target else ''} | {met} | {f'{cmsis:,}' if cmsis else ''} | "
+              f"{f'{cmsis / n:.2f}x fewer' if cmsis else ''} | {constants} |")
 
 
 def main(argv=None) -> int:
@@ -132,22 +153,22 @@ def main(argv=None) -> int:
     ap.add_argument("--boards", nargs="+", default=BOARDS, choices=BOARDS)
     ap.add_argument("--samples", type=int, default=3)
     ap.add_argument("--only", default="", help="only layers whose name contains this text")
-    ap.add_argument("--no-model", action="store_true", help="skip the whole DS-CNN")
+    ap.add_argument("--models", nargs="*", default=["ds_cnn"], help="whole zoo models: " + ", ".join(zoo.names()))
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     per_board = {board: [{"layer": name, **measure_layer(module, shape, args.samples, board)}
                          for name, module, shape in layers() if args.only in name]
                  for board in args.boards}
-    models = [] if args.no_model else [measure_ds_cnn(board) for board in args.boards]
+    models = [measure_model(name, board) for name in args.models for board in args.boards]
     if args.json:
-        print(json.dumps({"layers": per_board, "ds_cnn": models}, indent=1))
+        print(json.dumps({"layers": per_board, "models": models}, indent=1))
     else:
         print(f"Instructions (QEMU) per inference, median of {args.samples} random int8 inputs; "
               "reference = the portable reference kernels on the same board.")
         for board, records in per_board.items():
             print_layers(board, records)
         if models:
-            print_ds_cnn(models)
+            print_models(models)
     layers_exact = all(r.get("bit_exact", True) for records in per_board.values() for r in records)
     return 0 if layers_exact else 1
 

@@ -151,6 +151,7 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
     plan.in_place = options.in_place;
     plan.regions = options.regions;
     plan.copy_weights = options.copy_weights;
+    drop_self_copies(lp);
     plan_memory(lp, plan);
     return lp;
   };

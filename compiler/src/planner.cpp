@@ -537,11 +537,12 @@ std::vector<std::pair<InPlacePair, int64_t>> pair_candidates(const LoweredProgra
   std::vector<std::pair<InPlacePair, int64_t>> out;
   // `taken`: an input already overwritten, or one whose bytes an embedding needs: a part lies at
   // a fixed place in its host, and a slice's host keeps the values its parts still read (a cat's
-  // parts die before it is read, so it may be overwritten at its last read).
+  // parts die before it is read, so it may be overwritten at its last read, unless its copies
+  // were dropped: then its parts live as long as it does).
   std::vector<bool> taken(p.tensors.size(), false), embedded(p.tensors.size(), false);
   for (const Embedding& e : embeddings(p)) {
     taken[e.part] = embedded[e.part] = embedded[e.host] = true;
-    taken[e.host] = taken[e.host] || root_of(p, p.ops[size_t(e.op)].inputs[0]) == e.host;
+    taken[e.host] = taken[e.host] || e.op < 0 || root_of(p, p.ops[size_t(e.op)].inputs[0]) == e.host;
   }
   for (size_t i = 0; i < p.ops.size(); ++i) {
     const ProgramOp& op = p.ops[i];
@@ -901,6 +902,12 @@ std::vector<Lifetime> root_lifetimes(const LoweredProgram& p) {
     for (int t : p.ops[i].outputs) touch(t, i);
   }
   for (int t : p.outputs) touch(t, n_ops);
+  // A part whose copy was dropped holds its values from its host's write (a slice of it) to its
+  // host's last read (a cat into it): it lives while either does.
+  for (const Embedding& e : p.dropped_copies) {
+    life[e.part].first = std::min(life[e.part].first, life[e.host].first);
+    life[e.part].last = std::max(life[e.part].last, life[e.host].last);
+  }
   return life;
 }
 
@@ -916,6 +923,7 @@ std::vector<Embedding> embeddings(const LoweredProgram& p) {
   for (int t : p.outputs) io[root_of(p, t)] = true;
   std::vector<Embedding> found;
   std::vector<bool> part(n, false);
+  for (const Embedding& e : p.dropped_copies) part[e.part] = true;
   for (size_t i = 0; i < p.ops.size(); ++i) {
     const ProgramOp& op = p.ops[i];
     if (op.inputs.size() != 1 || op.outputs.size() != 1) continue;
@@ -954,6 +962,7 @@ std::vector<Embedding> embeddings(const LoweredProgram& p) {
   }
   // A host that is a part itself would nest placements: keep such parts separate.
   found.erase(std::remove_if(found.begin(), found.end(), [&](const Embedding& e) { return part[e.host]; }), found.end());
+  found.insert(found.end(), p.dropped_copies.begin(), p.dropped_copies.end());
   return found;
 }
 
@@ -1064,6 +1073,11 @@ void plan_memory(LoweredProgram& p, const PlanOptions& options) {
     if (t.constant || t.alias_of < 0) continue;
     t.offset = p.tensors[t.alias_of].offset;
     t.region = p.tensors[t.alias_of].region;
+  }
+  for (const Embedding& e : p.dropped_copies) {  // no op copies these: they must be where they are read
+    const ProgramTensor &part = p.tensors[size_t(e.part)], &host = p.tensors[size_t(e.host)];
+    if (part.region != host.region || int64_t(part.offset) != int64_t(host.offset) + e.offset)
+      throw CompileError("internal: " + part.name + " was not planned inside " + host.name);
   }
   if (options.copy_weights && options.reuse) layout.copies = copy_weights(p, layout.regions, layout.plans);
   size_t used_regions = layout.plans.size();

@@ -41,6 +41,14 @@ struct ProgramOp {
   int64_t macs = 0;
 };
 
+// Bytes of root tensor `part` that lie inside root tensor `host`, `offset` bytes from its start
+// (planner.h, embeddings): `op` copies them there, or -1 when drop_self_copies removed that copy.
+struct Embedding {
+  int op = -1;
+  int part = -1, host = -1;  // root tensors
+  int64_t offset = 0;        // bytes from the host's start
+};
+
 struct LoweredProgram {
   std::vector<ProgramTensor> tensors;
   std::vector<ProgramOp> ops;
@@ -50,6 +58,7 @@ struct LoweredProgram {
   uint32_t arena_lower_bound = 0;
   std::string schedule_report, plan_report;  // JSON objects for metadata (scheduler, planner)
   std::string quantization_report;  // JSON object for metadata: the int8 range observer (calibrate)
+  std::vector<Embedding> dropped_copies;  // parts whose copy op drop_self_copies removed (op -1)
   std::vector<uint32_t> region_bytes;   // planned bytes per memory region (region 0: arena_bytes)
   std::string target, tier, precision;
   std::map<std::string, std::string> source;  // provenance for the metadata, e.g. model_sha256

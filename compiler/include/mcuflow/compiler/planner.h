@@ -70,13 +70,15 @@ int64_t in_place_shift_above(const LoweredProgram& p, const ProgramOp& op, size_
 // as one contiguous block of its output (a band's rows of the stage output). Both hold the same
 // values there while both live. Only parts written once, read by nothing else than that op
 // (cat) and not program inputs or outputs, at 16-byte aligned offsets, and hosts that are not
-// parts themselves.
-struct Embedding {
-  int op = -1;
-  int part = -1, host = -1;  // root tensors
-  int64_t offset = 0;        // bytes from the host's start
-};
+// parts themselves. p.dropped_copies come last (op -1).
 std::vector<Embedding> embeddings(const LoweredProgram& p);
+
+// Before plan_memory: an embedded part's copy (a slice of its input's rows, a cat input into
+// its output, without requantization) writes every byte onto itself once the planner has put
+// the part inside its host, so it does nothing. drop_self_copies removes those ops and records
+// them in p.dropped_copies: the planner still places each part inside its host, a part lives
+// while its host does (root_lifetimes), and plan_memory checks the offsets.
+void drop_self_copies(LoweredProgram& p);
 
 struct ScheduleOptions {
   size_t max_states = 20000;  // per step of the exact search; above it the greedy order is used

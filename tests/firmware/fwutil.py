@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import mcuflow
 from mcuflow import boards, crossbuild, qemu
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,3 +66,14 @@ def parse_calib(stdout: str):
         if m:
             end = int(m.group(1))
     return body, empty, rows, end
+
+
+def rejected_on_host_sent_to_board(program, altered: bytes):
+    """`program` carrying the `altered` bytes: the host refuses them at load (with the board's
+    error, which the caller checks too), so the board gets them behind the untampered
+    program's metadata and host runtime."""
+    with pytest.raises(mcuflow.InputError, match="bad_params"):
+        mcuflow.Program(altered)
+    for_board = mcuflow.Program(program.data)
+    for_board.data = altered
+    return for_board

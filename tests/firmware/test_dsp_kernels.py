@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 import mcuflow  # noqa: E402
 from mcuflow import device  # noqa: E402
-from fwutil import requires_cross  # noqa: E402
+from fwutil import rejected_on_host_sent_to_board, requires_cross  # noqa: E402
 
 pytestmark = requires_cross
 
@@ -214,14 +214,14 @@ def test_dsp_kernels_match_host_bit_for_bit(branches, board):
 def test_device_rejects_prepared_weights_that_disagree_with_the_reference_weights(branches):
     """The DSP adapters recompute the weights the compiler widened from the reference's: a
     program whose prepared weights were altered (CRC fixed up) is refused at load, never run
-    with different numbers."""
+    with different numbers, by the board and the host alike."""
     _, program = branches
     desc = program.describe()
     prepared = next(t for t in desc["tensors"] if t["name"].endswith(".dsp_prepared"))
     data = bytearray(program.data)
     data[constants_offset(program.data) + prepared["offset"]] ^= 0x01
     data[12:16] = (zlib.crc32(bytes(data[16:])) & 0xFFFFFFFF).to_bytes(4, "little")
-    altered = mcuflow.Program(bytes(data))  # the host runs the reference: it accepts the program
+    altered = rejected_on_host_sent_to_board(program, bytes(data))
     with pytest.raises(device.DeviceError, match="bad_params"):
         device.run_on_board(altered, samples(altered, seed=3)[0], "qemu-m4")
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import mcuflow  # noqa: E402
 from mcuflow import device  # noqa: E402
-from fwutil import requires_cross  # noqa: E402
+from fwutil import rejected_on_host_sent_to_board, requires_cross  # noqa: E402
 from test_dsp_kernels import (Branches, assert_board_matches_host, conv, large_bias, layer_of_op,  # noqa: E402
                               linear, samples, spread_scales)
 
@@ -123,14 +123,14 @@ def test_scalar_kernels_match_host_bit_for_bit(branches, board):
 def test_device_rejects_prepared_inputs_that_disagree_with_the_reference_inputs(branches):
     """The scalar adapters recompute the folded bias and grouped weights from the reference's
     weights and bias: a program whose prepared input was altered (CRC fixed up) is refused at
-    load, never run with different numbers."""
+    load, never run with different numbers, by the board and the host alike."""
     _, program = branches
     desc = program.describe()
     prepared = next(t for t in desc["tensors"] if t["name"].endswith(".scalar_prepared"))
     data = bytearray(program.data)
     data[struct.unpack_from("<I", data, 48)[0] + prepared["offset"]] ^= 0x01  # format::Header::constants_offset
     data[12:16] = (zlib.crc32(bytes(data[16:])) & 0xFFFFFFFF).to_bytes(4, "little")
-    altered = mcuflow.Program(bytes(data))  # the host runs the reference: it accepts the program
+    altered = rejected_on_host_sent_to_board(program, bytes(data))
     with pytest.raises(device.DeviceError, match="bad_params"):
         device.run_on_board(altered, samples(altered, seed=3)[0], "qemu-m0")
 

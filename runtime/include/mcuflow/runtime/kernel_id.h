@@ -55,8 +55,8 @@ namespace mcuflow {
 
 // Optimized kernels: X(name, id, reference). Each computes exactly what its reference kernel
 // computes (bit for bit) from the same params and leading inputs; it may take extra trailing
-// constant inputs the compiler precomputed (ignored by the reference). Hosts run the
-// reference in their place, so host results equal device results. Source files:
+// constant inputs the compiler precomputed (ignored by the reference). Hosts check them as a
+// device does and run the reference in their place, so host results equal device results. Source files:
 // kernels/<tier>/<name>.cpp and runtime/src/ops/<tier>/; the name ends in _scalar, _dsp or _mve.
 #define MCUFLOW_TIER_KERNELS(X)                 \
   X(conv_s8_1x1_dsp, 64, conv_s8)               \

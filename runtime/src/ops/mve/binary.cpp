@@ -1,5 +1,5 @@
-// Adapter for the MVE add kernel add_s8_mve: the inputs of add_s8, nothing prepared.
-#include "../check.h"
+// Device adapter for the MVE add kernel add_s8_mve: the inputs and check of add_s8.
+#include "checks.h"
 #include "mcuflow/kernels/kernels_mve.h"
 
 namespace mcuflow::ops {
@@ -11,7 +11,6 @@ void eval_add_s8_mve(const OpCall& c) {
 
 }  // namespace
 
-extern const KernelEntry kernel_entry_add_s8_mve = {sizeof(kernels::BinaryParams), 2, 1, check_binary_s8,
-                                                    eval_add_s8_mve};
+extern const KernelEntry kernel_entry_add_s8_mve = kernel_check_add_s8_mve.with_eval(eval_add_s8_mve);
 
 }  // namespace mcuflow::ops

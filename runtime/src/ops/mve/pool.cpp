@@ -1,5 +1,6 @@
-// Adapter for the MVE average pooling kernel avgpool_s8_mve: the input of avgpool_s8.
-#include "../check.h"
+// Device adapter for the MVE average pooling kernel avgpool_s8_mve: the input and check of
+// avgpool_s8.
+#include "checks.h"
 #include "mcuflow/kernels/kernels_mve.h"
 
 namespace mcuflow::ops {
@@ -11,7 +12,6 @@ void eval_avgpool_s8_mve(const OpCall& c) {
 
 }  // namespace
 
-extern const KernelEntry kernel_entry_avgpool_s8_mve = {sizeof(kernels::PoolParams), 1, 1, check_pool_s8,
-                                                        eval_avgpool_s8_mve};
+extern const KernelEntry kernel_entry_avgpool_s8_mve = kernel_check_avgpool_s8_mve.with_eval(eval_avgpool_s8_mve);
 
 }  // namespace mcuflow::ops

@@ -1,35 +1,18 @@
-// Adapter for the scalar (Armv6-M) fully connected kernel. Inputs: the reference's five (input,
-// weights, bias, multipliers, shifts), then the prepared input (kernels_scalar.h), recomputed
-// here from the reference's weights, bias and tables.
+// Device adapter for the scalar (Armv6-M) fully connected kernel: checks.h lists its inputs and
+// check.
+#include "checks.h"
 #include "mcuflow/kernels/kernels_scalar.h"
-#include "scalar_check.h"
 
 namespace mcuflow::ops {
 namespace {
 
-using kernels::FcParams;
-
-Error check_fc_s8_scalar(const OpCheck& c) {
-  if (const Error e = check_fc_s8(c); e != Error::kOk) return e;
-  const auto& p = c.get_params<FcParams>();
-  const int32_t step = p.per_channel ? 1 : 0;
-  // prepared_matches first: it checks that the weights are constants before they are read
-  return ok_if(scalar::prepared_matches(c, kernels::scalar_gemm_prepared_words(p.out_c, p.in_c),
-                                        [&](const int8_t* w, const int32_t* bias, const int32_t* multipliers,
-                                            const int32_t* shifts, int32_t i) {
-                                          return kernels::scalar_gemm_prepared_word(w, bias, multipliers, shifts, step,
-                                                                                    p.out_c, p.in_c, p.input_offset, i);
-                                        }) &&
-               kernels::scalar_weights_symmetric(scalar::constant_data<int8_t>(c, 1), p.out_c * p.in_c));
-}
-
 void eval_fc_s8_scalar(const OpCall& c) {
-  kernels::fc_s8_scalar(c.get_params<FcParams>(), c.in<int8_t>(0), c.in<int32_t>(scalar::kPreparedSlot),
+  kernels::fc_s8_scalar(c.get_params<kernels::FcParams>(), c.in<int8_t>(0), c.in<int32_t>(scalar::kPreparedSlot),
                         c.out<int8_t>(0));
 }
 
 }  // namespace
 
-extern const KernelEntry kernel_entry_fc_s8_scalar = {sizeof(FcParams), 6, 1, check_fc_s8_scalar, eval_fc_s8_scalar};
+extern const KernelEntry kernel_entry_fc_s8_scalar = kernel_check_fc_s8_scalar.with_eval(eval_fc_s8_scalar);
 
 }  // namespace mcuflow::ops

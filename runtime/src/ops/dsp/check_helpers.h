@@ -3,6 +3,7 @@
 // computes what the host's reference kernel computes; scratch must be arena of the right size.
 #pragma once
 #include "../check.h"
+#include "checks.h"
 #include "mcuflow/kernels/kernels_dsp.h"
 
 namespace mcuflow::ops::dsp {

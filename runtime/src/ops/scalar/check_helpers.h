@@ -1,12 +1,12 @@
 // Verification of the inputs the compiler prepares for scalar kernels (kernels_scalar.h): the
-// reference's weights, bias and tables are constants, and the prepared input equals its
-// recomputation from them, so the device computes what the host's reference kernel computes.
+// reference's weights, bias and tables are constants (possibly copied into fast RAM at bind:
+// the records still locate the originals), and the prepared input equals its recomputation
+// from them, so the device computes what the host's reference kernel computes.
 #pragma once
 #include "../check.h"
+#include "checks.h"
 
 namespace mcuflow::ops::scalar {
-
-constexpr uint32_t kPreparedSlot = 5;
 
 template <typename T>
 const T* constant_data(const OpCheck& c, uint32_t slot) {
@@ -17,7 +17,7 @@ const T* constant_data(const OpCheck& c, uint32_t slot) {
 template <typename Word>
 bool prepared_matches(const OpCheck& c, int32_t words, Word word) {
   for (uint32_t slot = 1; slot <= 4; ++slot) {
-    if (c.tensor(slot).storage != format::Storage::kConstant) return false;
+    if (!read_only(c.tensor(slot))) return false;
   }
   const format::TensorRecord& t = c.tensor(kPreparedSlot);
   if (!tensor_is(c, kPreparedSlot, format::DType::kInt32, uint64_t(words)) || t.storage != format::Storage::kConstant ||

@@ -1,0 +1,33 @@
+// Load-time checks of the DSP kernels (*_check.cpp): portable C++ built for host and device, so
+// the host refuses exactly the programs a board refuses. Inputs: the reference's five (input,
+// weights, bias, multipliers, shifts), then conv and fc take their scratch, depthwise convs
+// their prepared (widened) weights and dwconv_s8_3x3_dsp its scratch of transposed rows
+// (kernels_dsp.h).
+#pragma once
+#include "mcuflow/kernels/params.h"
+#include "mcuflow/runtime/kernel_entries.h"
+
+namespace mcuflow::ops {
+namespace dsp {
+constexpr uint32_t kScratchSlot = 5;  // conv, fc
+constexpr uint32_t kPreparedSlot = 5, kDw3ScratchSlot = 6;
+}  // namespace dsp
+
+Error check_conv_s8_1x1_dsp(const OpCheck& c);
+Error check_conv_s8_dsp(const OpCheck& c);
+Error check_dwconv_s8_dsp(const OpCheck& c);
+Error check_dwconv_s8_3x3_dsp(const OpCheck& c);
+Error check_fc_s8_dsp(const OpCheck& c);
+
+inline constexpr KernelCheck kernel_check_conv_s8_1x1_dsp{sizeof(kernels::ConvParams), dsp::kScratchSlot + 1, 1,
+                                                          check_conv_s8_1x1_dsp};
+inline constexpr KernelCheck kernel_check_conv_s8_dsp{sizeof(kernels::ConvParams), dsp::kScratchSlot + 1, 1,
+                                                      check_conv_s8_dsp};
+inline constexpr KernelCheck kernel_check_dwconv_s8_dsp{sizeof(kernels::DwConvParams), dsp::kPreparedSlot + 1, 1,
+                                                        check_dwconv_s8_dsp};
+inline constexpr KernelCheck kernel_check_dwconv_s8_3x3_dsp{sizeof(kernels::DwConvParams), dsp::kDw3ScratchSlot + 1,
+                                                            1, check_dwconv_s8_3x3_dsp};
+inline constexpr KernelCheck kernel_check_fc_s8_dsp{sizeof(kernels::FcParams), dsp::kScratchSlot + 1, 1,
+                                                    check_fc_s8_dsp};
+
+}  // namespace mcuflow::ops

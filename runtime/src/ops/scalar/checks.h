@@ -1,0 +1,31 @@
+// Load-time checks of the scalar (Armv6-M) kernels (*_check.cpp): portable C++ built for host
+// and device, so the host refuses exactly the programs a board refuses. Inputs: the
+// reference's five (input, weights, bias, multipliers, shifts), then the prepared input (bias',
+// requantization words and grouped weights, kernels_scalar.h), which must equal its
+// recomputation from the reference's; conv_s8_scalar then takes its window scratch.
+#pragma once
+#include "mcuflow/kernels/params.h"
+#include "mcuflow/runtime/kernel_entries.h"
+
+namespace mcuflow::ops {
+namespace scalar {
+constexpr uint32_t kPreparedSlot = 5;
+constexpr uint32_t kWindowSlot = 6;
+}  // namespace scalar
+
+Error check_conv_s8_1x1_scalar(const OpCheck& c);
+Error check_conv_s8_scalar(const OpCheck& c);
+Error check_dwconv_s8_3x3_scalar(const OpCheck& c);
+Error check_fc_s8_scalar(const OpCheck& c);
+
+inline constexpr KernelCheck kernel_check_conv_s8_1x1_scalar{sizeof(kernels::ConvParams), scalar::kPreparedSlot + 1,
+                                                             1, check_conv_s8_1x1_scalar};
+inline constexpr KernelCheck kernel_check_conv_s8_scalar{sizeof(kernels::ConvParams), scalar::kWindowSlot + 1, 1,
+                                                         check_conv_s8_scalar};
+inline constexpr KernelCheck kernel_check_dwconv_s8_3x3_scalar{sizeof(kernels::DwConvParams),
+                                                               scalar::kPreparedSlot + 1, 1,
+                                                               check_dwconv_s8_3x3_scalar};
+inline constexpr KernelCheck kernel_check_fc_s8_scalar{sizeof(kernels::FcParams), scalar::kPreparedSlot + 1, 1,
+                                                       check_fc_s8_scalar};
+
+}  // namespace mcuflow::ops

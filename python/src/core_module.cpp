@@ -230,7 +230,8 @@ class HostProgram {
     for (uint32_t i = 0; i < program_.output_count(); ++i) {
       const TensorInfo t = program_.output(i);
       auto shape = logical_shape(t);
-      shape[0] *= batch;  // samples stacked along dim 0
+      if (!shape.empty()) shape[0] *= batch;  // samples stacked along dim 0
+      else if (batch > 1) shape = {batch};    // (a program may declare a rank-0 output)
       py::array out(numpy_dtype(t.dtype), shape);
       out_data.push_back(static_cast<uint8_t*>(out.mutable_data()));
       outputs.append(out);

@@ -709,8 +709,8 @@ struct Layout {
   std::vector<WeightCopy> copies;
 };
 
-// Weights (input 1 of ops with MACs, used nowhere else) by MACs per byte, copied into the room
-// fast regions have left.
+// Weights (the streamed input of ops with MACs, used nowhere else) by MACs per byte, copied into
+// the room fast regions have left.
 std::vector<WeightCopy> copy_weights(LoweredProgram& p, const std::vector<MemoryRegion>& regions,
                                      std::vector<RegionPlan>& plans) {
   std::vector<double> macs(p.tensors.size(), 0.0);
@@ -718,7 +718,7 @@ std::vector<WeightCopy> copy_weights(LoweredProgram& p, const std::vector<Memory
   for (const ProgramOp& op : p.ops) {
     for (size_t slot = 0; slot < op.inputs.size(); ++slot) {
       const int t = op.inputs[slot];
-      if (slot == 1 && op.macs > 0) macs[t] += double(op.macs);
+      if (int(slot) == op.streamed_input && op.macs > 0) macs[t] += double(op.macs);
       else other_use[t] = true;
     }
   }

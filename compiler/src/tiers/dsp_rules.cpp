@@ -45,6 +45,7 @@ void append_prepared(LoweredProgram& p, ProgramOp& op, int32_t words, Word word)
   }
   const std::string name = weights.name + ".dsp_prepared";
   op.inputs.push_back(add_constant_tensor(p, name, DType::kInt32, {words}, std::move(bytes)));
+  op.streamed_input = int(op.inputs.size()) - 1;  // the depthwise kernels read these, not the weights
 }
 
 // --- conv_s8_1x1_dsp, conv_s8_dsp ---

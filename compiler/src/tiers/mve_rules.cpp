@@ -116,6 +116,7 @@ std::string dwconv_rejects(const LoweredProgram& p, const ProgramOp& op) {
 void dwconv_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto c = params_of<DwConvParams>(op);
   append_prepared_input(p, op, kernels::MveDwLayout{c.in_c, c.k_h * c.k_w}, c.input_offset, true);
+  op.streamed_input = int(op.inputs.size()) - 1;  // its weights are in the prepared input
 }
 
 // --- fc_s8_mve ---

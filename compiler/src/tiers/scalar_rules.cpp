@@ -47,6 +47,7 @@ void append_words(LoweredProgram& p, ProgramOp& op, const std::string& name, int
     std::memcpy(&bytes[size_t(i) * 4], &v, 4);
   }
   op.inputs.push_back(add_constant_tensor(p, name, DType::kInt32, table_dims(words), std::move(bytes)));
+  op.streamed_input = int(op.inputs.size()) - 1;  // the scalar kernels read their weights here
 }
 
 // Appends the GEMM kernels' prepared input for an [out_c][depth] weight matrix (kernels_scalar.h).

@@ -39,6 +39,9 @@ struct ProgramOp {
   std::string reason;    // why this kernel was chosen
   std::string fallback;  // int8 program: why this op runs in float32 (dequantize, float kernel, quantize)
   int64_t macs = 0;
+  // The input the kernel reads once per MAC: the weights (input 1), or the copy of them a tier
+  // kernel reads instead; what the planner may copy into fast RAM.
+  int streamed_input = 1;
 };
 
 // Bytes of root tensor `part` that lie inside root tensor `host`, `offset` bytes from its start

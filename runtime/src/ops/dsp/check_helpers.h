@@ -22,7 +22,7 @@ inline bool constant_inputs(const OpCheck& c) {
 template <typename Word>
 bool prepared_matches(const OpCheck& c, uint32_t slot, int32_t words, Word word) {
   const format::TensorRecord& t = c.tensor(slot);
-  if (!tensor_is(c, slot, format::DType::kInt32, uint64_t(words)) || t.storage != format::Storage::kConstant ||
+  if (!tensor_is(c, slot, format::DType::kInt32, uint64_t(words)) || !read_only(t) ||
       t.offset % 4 != 0)
     return false;
   const auto* prepared = reinterpret_cast<const int32_t*>(c.constants + t.offset);

@@ -20,7 +20,7 @@ bool prepared_matches(const OpCheck& c, int32_t words, Word word) {
     if (!read_only(c.tensor(slot))) return false;
   }
   const format::TensorRecord& t = c.tensor(kPreparedSlot);
-  if (!tensor_is(c, kPreparedSlot, format::DType::kInt32, uint64_t(words)) || t.storage != format::Storage::kConstant ||
+  if (!tensor_is(c, kPreparedSlot, format::DType::kInt32, uint64_t(words)) || !read_only(t) ||
       t.offset % 4 != 0)
     return false;
   const auto* weights = constant_data<int8_t>(c, 1);

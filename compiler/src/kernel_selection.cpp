@@ -14,6 +14,22 @@ int add_constant_tensor(LoweredProgram& p, const std::string& name, format::DTyp
   return p.add_tensor(std::move(t));
 }
 
+int add_scratch_tensor(LoweredProgram& p, const std::string& name, std::vector<int32_t> dims) {
+  ProgramTensor t;
+  t.name = name;
+  t.dtype = format::DType::kInt8;
+  t.dims = std::move(dims);
+  t.logical_shape.assign(t.dims.begin(), t.dims.end());
+  return p.add_tensor(std::move(t));
+}
+
+std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op) {
+  for (int slot = 1; slot <= 4; ++slot) {
+    if (!p.tensors[op.inputs[slot]].constant) return "needs constant weights, bias and requantization tables";
+  }
+  return "";
+}
+
 void select_kernels(LoweredProgram& p, const std::string& tier) {
   std::vector<TierCandidate> candidates;
   // DSP and MVE cores do not take scalar kernels: the only ops their own kernels leave to the

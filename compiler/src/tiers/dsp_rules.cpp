@@ -17,21 +17,8 @@ using kernels::FcParams;
 
 std::string size_str(int32_t h, int32_t w) { return std::to_string(h) + "x" + std::to_string(w); }
 
-std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op) {
-  for (int slot = 1; slot <= 4; ++slot) {
-    if (!p.tensors[op.inputs[slot]].constant) return "needs constant weights, bias and requantization tables";
-  }
-  return "";
-}
-
-// Appends an arena tensor the op alone uses, so the planner gives it the op's lifetime.
 void append_scratch(LoweredProgram& p, ProgramOp& op, int32_t bytes) {
-  ProgramTensor t;
-  t.name = p.tensors[op.outputs[0]].name + ".dsp_scratch";
-  t.dtype = DType::kInt8;
-  t.dims = {bytes};
-  t.logical_shape = {bytes};
-  op.inputs.push_back(p.add_tensor(std::move(t)));
+  op.inputs.push_back(add_scratch_tensor(p, p.tensors[op.outputs[0]].name + ".dsp_scratch", {bytes}));
 }
 
 // Appends the constant int32 input of `words` elements word(weights, i).

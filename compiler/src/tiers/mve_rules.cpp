@@ -29,13 +29,6 @@ std::vector<T> input_values(const LoweredProgram& p, const ProgramOp& op, int sl
 
 std::string size_str(int32_t h, int32_t w) { return std::to_string(h) + "x" + std::to_string(w); }
 
-std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op) {
-  for (int slot = 1; slot <= 4; ++slot) {
-    if (!p.tensors[op.inputs[slot]].constant) return "needs constant weights, bias and requantization tables";
-  }
-  return "";
-}
-
 // Appends the prepared input of `layout`, as [blocks][block bytes / 16][16] int8.
 template <typename Layout>
 void append_prepared_input(LoweredProgram& p, ProgramOp& op, const Layout& layout, int32_t input_offset,
@@ -60,12 +53,7 @@ kernels::MveGemmLayout conv_gemm_layout(const ConvParams& c) { return {c.k_h * c
 // Appends an arena tensor of `bytes` (even) the op alone uses, so the planner gives it the op's
 // lifetime; as two rows, each within the format's limit per dimension for depths up to kMaxDepth.
 void append_scratch(LoweredProgram& p, ProgramOp& op, int32_t bytes) {
-  ProgramTensor scratch;
-  scratch.name = p.tensors[op.inputs[1]].name + ".mve_scratch";
-  scratch.dtype = DType::kInt8;
-  scratch.dims = {2, bytes / 2};
-  scratch.logical_shape = {2, bytes / 2};
-  op.inputs.push_back(p.add_tensor(std::move(scratch)));
+  op.inputs.push_back(add_scratch_tensor(p, p.tensors[op.inputs[1]].name + ".mve_scratch", {2, bytes / 2}));
 }
 
 // --- conv_s8_1x1_mve ---

@@ -15,13 +15,6 @@ using kernels::ConvParams;
 using kernels::DwConvParams;
 using kernels::FcParams;
 
-std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op) {
-  for (int slot = 1; slot <= 4; ++slot) {
-    if (!p.tensors[op.inputs[slot]].constant) return "needs constant weights, bias and requantization tables";
-  }
-  return "";
-}
-
 // The constant int32 input in `slot` (bias, multipliers, shifts).
 const int32_t* table(const LoweredProgram& p, const ProgramOp& op, int slot) {
   return reinterpret_cast<const int32_t*>(p.tensors[op.inputs[slot]].bytes.data());
@@ -99,13 +92,8 @@ void conv_prepare(LoweredProgram& p, ProgramOp& op) {
 void im2col_prepare(LoweredProgram& p, ProgramOp& op) {
   conv_prepare(p, op);
   const auto c = params_of<ConvParams>(op);
-  const int32_t depth = c.k_h * c.k_w * c.in_c;
-  ProgramTensor window;  // an arena tensor only this op uses: the planner gives it the op's lifetime
-  window.name = p.tensors[op.outputs[0]].name + ".scalar_window";
-  window.dtype = DType::kInt8;
-  window.dims = {depth};
-  window.logical_shape = {depth};
-  op.inputs.push_back(p.add_tensor(std::move(window)));
+  op.inputs.push_back(add_scratch_tensor(p, p.tensors[op.outputs[0]].name + ".scalar_window",
+                                         {c.k_h * c.k_w * c.in_c}));
 }
 
 // --- fc_s8_scalar ---

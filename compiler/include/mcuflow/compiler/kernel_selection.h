@@ -29,7 +29,8 @@ std::vector<TierCandidate> mve_candidates();
 // tier: "scalar" | "dsp" | "mve" (MVE cores also have the DSP extension) | "reference" (none).
 void select_kernels(LoweredProgram& p, const std::string& tier);
 
-// Helpers for rules: the op's params struct, and a new constant tensor.
+// Helpers for rules: the op's params struct, a new constant tensor, a new scratch tensor, and
+// whether the op's weights, bias and requantization tables (inputs 1-4) are constants.
 template <typename P>
 P params_of(const ProgramOp& op) {
   P p;
@@ -38,5 +39,9 @@ P params_of(const ProgramOp& op) {
 }
 int add_constant_tensor(LoweredProgram& p, const std::string& name, format::DType dtype, std::vector<int32_t> dims,
                         std::vector<uint8_t> bytes);
+// An int8 arena tensor for one op's own use: the planner gives it that op's lifetime.
+int add_scratch_tensor(LoweredProgram& p, const std::string& name, std::vector<int32_t> dims);
+// "" when inputs 1-4 are constants, else the reason.
+std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op);
 
 }  // namespace mcuflow::compiler

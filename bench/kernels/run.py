@@ -42,8 +42,20 @@ DS_CNN_FIGURES = {"qemu-m55": (1_200_000, 1_781_798), "qemu-m4": (5_200_000, 7_8
                   "qemu-m0": (19_000_000, 28_981_045), "qemu-m3": (19_000_000, 28_981_045)}
 
 
+class ChannelOp(nn.Module):
+    """op(x, a constant per channel): one element-wise int8 op with its second input broadcast."""
+
+    def __init__(self, channels: int, op):
+        super().__init__()
+        self.op = op
+        self.register_buffer("c", torch.rand(1, channels, 1, 1) + 0.5)
+
+    def forward(self, x):
+        return self.op(x, self.c)
+
+
 def layers():
-    """(name, module, input shape NCHW or NC): DS-CNN's layers and two larger ones."""
+    """(name, module, input shape NCHW or NC): DS-CNN's layers, element-wise ops, a max pool, two larger convs."""
     torch.manual_seed(0)
     return [
         ("DS-CNN conv 10x4 s2 1->64, 49x10, pad (5,1)", nn.Conv2d(1, 64, (10, 4), stride=2, padding=(5, 1)),
@@ -53,6 +65,9 @@ def layers():
         ("DS-CNN avg pool 25x5, 64ch", nn.AvgPool2d((25, 5)), (1, 64, 25, 5)),
         ("DS-CNN FC 64->12", nn.Linear(64, 12), (1, 64)),
         ("DS-CNN softmax 12", nn.Softmax(dim=-1), (1, 12)),
+        ("add per-channel constant, 16x16x32", ChannelOp(32, torch.add), (1, 32, 16, 16)),
+        ("mul per-channel constant, 16x16x32", ChannelOp(32, torch.mul), (1, 32, 16, 16)),
+        ("max pool 2x2 s2, 24x24x32", nn.MaxPool2d(2), (1, 32, 24, 24)),
         ("conv 3x3 16->32, 48x48, pad 1", nn.Conv2d(16, 32, 3, padding=1), (1, 16, 48, 48)),
         ("pointwise 128->128, 12x12", nn.Conv2d(128, 128, 1), (1, 128, 12, 12)),
     ]

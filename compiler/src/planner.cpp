@@ -44,13 +44,23 @@ int64_t aligned_size(const ProgramTensor& t) { return align_up(t.byte_size(), kT
 enum class InPlaceKind { kNone, kElementwise, kRasterWindow };
 
 // Scalar-tier window kernels (kernels/scalar/) walk the pixels exactly as their references do,
-// reading a pixel's window before writing that pixel: they run in place wherever those may.
+// reading a pixel's window before writing that pixel: they run in place wherever those may. The
+// DSP and MVE window kernels walk forwards only (forward_only), each pixel's window read (into
+// im2col rows or blocks, the 1x1 pair, tap pointers) before the pixel is written, a block's
+// later pixels even earlier: they run in place with the output below the input.
+// dwconv_s8_3x3_dsp is not one of them: it sweeps the whole image once per channel chunk.
 KernelId raster_order_of(KernelId k) {
   switch (k) {
     case KernelId::conv_s8_1x1_scalar:
     case KernelId::conv_s8_scalar:
+    case KernelId::conv_s8_1x1_dsp:
+    case KernelId::conv_s8_dsp:
+    case KernelId::conv_s8_1x1_mve:
+    case KernelId::conv_s8_mve:
       return KernelId::conv_s8;
     case KernelId::dwconv_s8_3x3_scalar:
+    case KernelId::dwconv_s8_dsp:
+    case KernelId::dwconv_s8_mve:
       return KernelId::dwconv_s8;
     default:
       return k;
@@ -108,9 +118,23 @@ Window window_of(const ProgramOp& op) {
 
 // Window kernels that walk the pixels backwards when their output starts above the input
 // (kernels/reference/raster_order.h).
+bool forward_only(KernelId kernel) {
+  switch (kernel) {
+    case KernelId::conv_s8_1x1_dsp:
+    case KernelId::conv_s8_dsp:
+    case KernelId::dwconv_s8_dsp:
+    case KernelId::conv_s8_1x1_mve:
+    case KernelId::conv_s8_mve:
+    case KernelId::dwconv_s8_mve:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool walks_backwards_above(KernelId kernel) {
   const KernelId k = raster_order_of(kernel);
-  return k == KernelId::conv_s8 || k == KernelId::dwconv_s8;
+  return (k == KernelId::conv_s8 || k == KernelId::dwconv_s8) && !forward_only(kernel);
 }
 
 // The first (or last) input row or column inside the input that a window starting at `start`

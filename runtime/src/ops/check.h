@@ -72,6 +72,8 @@ Error check_pool_s8(const OpCheck& c);    // maxpool_s8, avgpool_s8
 Error check_pool_f32(const OpCheck& c);
 Error check_softmax_s8(const OpCheck& c);
 Error check_softmax_f32(const OpCheck& c);
+Error check_clamp_s8(const OpCheck& c);
+Error check_requantize_s8(const OpCheck& c);
 
 inline Error ok_if(bool condition) { return condition ? Error::kOk : Error::kBadParams; }
 

@@ -14,18 +14,24 @@ bool unary_shapes(const OpCheck& c, int32_t n, DType in, DType out) {
   return n >= 1 && tensor_is(c, 0, in, uint64_t(n)) && output_is(c, out, uint64_t(n));
 }
 
+}  // namespace
+
+// Shared with the tier kernels of clamp and requantize (check.h).
 Error check_clamp_s8(const OpCheck& c) {
   const auto& p = c.get_params<ClampParams>();
   return ok_if(unary_shapes(c, p.n, DType::kInt8, DType::kInt8) && int8_activation_range(p.act_min, p.act_max));
-}
-Error check_clamp_f32(const OpCheck& c) {
-  const auto& p = c.get_params<ClampParams>();
-  return ok_if(unary_shapes(c, p.n, DType::kFloat32, DType::kFloat32));
 }
 Error check_requantize_s8(const OpCheck& c) {
   const auto& p = c.get_params<RequantizeParams>();
   return ok_if(unary_shapes(c, p.n, DType::kInt8, DType::kInt8) && zero_point_offsets(p.input_offset, p.output_offset) &&
                p.multiplier >= 0 && in_range(p.shift, -31, 30) && int8_activation_range(p.act_min, p.act_max));
+}
+
+namespace {
+
+Error check_clamp_f32(const OpCheck& c) {
+  const auto& p = c.get_params<ClampParams>();
+  return ok_if(unary_shapes(c, p.n, DType::kFloat32, DType::kFloat32));
 }
 Error check_quantize(const OpCheck& c) {
   const auto& p = c.get_params<QuantizeParams>();

@@ -1,0 +1,75 @@
+"""DSP and MVE window kernels run in place and still compute the host's bytes.
+
+The planner lets conv_s8_mve, conv_s8_1x1_mve, dwconv_s8_mve and their DSP counterparts
+(conv_s8_dsp, conv_s8_1x1_dsp, dwconv_s8_dsp) write their output over their dying input,
+starting below it (they walk the pixels forwards only). Three such layers side by side, each a
+peak the planner must lower, with 20 channels (a partial 16-channel block) on 13x13 pixels (an odd
+count: the 1x1 kernel's single-pixel tail), are compiled for cortex-m55 and cortex-m4; the plan must put each kernel in place, never
+above its input, and the board's outputs must equal the host's on random inputs.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+
+import mcuflow  # noqa: E402
+from mcuflow import device  # noqa: E402
+from fwutil import requires_cross  # noqa: E402
+
+pytestmark = requires_cross
+
+# board -> (core, the window kernels the chain must run in place)
+BOARDS = {"qemu-m55": ("cortex-m55", {"conv_s8_mve", "conv_s8_1x1_mve", "dwconv_s8_mve"}),
+          "qemu-m4": ("cortex-m4", {"conv_s8_dsp", "conv_s8_1x1_dsp", "dwconv_s8_dsp"})}
+
+
+class SideBySide(nn.Module):
+    """Three window layers, each on its own input of the same size: every step holds the same
+    bytes (the inputs still to read, the outputs made, the current op's pair) plus its scratch,
+    and each activation outweighs any op's scratch, so each op is a peak the planner must lower
+    by running it in place."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Sequential(nn.Conv2d(20, 20, 3, padding=1), nn.ReLU())  # conv_s8_mve / _dsp
+        self.dw = nn.Sequential(nn.Conv2d(20, 20, 5, padding=2, groups=20), nn.ReLU6())  # dwconv_s8_mve / _dsp
+        self.pw = nn.Conv2d(20, 20, 1)  # conv_s8_1x1_mve / _dsp
+
+    def forward(self, a, b, c):
+        return self.conv(a), self.dw(b), self.pw(c)
+
+
+@pytest.fixture(scope="module", params=sorted(BOARDS))
+def board_and_program(request):
+    torch.manual_seed(3)
+    rng = np.random.RandomState(3)
+    shape = (1, 20, 13, 13)
+    calibration = [tuple(rng.standard_normal(shape).astype(np.float32) for _ in range(3)) for _ in range(8)]
+    ep = torch.export.export(SideBySide().eval(), tuple(torch.from_numpy(x) for x in calibration[0]))
+    core = BOARDS[request.param][0]
+    return request.param, mcuflow.compile(ep, target=core, calibration=calibration, io="int8")
+
+
+def test_the_plan_runs_each_window_kernel_in_place_below_its_input(board_and_program):
+    board, program = board_and_program
+    kernels = BOARDS[board][1]
+    d = program.describe()
+    in_place = {d["ops"][step["op"]]["kernel"]: step["shift"] for step in d["plan"]["in_place"]}
+    assert kernels <= set(in_place), in_place
+    assert all(in_place[k] >= 0 for k in kernels), in_place  # forwards only: never above
+
+
+def test_board_equals_host_in_place(board_and_program):
+    board, program = board_and_program
+    rng = np.random.RandomState(4)
+    xs = [rng.randint(-128, 128, size=(3, 20, 13, 13)).astype(np.int8) for _ in range(3)]
+    for on_board, on_host in zip(device.run_on_board(program, xs, board, timeout=300), program.run(xs)):
+        np.testing.assert_array_equal(on_board, on_host)

@@ -8,6 +8,9 @@
 #include "mcuflow/kernels/kernels_dsp.h"
 
 namespace mcuflow::compiler {
+
+std::string softmax_rejects(const LoweredProgram& p, const ProgramOp& op);  // scalar_rules.cpp
+void append_softmax_exp_table(LoweredProgram& p, ProgramOp& op);          // scalar_rules.cpp
 namespace {
 
 using format::DType;
@@ -115,6 +118,8 @@ std::vector<TierCandidate> dsp_candidates() {
       {KernelId::dwconv_s8_dsp, KernelId::dwconv_s8, depthwise_rejects, depthwise_prepare,
        "depthwise: 4 channels per SXTAB16, SMLABB/SMLATT"},
       {KernelId::fc_s8_dsp, KernelId::fc_s8, fc_rejects, fc_prepare, "fully connected: SMLAD, 4 rows or 2 outputs per pass"},
+      {KernelId::softmax_s8_dsp, KernelId::softmax_s8, softmax_rejects, append_softmax_exp_table,
+       "softmax: SSUB8 + SEL row max, exp table lookup, one UMLAL per output"},
   };
 }
 

@@ -8,6 +8,9 @@
 #include "mcuflow/kernels/kernels_mve.h"
 
 namespace mcuflow::compiler {
+
+std::string softmax_rejects(const LoweredProgram& p, const ProgramOp& op);  // scalar_rules.cpp
+void append_softmax_exp_table(LoweredProgram& p, ProgramOp& op);          // scalar_rules.cpp
 namespace {
 
 using format::DType;
@@ -136,6 +139,8 @@ std::vector<TierCandidate> mve_candidates() {
       {KernelId::add_s8_mve, KernelId::add_s8, accepts_all, nullptr, "add: MVE, four int32 lanes per step"},
       {KernelId::avgpool_s8_mve, KernelId::avgpool_s8, accepts_all, nullptr,
        "average pool: MVE window sums over 16 channels, exact division per channel"},
+      {KernelId::softmax_s8_mve, KernelId::softmax_s8, softmax_rejects, append_softmax_exp_table,
+       "softmax: MVE VMAXV row max, exp table gathered 4 per step, VQRDMULH + VRSHL outputs"},
   };
 }
 

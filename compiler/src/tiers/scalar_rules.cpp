@@ -6,6 +6,7 @@
 
 #include "mcuflow/compiler/kernel_selection.h"
 #include "mcuflow/kernels/kernels_scalar.h"
+#include "mcuflow/kernels/softmax_table.h"
 
 namespace mcuflow::compiler {
 namespace {
@@ -129,6 +130,21 @@ void depthwise_3x3_prepare(LoweredProgram& p, ProgramOp& op) {
 
 }  // namespace
 
+// --- softmax_s8_scalar, softmax_s8_dsp, softmax_s8_mve: any softmax_s8, with its exp table ---
+
+std::string softmax_rejects(const LoweredProgram&, const ProgramOp&) { return ""; }
+
+void append_softmax_exp_table(LoweredProgram& p, ProgramOp& op) {
+  const auto s = params_of<kernels::SoftmaxParams>(op);
+  std::vector<uint8_t> bytes(size_t(kernels::kSoftmaxTableEntries) * 4);
+  for (int32_t i = 0; i < kernels::kSoftmaxTableEntries; ++i) {
+    const int32_t v = kernels::softmax_exp_table_entry(s, i);
+    std::memcpy(&bytes[size_t(i) * 4], &v, 4);
+  }
+  op.inputs.push_back(add_constant_tensor(p, p.tensors[op.outputs[0]].name + ".softmax_exp_table", DType::kInt32,
+                                          {kernels::kSoftmaxTableEntries}, std::move(bytes)));
+}
+
 std::vector<TierCandidate> scalar_candidates() {
   return {
       {KernelId::conv_s8_1x1_scalar, KernelId::conv_s8, pointwise_rejects, conv_prepare,
@@ -139,6 +155,8 @@ std::vector<TierCandidate> scalar_candidates() {
        "fully connected: Thumb-1, 4 output channels, two products per MULS"},
       {KernelId::dwconv_s8_3x3_scalar, KernelId::dwconv_s8, depthwise_3x3_rejects, depthwise_3x3_prepare,
        "depthwise 3x3: Thumb-1, tap pointers per pixel (padding reads the zero point)"},
+      {KernelId::softmax_s8_scalar, KernelId::softmax_s8, softmax_rejects, append_softmax_exp_table,
+       "softmax: Thumb-1, exp table lookup, outputs from a 16x16-bit MULS (64-bit product only near a rounding step)"},
   };
 }
 

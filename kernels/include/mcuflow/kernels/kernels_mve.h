@@ -165,6 +165,10 @@ void dwconv_s8_mve(const DwConvParams& p, const int8_t* input, const uint8_t* pr
 void add_s8_mve(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);
 void avgpool_s8_mve(const PoolParams& p, const int8_t* input, int8_t* output);
 
+// Softmax: the reference's input, then the exp table (constant int32 [kSoftmaxTableEntries],
+// softmax_exp_table_entry, softmax_table.h). Each element is read before it is written.
+void softmax_s8_mve(const SoftmaxParams& p, const int8_t* input, const int32_t* exp_table, int8_t* output);
+
 }  // namespace mcuflow::kernels
 
 #if defined(__ARM_FEATURE_MVE)

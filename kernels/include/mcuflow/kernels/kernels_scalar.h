@@ -171,4 +171,8 @@ inline int32_t scalar_dw3_prepared_word(const int8_t* weights, const int32_t* bi
 // scalar_dw3_prepared_word.
 void dwconv_s8_3x3_scalar(const DwConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* output);
 
+// Softmax: the reference's input, then the exp table (constant int32 [kSoftmaxTableEntries],
+// softmax_exp_table_entry, softmax_table.h). Each element is read before it is written.
+void softmax_s8_scalar(const SoftmaxParams& p, const int8_t* input, const int32_t* exp_table, int8_t* output);
+
 }  // namespace mcuflow::kernels

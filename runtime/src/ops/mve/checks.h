@@ -5,6 +5,7 @@
 // one, their scratch; add and average pooling take their reference's inputs and checks.
 #pragma once
 #include "../check.h"
+#include "../scalar/checks.h"  // check_softmax_s8_exp_table
 #include "mcuflow/kernels/params.h"
 #include "mcuflow/runtime/kernel_entries.h"
 
@@ -31,5 +32,6 @@ inline constexpr KernelCheck kernel_check_fc_s8_mve{sizeof(kernels::FcParams), m
                                                     check_fc_s8_mve};
 inline constexpr KernelCheck kernel_check_add_s8_mve{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8};
 inline constexpr KernelCheck kernel_check_avgpool_s8_mve{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
+inline constexpr KernelCheck kernel_check_softmax_s8_mve = kernel_check_softmax_s8_scalar;
 
 }  // namespace mcuflow::ops

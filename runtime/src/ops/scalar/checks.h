@@ -28,4 +28,14 @@ inline constexpr KernelCheck kernel_check_dwconv_s8_3x3_scalar{sizeof(kernels::D
 inline constexpr KernelCheck kernel_check_fc_s8_scalar{sizeof(kernels::FcParams), scalar::kPreparedSlot + 1, 1,
                                                        check_fc_s8_scalar};
 
+// The softmax kernels of every tier (softmax_check.cpp; the scalar tier builds for every core):
+// the reference's input, then at kExpTableSlot the exp table (softmax_table.h), which must equal
+// its recomputation from the params.
+namespace softmax {
+constexpr uint32_t kExpTableSlot = 1;
+}  // namespace softmax
+Error check_softmax_s8_exp_table(const OpCheck& c);
+inline constexpr KernelCheck kernel_check_softmax_s8_scalar{sizeof(kernels::SoftmaxParams), softmax::kExpTableSlot + 1,
+                                                            1, check_softmax_s8_exp_table};
+
 }  // namespace mcuflow::ops

@@ -1,0 +1,17 @@
+// Device adapter for softmax_s8_dsp: checks.h lists its inputs and check.
+#include "checks.h"
+#include "mcuflow/kernels/kernels_dsp.h"
+
+namespace mcuflow::ops {
+namespace {
+
+void eval_softmax_s8_dsp(const OpCall& c) {
+  kernels::softmax_s8_dsp(c.get_params<kernels::SoftmaxParams>(), c.in<int8_t>(0), c.in<int32_t>(softmax::kExpTableSlot),
+                    c.out<int8_t>(0));
+}
+
+}  // namespace
+
+extern const KernelEntry kernel_entry_softmax_s8_dsp = kernel_check_softmax_s8_dsp.with_eval(eval_softmax_s8_dsp);
+
+}  // namespace mcuflow::ops

@@ -42,13 +42,7 @@ void softmax_s8_dsp(const SoftmaxParams& p, const int8_t* input, const int32_t* 
   const int32_t depth = p.depth;
   for (int32_t r = 0; r < p.rows; ++r, input += depth, output += depth) {
     const int32_t offset = kSoftmaxTableMaxIndex - row_max(input, depth);  // exp(x - max) = exp_table[x + offset]
-
-    // Entries are non-negative: softmax_sum_term(e) = floor((e + 2^11) / 2^12), and the sum wraps
-    // like the reference's int32 additions.
-    uint32_t sum_q12 = 0;
-    for (int32_t i = 0; i < depth; ++i) sum_q12 += (uint32_t(exp_table[input[i] + offset]) + (1u << 11)) >> 12;
-
-    const SoftmaxRowScale scale = softmax_row_scale(int32_t(sum_q12));
+    const SoftmaxRowScale scale = softmax_row_scale(softmax_table_row_sum(exp_table, input, depth, offset));
     if (scale.out_shift > 31) {  // every probability rounds to 0
       std::memset(output, -128, size_t(depth));
       continue;

@@ -44,6 +44,15 @@ inline int32_t softmax_exp_table_entry(const SoftmaxParams& p, int32_t i) {
 // An element's share of the row sum in Q12 (12 integer bits, room for 4096 terms of at most 1.0).
 inline int32_t softmax_sum_term(int32_t exp_q0) { return rounding_divide_by_pot(exp_q0, 12); }
 
+// The reference's row sum from the exp table, entry x + offset for element x (offset = 255 -
+// max): entries are non-negative, so each softmax_sum_term is floor((e + 2^11) / 2^12); the
+// additions wrap like the reference's int32 ones.
+inline int32_t softmax_table_row_sum(const int32_t* exp_table, const int8_t* row, int32_t depth, int32_t offset) {
+  uint32_t sum_q12 = 0;
+  for (int32_t i = 0; i < depth; ++i) sum_q12 += (uint32_t(exp_table[row[i] + offset]) + (1u << 11)) >> 12;
+  return int32_t(sum_q12);
+}
+
 // What the output pass of a row needs: output = clamp(rounding_divide_by_pot(fx_mul(inv_sum,
 // exp), out_shift) - 128, -128, 127), and -128 for every element when out_shift > 31.
 struct SoftmaxRowScale {

@@ -62,6 +62,16 @@ KernelId raster_order_of(KernelId k) {
     case KernelId::dwconv_s8_dsp:
     case KernelId::dwconv_s8_mve:
       return KernelId::dwconv_s8;
+    // The tier pooling kernels (kernels/*/*pool_s8_*.cpp) walk the output pixels forwards as
+    // their references do, reading only a pixel's own window before (or while) writing it.
+    case KernelId::avgpool_s8_scalar:
+    case KernelId::avgpool_s8_dsp:
+    case KernelId::avgpool_s8_mve:
+      return KernelId::avgpool_s8;
+    case KernelId::maxpool_s8_scalar:
+    case KernelId::maxpool_s8_dsp:
+    case KernelId::maxpool_s8_mve:
+      return KernelId::maxpool_s8;
     default:
       return k;
   }

@@ -105,6 +105,10 @@ void fc_prepare(LoweredProgram& p, ProgramOp& op) {
   append_scratch(p, op, kernels::dsp_fc_scratch_bytes(params_of<FcParams>(op)));
 }
 
+// --- avgpool_s8_dsp, maxpool_s8_dsp: any window, nothing prepared ---
+
+std::string accepts_any_pool(const LoweredProgram&, const ProgramOp&) { return ""; }
+
 }  // namespace
 
 std::vector<TierCandidate> dsp_candidates() {
@@ -118,6 +122,10 @@ std::vector<TierCandidate> dsp_candidates() {
       {KernelId::dwconv_s8_dsp, KernelId::dwconv_s8, depthwise_rejects, depthwise_prepare,
        "depthwise: 4 channels per SXTAB16, SMLABB/SMLATT"},
       {KernelId::fc_s8_dsp, KernelId::fc_s8, fc_rejects, fc_prepare, "fully connected: SMLAD, 4 rows or 2 outputs per pass"},
+      {KernelId::avgpool_s8_dsp, KernelId::avgpool_s8, accepts_any_pool, nullptr,
+       "average pool: SXTAB16 window sums, 8 channels per pass in 16-bit halves, SDIV per channel"},
+      {KernelId::maxpool_s8_dsp, KernelId::maxpool_s8, accepts_any_pool, nullptr,
+       "max pool: SSUB8 + SEL, 16 channels per pass"},
       {KernelId::softmax_s8_dsp, KernelId::softmax_s8, softmax_rejects, append_softmax_exp_table,
        "softmax: SSUB8 + SEL row max, exp table lookup, one UMLAL per output"},
   };

@@ -138,7 +138,9 @@ std::vector<TierCandidate> mve_candidates() {
        "linear: MVE GEMM, VMLADAV over 2 rows x 4 channels x 16 inputs"},
       {KernelId::add_s8_mve, KernelId::add_s8, accepts_all, nullptr, "add: MVE, four int32 lanes per step"},
       {KernelId::avgpool_s8_mve, KernelId::avgpool_s8, accepts_all, nullptr,
-       "average pool: MVE window sums over 16 channels, exact division per channel"},
+       "average pool: MVE window sums over 32 channels in int16 lanes, exact reciprocal multiply (VMULH)"},
+      {KernelId::maxpool_s8_mve, KernelId::maxpool_s8, accepts_all, nullptr,
+       "max pool: MVE VMAX over 64 channels per pass, tail-predicated"},
       {KernelId::softmax_s8_mve, KernelId::softmax_s8, softmax_rejects, append_softmax_exp_table,
        "softmax: MVE VMAXV row max, exp table gathered 4 per step, VQRDMULH + VRSHL outputs"},
   };

@@ -128,6 +128,32 @@ void depthwise_3x3_prepare(LoweredProgram& p, ProgramOp& op) {
   });
 }
 
+// --- avgpool_s8_scalar, maxpool_s8_scalar ---
+
+std::string avgpool_rejects(const LoweredProgram&, const ProgramOp& op) {
+  const auto pool = params_of<kernels::PoolParams>(op);
+  const int64_t taps = int64_t(pool.k_h) * pool.k_w;
+  if (taps > kernels::kScalarPoolMaxCount)
+    return "needs a window of at most " + std::to_string(kernels::kScalarPoolMaxCount) +
+           " elements (exact 24-bit reciprocals), got " + std::to_string(taps);
+  return "";
+}
+
+// The reciprocal of every window count 1 ... k_h * k_w (kernels_scalar.h).
+void avgpool_prepare(LoweredProgram& p, ProgramOp& op) {
+  const auto pool = params_of<kernels::PoolParams>(op);
+  const int32_t taps = pool.k_h * pool.k_w;
+  std::vector<uint8_t> bytes(size_t(taps) * 4);
+  for (int32_t n = 1; n <= taps; ++n) {
+    const int32_t v = kernels::scalar_pool_reciprocal(n);
+    std::memcpy(&bytes[size_t(n - 1) * 4], &v, 4);
+  }
+  op.inputs.push_back(add_constant_tensor(p, p.tensors[op.outputs[0]].name + ".scalar_reciprocals", DType::kInt32,
+                                          {taps}, std::move(bytes)));
+}
+
+std::string accepts_any_pool(const LoweredProgram&, const ProgramOp&) { return ""; }
+
 }  // namespace
 
 // --- softmax_s8_scalar, softmax_s8_dsp, softmax_s8_mve: any softmax_s8, with its exp table ---
@@ -155,6 +181,10 @@ std::vector<TierCandidate> scalar_candidates() {
        "fully connected: Thumb-1, 4 output channels, two products per MULS"},
       {KernelId::dwconv_s8_3x3_scalar, KernelId::dwconv_s8, depthwise_3x3_rejects, depthwise_3x3_prepare,
        "depthwise 3x3: Thumb-1, tap pointers per pixel (padding reads the zero point)"},
+      {KernelId::avgpool_s8_scalar, KernelId::avgpool_s8, avgpool_rejects, avgpool_prepare,
+       "average pool: Thumb-1, 8 channels per pass summed in 16-bit lanes (SWAR), division by reciprocal MULS"},
+      {KernelId::maxpool_s8_scalar, KernelId::maxpool_s8, accepts_any_pool, nullptr,
+       "max pool: Thumb-1, 4 channels per pass in registers, one word load per pixel"},
       {KernelId::softmax_s8_scalar, KernelId::softmax_s8, softmax_rejects, append_softmax_exp_table,
        "softmax: Thumb-1, exp table lookup, outputs from a 16x16-bit MULS (64-bit product only near a rounding step)"},
   };

@@ -165,6 +165,10 @@ inline int32_t dsp_dw3_weight_word(const DwConvParams& p, const int8_t* weights,
 void dwconv_s8_3x3_dsp(const DwConvParams& p, const int8_t* input, const int32_t* prepared, const int32_t* bias,
                        const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output);
 
+// Pooling: the reference's inputs, nothing prepared (kernels/include/mcuflow/kernels/pool_window.h).
+void avgpool_s8_dsp(const PoolParams& p, const int8_t* input, int8_t* output);
+void maxpool_s8_dsp(const PoolParams& p, const int8_t* input, int8_t* output);
+
 // Softmax: the reference's input, then the exp table (constant int32 [kSoftmaxTableEntries],
 // softmax_exp_table_entry, softmax_table.h). Each element is read before it is written.
 void softmax_s8_dsp(const SoftmaxParams& p, const int8_t* input, const int32_t* exp_table, int8_t* output);

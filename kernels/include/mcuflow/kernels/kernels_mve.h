@@ -164,6 +164,7 @@ void dwconv_s8_mve(const DwConvParams& p, const int8_t* input, const uint8_t* pr
 // Same inputs as their reference kernels (nothing prepared).
 void add_s8_mve(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);
 void avgpool_s8_mve(const PoolParams& p, const int8_t* input, int8_t* output);
+void maxpool_s8_mve(const PoolParams& p, const int8_t* input, int8_t* output);
 
 // Softmax: the reference's input, then the exp table (constant int32 [kSoftmaxTableEntries],
 // softmax_exp_table_entry, softmax_table.h). Each element is read before it is written.

@@ -171,6 +171,22 @@ inline int32_t scalar_dw3_prepared_word(const int8_t* weights, const int32_t* bi
 // scalar_dw3_prepared_word.
 void dwconv_s8_3x3_scalar(const DwConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* output);
 
+// --- pooling ---
+
+// avgpool_s8_scalar divides by a window's count n (1 <= n <= k_h * k_w) without a divider:
+// floor(x / n) for x = |sum| + n / 2 <= 128 n + n / 2 is (x * R) >> 24 with R = ceil(2^24 / n),
+// a 32-bit MULS (x * R < 128.5 * (2^24 + n) < 2^32). Exact when x * (R n - 2^24) < 2^24, and
+// R n - 2^24 <= n - 1: so for every n up to kScalarPoolMaxCount ((128 n + n / 2)(n - 1) < 2^24).
+// Prepared input: int32 R for n = 1 ... k_h * k_w.
+constexpr int32_t kScalarPoolMaxCount = 361;
+constexpr int32_t kScalarReciprocalShift = 24;
+inline int32_t scalar_pool_reciprocal(int32_t n) {
+  return int32_t(((uint32_t(1) << kScalarReciprocalShift) + uint32_t(n) - 1) / uint32_t(n));
+}
+void avgpool_s8_scalar(const PoolParams& p, const int8_t* input, const int32_t* reciprocals, int8_t* output);
+// Nothing prepared.
+void maxpool_s8_scalar(const PoolParams& p, const int8_t* input, int8_t* output);
+
 // Softmax: the reference's input, then the exp table (constant int32 [kSoftmaxTableEntries],
 // softmax_exp_table_entry, softmax_table.h). Each element is read before it is written.
 void softmax_s8_scalar(const SoftmaxParams& p, const int8_t* input, const int32_t* exp_table, int8_t* output);

@@ -64,6 +64,8 @@ namespace mcuflow {
   X(dwconv_s8_dsp, 66, dwconv_s8)               \
   X(fc_s8_dsp, 67, fc_s8)                       \
   X(dwconv_s8_3x3_dsp, 68, dwconv_s8)           \
+  X(avgpool_s8_dsp, 72, avgpool_s8)             \
+  X(maxpool_s8_dsp, 73, maxpool_s8)             \
   X(softmax_s8_dsp, 69, softmax_s8)             \
   X(conv_s8_1x1_mve, 96, conv_s8)               \
   X(conv_s8_mve, 97, conv_s8)                   \
@@ -71,12 +73,15 @@ namespace mcuflow {
   X(fc_s8_mve, 99, fc_s8)                       \
   X(add_s8_mve, 100, add_s8)                    \
   X(avgpool_s8_mve, 101, avgpool_s8)            \
+  X(maxpool_s8_mve, 105, maxpool_s8)            \
   X(softmax_s8_mve, 102, softmax_s8)            \
   X(conv_s8_1x1_scalar, 128, conv_s8)           \
   X(conv_s8_scalar, 129, conv_s8)               \
   X(dwconv_s8_3x3_scalar, 130, dwconv_s8)       \
   X(fc_s8_scalar, 131, fc_s8)                   \
-  X(softmax_s8_scalar, 132, softmax_s8)
+  X(softmax_s8_scalar, 132, softmax_s8)         \
+  X(avgpool_s8_scalar, 135, avgpool_s8)         \
+  X(maxpool_s8_scalar, 136, maxpool_s8)
 
 enum class KernelId : uint16_t {
 #define MCUFLOW_KERNEL_ENUM(name, id) name = id,

@@ -4,6 +4,7 @@
 // their prepared (widened) weights and dwconv_s8_3x3_dsp its scratch of transposed rows
 // (kernels_dsp.h).
 #pragma once
+#include "../check.h"
 #include "../scalar/checks.h"  // check_softmax_s8_exp_table
 #include "mcuflow/kernels/params.h"
 #include "mcuflow/runtime/kernel_entries.h"
@@ -30,6 +31,9 @@ inline constexpr KernelCheck kernel_check_dwconv_s8_3x3_dsp{sizeof(kernels::DwCo
                                                             1, check_dwconv_s8_3x3_dsp};
 inline constexpr KernelCheck kernel_check_fc_s8_dsp{sizeof(kernels::FcParams), dsp::kScratchSlot + 1, 1,
                                                     check_fc_s8_dsp};
+// The pooling kernels take their reference's input and check (nothing prepared).
+inline constexpr KernelCheck kernel_check_avgpool_s8_dsp{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
+inline constexpr KernelCheck kernel_check_maxpool_s8_dsp{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
 inline constexpr KernelCheck kernel_check_softmax_s8_dsp = kernel_check_softmax_s8_scalar;
 
 }  // namespace mcuflow::ops

@@ -2,7 +2,7 @@
 // and device, so the host refuses exactly the programs a board refuses. The convolution and
 // linear kernels take the reference's inputs 0-4, then at kPreparedSlot the prepared input
 // (kernels_mve.h) that must follow exactly from inputs 1-4, and at kScratchSlot, where there is
-// one, their scratch; add and average pooling take their reference's inputs and checks.
+// one, their scratch; add and the pooling kernels take their reference's inputs and checks.
 #pragma once
 #include "../check.h"
 #include "../scalar/checks.h"  // check_softmax_s8_exp_table
@@ -32,6 +32,7 @@ inline constexpr KernelCheck kernel_check_fc_s8_mve{sizeof(kernels::FcParams), m
                                                     check_fc_s8_mve};
 inline constexpr KernelCheck kernel_check_add_s8_mve{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8};
 inline constexpr KernelCheck kernel_check_avgpool_s8_mve{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
+inline constexpr KernelCheck kernel_check_maxpool_s8_mve{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
 inline constexpr KernelCheck kernel_check_softmax_s8_mve = kernel_check_softmax_s8_scalar;
 
 }  // namespace mcuflow::ops

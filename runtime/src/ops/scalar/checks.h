@@ -4,6 +4,7 @@
 // requantization words and grouped weights, kernels_scalar.h), which must equal its
 // recomputation from the reference's; conv_s8_scalar then takes its window scratch.
 #pragma once
+#include "../check.h"
 #include "mcuflow/kernels/params.h"
 #include "mcuflow/runtime/kernel_entries.h"
 
@@ -11,12 +12,14 @@ namespace mcuflow::ops {
 namespace scalar {
 constexpr uint32_t kPreparedSlot = 5;
 constexpr uint32_t kWindowSlot = 6;
+constexpr uint32_t kPoolReciprocalSlot = 1;  // avgpool_s8_scalar: after the reference's input
 }  // namespace scalar
 
 Error check_conv_s8_1x1_scalar(const OpCheck& c);
 Error check_conv_s8_scalar(const OpCheck& c);
 Error check_dwconv_s8_3x3_scalar(const OpCheck& c);
 Error check_fc_s8_scalar(const OpCheck& c);
+Error check_avgpool_s8_scalar(const OpCheck& c);
 
 inline constexpr KernelCheck kernel_check_conv_s8_1x1_scalar{sizeof(kernels::ConvParams), scalar::kPreparedSlot + 1,
                                                              1, check_conv_s8_1x1_scalar};
@@ -27,6 +30,11 @@ inline constexpr KernelCheck kernel_check_dwconv_s8_3x3_scalar{sizeof(kernels::D
                                                                check_dwconv_s8_3x3_scalar};
 inline constexpr KernelCheck kernel_check_fc_s8_scalar{sizeof(kernels::FcParams), scalar::kPreparedSlot + 1, 1,
                                                        check_fc_s8_scalar};
+// Pooling: the reference's input, then for the average the reciprocals (pool_check.cpp).
+inline constexpr KernelCheck kernel_check_avgpool_s8_scalar{sizeof(kernels::PoolParams),
+                                                            scalar::kPoolReciprocalSlot + 1, 1,
+                                                            check_avgpool_s8_scalar};
+inline constexpr KernelCheck kernel_check_maxpool_s8_scalar{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
 
 // The softmax kernels of every tier (softmax_check.cpp; the scalar tier builds for every core):
 // the reference's input, then at kExpTableSlot the exp table (softmax_table.h), which must equal

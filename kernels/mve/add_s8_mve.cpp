@@ -1,28 +1,13 @@
 // Element-wise add, int8, MVE: the reference arithmetic (TFLite int8 add) on four int32 lanes
 // at a time, for every broadcast mode of BinaryParams. Each lane reads its inputs before its
 // output is written, so the output may lie exactly over an input.
-#include "mcuflow/kernels/arith.h"
+#include "mcuflow/kernels/elementwise_tiers.h"
 #include "mcuflow/kernels/kernels_mve.h"
 
 namespace mcuflow::kernels {
 namespace {
 
-// multiply_by_quantized_multiplier with one multiplier and shift for every lane, after a
-// left shift of `pre_shift` (wrapping, like the reference's two successive left shifts).
-struct Rescale {
-  int32_t pre_shift, multiplier, minus_right_shift;
-
-  Rescale(int32_t pre, int32_t multiplier_q31, int32_t shift)
-      : pre_shift(pre + (shift > 0 ? shift : 0)), multiplier(multiplier_q31), minus_right_shift(shift < 0 ? shift : 0) {}
-
-  // As mve::requantize: VQRDMULH rounds like the reference; negative values step down by one
-  // before VRSHL so that ties round away from zero.
-  int32x4_t operator()(int32x4_t x) const {
-    x = vqrdmulhq_n_s32(vshlq_r_s32(x, pre_shift), multiplier);
-    x = vqaddq_s32(x, vshrq_n_s32(vandq_s32(x, vdupq_n_s32(minus_right_shift)), 31));
-    return vrshlq_n_s32(x, minus_right_shift);
-  }
-};
+using mve::Rescale;
 
 struct Add {
   Rescale input1, input2, output;
@@ -65,13 +50,8 @@ void add_run(const Add& add, const int8_t* a, const int8_t* b, int32_t b_step, i
 
 void add_s8_mve(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output) {
   const Add add(p);
-  if (p.in2_mode == 1) {  // input2 repeats every `inner` elements
-    for (int32_t o = 0; o < p.outer; ++o) {
-      add_run(add, input1 + o * p.inner, input2, 1, output + o * p.inner, p.inner);
-    }
-  } else {
-    add_run(add, input1, input2, p.in2_mode == 0 ? 1 : 0, output, p.outer * p.inner);
-  }
+  binary_runs(p, input1, input2, output, [&add](const int8_t* a, const int8_t* b, int32_t b_step, int8_t* out,
+                                                int32_t n) { add_run(add, a, b, b_step, out, n); });
 }
 
 }  // namespace mcuflow::kernels

@@ -1,0 +1,22 @@
+// Device adapters for the MVE clamp and requantize kernels (checks.h).
+#include "checks.h"
+#include "mcuflow/kernels/kernels_mve.h"
+
+namespace mcuflow::ops {
+namespace {
+
+void eval_clamp_s8_mve(const OpCall& c) {
+  kernels::clamp_s8_mve(c.get_params<kernels::ClampParams>(), c.in<int8_t>(0), c.out<int8_t>(0));
+}
+void eval_requantize_s8_mve(const OpCall& c) {
+  kernels::requantize_s8_mve(c.get_params<kernels::RequantizeParams>(), c.in<int8_t>(0), c.in<int8_t>(1),
+                             c.out<int8_t>(0));
+}
+
+}  // namespace
+
+extern const KernelEntry kernel_entry_clamp_s8_mve = kernel_check_clamp_s8_mve.with_eval(eval_clamp_s8_mve);
+extern const KernelEntry kernel_entry_requantize_s8_mve =
+    kernel_check_requantize_s8_mve.with_eval(eval_requantize_s8_mve);
+
+}  // namespace mcuflow::ops

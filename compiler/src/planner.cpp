@@ -62,6 +62,20 @@ KernelId raster_order_of(KernelId k) {
     case KernelId::dwconv_s8_dsp:
     case KernelId::dwconv_s8_mve:
       return KernelId::dwconv_s8;
+    // The element-wise DSP and MVE kernels load each word or vector of inputs before storing its
+    // outputs, walking forwards: in place wherever their references are.
+    case KernelId::add_s8_dsp:
+    case KernelId::add_s8_mve:
+      return KernelId::add_s8;
+    case KernelId::mul_s8_dsp:
+    case KernelId::mul_s8_mve:
+      return KernelId::mul_s8;
+    case KernelId::clamp_s8_dsp:
+    case KernelId::clamp_s8_mve:
+      return KernelId::clamp_s8;
+    case KernelId::requantize_s8_dsp:
+    case KernelId::requantize_s8_mve:
+      return KernelId::requantize_s8;
     // The tier pooling kernels (kernels/*/*pool_s8_*.cpp) walk the output pixels forwards as
     // their references do, reading only a pixel's own window before (or while) writing it.
     case KernelId::avgpool_s8_scalar:

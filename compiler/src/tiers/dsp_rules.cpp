@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "mcuflow/compiler/kernel_selection.h"
+#include "mcuflow/kernels/elementwise_tiers.h"
 #include "mcuflow/kernels/kernels_dsp.h"
 
 namespace mcuflow::compiler {
@@ -109,7 +110,43 @@ void fc_prepare(LoweredProgram& p, ProgramOp& op) {
 
 std::string accepts_any_pool(const LoweredProgram&, const ProgramOp&) { return ""; }
 
+// --- add_s8_dsp, mul_s8_dsp, clamp_s8_dsp, requantize_s8_dsp (every broadcast mode) ---
+
+std::string add_rejects(const LoweredProgram&, const ProgramOp& op) {
+  if (!kernels::add_tables_fit(params_of<kernels::BinaryParams>(op)))
+    return "needs rescaled inputs whose doubled, left-shifted sum fits int32";
+  return "";
+}
+
+void add_prepare(LoweredProgram& p, ProgramOp& op) {
+  const auto b = params_of<kernels::BinaryParams>(op);
+  std::vector<uint8_t> bytes(2 * kernels::kByteValues * sizeof(int32_t));
+  for (int32_t i = 0; i < 2 * kernels::kByteValues; ++i) {
+    const int32_t v = kernels::add_table_entry(b, i / kernels::kByteValues, i % kernels::kByteValues);
+    std::memcpy(&bytes[size_t(i) * 4], &v, 4);
+  }
+  op.inputs.push_back(add_constant_tensor(p, p.tensors[op.outputs[0]].name + ".dsp_add_tables", DType::kInt32,
+                                          {2, kernels::kByteValues}, std::move(bytes)));
+}
+
+std::string mul_rejects(const LoweredProgram&, const ProgramOp& op) {
+  if (!kernels::mul_product_fits(params_of<kernels::BinaryParams>(op)))
+    return "needs a product of the offset inputs whose doubled, left-shifted value fits int32";
+  return "";
+}
+
+std::string accepts_all(const LoweredProgram&, const ProgramOp&) { return ""; }
+
 }  // namespace
+
+// requantize_s8_dsp and requantize_s8_mve: the output of every input byte (elementwise_tiers.h).
+void append_requantize_table(LoweredProgram& p, ProgramOp& op) {
+  const auto r = params_of<kernels::RequantizeParams>(op);
+  std::vector<uint8_t> bytes(kernels::kByteValues);
+  for (int32_t b = 0; b < kernels::kByteValues; ++b) bytes[size_t(b)] = uint8_t(kernels::requantize_table_entry(r, b));
+  op.inputs.push_back(add_constant_tensor(p, p.tensors[op.outputs[0]].name + ".requantize_table", DType::kInt8,
+                                          {kernels::kByteValues}, std::move(bytes)));
+}
 
 std::vector<TierCandidate> dsp_candidates() {
   return {
@@ -128,6 +165,13 @@ std::vector<TierCandidate> dsp_candidates() {
        "max pool: SSUB8 + SEL, 16 channels per pass"},
       {KernelId::softmax_s8_dsp, KernelId::softmax_s8, softmax_rejects, append_softmax_exp_table,
        "softmax: SSUB8 + SEL row max, exp table lookup, one UMLAL per output"},
+      {KernelId::add_s8_dsp, KernelId::add_s8, add_rejects, add_prepare,
+       "add: tabulated input rescaling, SMMLAR output requantization"},
+      {KernelId::mul_s8_dsp, KernelId::mul_s8, mul_rejects, nullptr,
+       "mul: SXTAB16 offsets, SMULBB/SMULTT products, SMMLAR requantization, 4 per word"},
+      {KernelId::clamp_s8_dsp, KernelId::clamp_s8, accepts_all, nullptr, "clamp: SSUB8 + SEL, 4 per word"},
+      {KernelId::requantize_s8_dsp, KernelId::requantize_s8, accepts_all, append_requantize_table,
+       "requantize: 256-entry byte table"},
   };
 }
 

@@ -11,6 +11,7 @@ namespace mcuflow::compiler {
 
 std::string softmax_rejects(const LoweredProgram& p, const ProgramOp& op);  // scalar_rules.cpp
 void append_softmax_exp_table(LoweredProgram& p, ProgramOp& op);          // scalar_rules.cpp
+void append_requantize_table(LoweredProgram& p, ProgramOp& op);           // dsp_rules.cpp
 namespace {
 
 using format::DType;
@@ -120,7 +121,8 @@ void fc_prepare(LoweredProgram& p, ProgramOp& op) {
   if (f.rows > 1) append_scratch(p, op, kernels::mve_pair_bytes(f.in_c));
 }
 
-// --- add_s8_mve (every broadcast mode) and avgpool_s8_mve: nothing prepared ---
+// --- add_s8_mve, mul_s8_mve (every broadcast mode), clamp_s8_mve and avgpool_s8_mve: nothing
+// prepared; requantize_s8_mve: the DSP tier's byte table (dsp_rules.cpp) ---
 
 std::string accepts_all(const LoweredProgram&, const ProgramOp&) { return ""; }
 
@@ -143,6 +145,10 @@ std::vector<TierCandidate> mve_candidates() {
        "max pool: MVE VMAX over 64 channels per pass, tail-predicated"},
       {KernelId::softmax_s8_mve, KernelId::softmax_s8, softmax_rejects, append_softmax_exp_table,
        "softmax: MVE VMAXV row max, exp table gathered 4 per step, VQRDMULH + VRSHL outputs"},
+      {KernelId::mul_s8_mve, KernelId::mul_s8, accepts_all, nullptr, "mul: MVE, four int32 lanes per step"},
+      {KernelId::clamp_s8_mve, KernelId::clamp_s8, accepts_all, nullptr, "clamp: MVE VMAX/VMIN, 16 per step"},
+      {KernelId::requantize_s8_mve, KernelId::requantize_s8, accepts_all, append_requantize_table,
+       "requantize: 256-entry byte table, MVE gather of 16 per step"},
   };
 }
 

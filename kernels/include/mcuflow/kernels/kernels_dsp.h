@@ -83,6 +83,41 @@ inline int32_t dsp_requantize(int32_t acc2, const DspChannel& c, int32_t output_
   return multiply_by_quantized_multiplier(acc, c.multiplier, c.shift) + output_offset;
 }
 
+// The output stage of add_s8_dsp and mul_s8_dsp on a doubled, left-shifted value v
+// (elementwise_tiers.h): the reference's requantized value plus output offset is
+// ((SMMLAR(v, m, rounding) + ([v < 0] & sign_mask)) >> e) + offset_after, e = max(-shift, 0).
+// With e in [1, kDspFoldedShiftMax] the offset joins the rounding constant, (offset << e) +
+// 2^(e-1), and |SMMULR| <= 2^30 leaves it room ("folded": offset_after 0); otherwise rounding is
+// 2^(e-1) (0 when e = 0, where there is no sign step either) and the offset is added after.
+constexpr int32_t kDspFoldedShiftMax = 22;
+struct DspOutputStage {
+  int32_t multiplier, rounding, sign_mask, right_shift, offset_after;
+  bool folded;
+
+  DspOutputStage(int32_t m, int32_t shift, int32_t offset)
+      : multiplier(m), right_shift(shift < 0 ? -shift : 0), folded(right_shift >= 1 && right_shift <= kDspFoldedShiftMax) {
+    const int32_t half = right_shift > 0 ? int32_t(uint32_t{1} << (right_shift - 1)) : 0;
+    rounding = folded ? int32_t(uint32_t(offset) << right_shift) + half : half;
+    sign_mask = right_shift > 0 ? -1 : 0;
+    offset_after = folded ? 0 : offset;
+  }
+  int32_t operator()(int32_t v) const {
+    return ((smmlar(v, multiplier, rounding) + ((v >> 31) & sign_mask)) >> right_shift) + offset_after;
+  }
+  int32_t folded_output(int32_t v) const { return (smmlar(v, multiplier, rounding) + (v >> 31)) >> right_shift; }
+};
+
+// Element-wise kernels. add_s8_dsp's tables: constant int32 [2][kByteValues], add_table_entry of
+// input 1 then input 2 (elementwise_tiers.h); valid where add_tables_fit. mul_s8_dsp: where
+// mul_product_fits. requantize_s8_dsp's table: constant int8 [kByteValues],
+// requantize_table_entry. Every broadcast mode; each element's inputs are read before it is
+// written, so the output may lie exactly over an input.
+void add_s8_dsp(const BinaryParams& p, const int8_t* input1, const int8_t* input2, const int32_t* tables,
+                int8_t* output);
+void mul_s8_dsp(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);
+void clamp_s8_dsp(const ClampParams& p, const int8_t* input, int8_t* output);
+void requantize_s8_dsp(const RequantizeParams& p, const int8_t* input, const int8_t* table, int8_t* output);
+
 // The reference's per-channel tables as the kernels read them: channel c uses bias[c] and
 // multipliers / shifts [c * step] (step 0: one for all channels, per-tensor fc).
 struct DspTables {

@@ -163,6 +163,11 @@ void fc_s8_mve(const FcParams& p, const int8_t* input, const int8_t* weights, co
 void dwconv_s8_mve(const DwConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output);
 // Same inputs as their reference kernels (nothing prepared).
 void add_s8_mve(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);
+void mul_s8_mve(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);
+void clamp_s8_mve(const ClampParams& p, const int8_t* input, int8_t* output);
+// table: the constant int8 [kByteValues] requantize_table_entry (elementwise_tiers.h), gathered
+// sixteen lanes at a time.
+void requantize_s8_mve(const RequantizeParams& p, const int8_t* input, const int8_t* table, int8_t* output);
 void avgpool_s8_mve(const PoolParams& p, const int8_t* input, int8_t* output);
 void maxpool_s8_mve(const PoolParams& p, const int8_t* input, int8_t* output);
 
@@ -216,6 +221,22 @@ inline int32x4_t requantize(int32x4_t acc, const int32_t* table, int32_t output_
         "m"(*reinterpret_cast<const int32_t(*)[kEnd / 4]>(table)));
   return acc;
 }
+
+// multiply_by_quantized_multiplier of four lanes with one multiplier and shift for all, after a
+// left shift of `pre_shift` (wrapping, like the reference's successive left shifts): the steps
+// of requantize above, with the shifts folded once per op (add_s8_mve, mul_s8_mve).
+struct Rescale {
+  int32_t pre_shift, multiplier, minus_right_shift;
+
+  Rescale(int32_t pre, int32_t multiplier_q31, int32_t shift)
+      : pre_shift(pre + (shift > 0 ? shift : 0)), multiplier(multiplier_q31), minus_right_shift(shift < 0 ? shift : 0) {}
+
+  int32x4_t operator()(int32x4_t x) const {
+    x = vqrdmulhq_n_s32(vshlq_r_s32(x, pre_shift), multiplier);
+    x = vqaddq_s32(x, vshrq_n_s32(vandq_s32(x, vdupq_n_s32(minus_right_shift)), 31));
+    return vrshlq_n_s32(x, minus_right_shift);
+  }
+};
 
 struct GemmArgs {
   int32_t depth;  // k

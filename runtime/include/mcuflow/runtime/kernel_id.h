@@ -67,6 +67,10 @@ namespace mcuflow {
   X(avgpool_s8_dsp, 72, avgpool_s8)             \
   X(maxpool_s8_dsp, 73, maxpool_s8)             \
   X(softmax_s8_dsp, 69, softmax_s8)             \
+  X(add_s8_dsp, 74, add_s8)                     \
+  X(mul_s8_dsp, 75, mul_s8)                     \
+  X(clamp_s8_dsp, 76, clamp_s8)                 \
+  X(requantize_s8_dsp, 77, requantize_s8)       \
   X(conv_s8_1x1_mve, 96, conv_s8)               \
   X(conv_s8_mve, 97, conv_s8)                   \
   X(dwconv_s8_mve, 98, dwconv_s8)               \
@@ -75,6 +79,9 @@ namespace mcuflow {
   X(avgpool_s8_mve, 101, avgpool_s8)            \
   X(maxpool_s8_mve, 105, maxpool_s8)            \
   X(softmax_s8_mve, 102, softmax_s8)            \
+  X(mul_s8_mve, 106, mul_s8)                    \
+  X(clamp_s8_mve, 107, clamp_s8)                \
+  X(requantize_s8_mve, 108, requantize_s8)      \
   X(conv_s8_1x1_scalar, 128, conv_s8)           \
   X(conv_s8_scalar, 129, conv_s8)               \
   X(dwconv_s8_3x3_scalar, 130, dwconv_s8)       \

@@ -86,6 +86,16 @@ KernelId raster_order_of(KernelId k) {
     case KernelId::maxpool_s8_dsp:
     case KernelId::maxpool_s8_mve:
       return KernelId::maxpool_s8;
+    // The scalar element-wise kernels read element i (clamp: aligned word i) before writing it,
+    // walking forwards as their references do.
+    case KernelId::add_s8_scalar:
+      return KernelId::add_s8;
+    case KernelId::mul_s8_scalar:
+      return KernelId::mul_s8;
+    case KernelId::clamp_s8_scalar:
+      return KernelId::clamp_s8;
+    case KernelId::requantize_s8_scalar:
+      return KernelId::requantize_s8;
     default:
       return k;
   }

@@ -67,6 +67,27 @@ inline int8_t requantize(int32_t acc, const Requant& r, int32_t oc) {
   return int8_t(clamp_i32(v, r.act_min, r.act_max));
 }
 
+// A per-tensor requantization from params (the element-wise kernels). Armv6-M (M0/M0+, and the
+// M23's Armv8-M Baseline) multiplies 32x32 -> 32 only and takes the words; cores with SMULL
+// (Armv7-M on) compute the reference's own formula, shorter there than four 16x16 products.
+struct TensorRequant {
+  int32_t words[kScalarRequantWords];
+  int32_t multiplier, shift, output_offset, act_min, act_max;
+  TensorRequant(int32_t multiplier_, int32_t shift_, int32_t output_offset_, int32_t act_min_, int32_t act_max_)
+      : multiplier(multiplier_), shift(shift_), output_offset(output_offset_), act_min(act_min_), act_max(act_max_) {
+    for (int32_t j = 0; j < kScalarRequantWords; ++j) words[j] = scalar_requant_word(multiplier, shift, j);
+  }
+};
+
+inline int8_t requantize(int32_t acc, const TensorRequant& t) {
+#if defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)
+  const int32_t v = requantize_words(acc, t.words);
+#else
+  const int32_t v = multiply_by_quantized_multiplier(acc, t.multiplier, t.shift);
+#endif
+  return int8_t(clamp_i32(v + t.output_offset, t.act_min, t.act_max));
+}
+
 // Two window positions of a group (kernels_scalar.h): x0 = row[offset], x1 = row[offset + 1],
 // the four weight words of the pair by one LDM (r4-r7, as LDM needs ascending registers), four
 // multiplies, the two positions' packed sums split into a0..a3 (r8-r11): 21 instructions for

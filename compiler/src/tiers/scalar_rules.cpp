@@ -154,6 +154,33 @@ void avgpool_prepare(LoweredProgram& p, ProgramOp& op) {
 
 std::string accepts_any_pool(const LoweredProgram&, const ProgramOp&) { return ""; }
 
+// --- add_s8_scalar, mul_s8_scalar, clamp_s8_scalar, requantize_s8_scalar: any such op ---
+
+std::string elementwise_rejects(const LoweredProgram&, const ProgramOp&) { return ""; }
+
+// Appends a constant table of `count` elements of T, entry(i) each.
+template <typename T, typename Entry>
+void append_table(LoweredProgram& p, ProgramOp& op, const std::string& suffix, DType dtype, int32_t count, Entry entry) {
+  std::vector<uint8_t> bytes(size_t(count) * sizeof(T));
+  for (int32_t i = 0; i < count; ++i) {
+    const T v = entry(i);
+    std::memcpy(&bytes[size_t(i) * sizeof(T)], &v, sizeof(T));
+  }
+  op.inputs.push_back(add_constant_tensor(p, p.tensors[op.outputs[0]].name + suffix, dtype, {count}, std::move(bytes)));
+}
+
+void add_prepare(LoweredProgram& p, ProgramOp& op) {
+  const auto b = params_of<kernels::BinaryParams>(op);
+  append_table<int32_t>(p, op, ".scalar_add_tables", DType::kInt32, kernels::kScalarAddTableWords,
+                        [&b](int32_t i) { return kernels::scalar_add_table_word(b, i); });
+}
+
+void requantize_prepare(LoweredProgram& p, ProgramOp& op) {
+  const auto r = params_of<kernels::RequantizeParams>(op);
+  append_table<int8_t>(p, op, ".scalar_requantize_table", DType::kInt8, kernels::kByteValues,
+                       [&r](int32_t i) { return kernels::requantize_table_entry(r, i); });
+}
+
 }  // namespace
 
 // --- softmax_s8_scalar, softmax_s8_dsp, softmax_s8_mve: any softmax_s8, with its exp table ---
@@ -185,6 +212,14 @@ std::vector<TierCandidate> scalar_candidates() {
        "average pool: Thumb-1, 8 channels per pass summed in 16-bit lanes (SWAR), division by reciprocal MULS"},
       {KernelId::maxpool_s8_scalar, KernelId::maxpool_s8, accepts_any_pool, nullptr,
        "max pool: Thumb-1, 4 channels per pass in registers, one word load per pixel"},
+      {KernelId::add_s8_scalar, KernelId::add_s8, elementwise_rejects, add_prepare,
+       "add: Thumb-1, both inputs rescaled by table lookup, output requantized from 16x16-bit MULS"},
+      {KernelId::mul_s8_scalar, KernelId::mul_s8, elementwise_rejects, nullptr,
+       "mul: Thumb-1, product requantized from 16x16-bit MULS"},
+      {KernelId::clamp_s8_scalar, KernelId::clamp_s8, elementwise_rejects, nullptr,
+       "clamp: Thumb-1, four bytes per word compared without branches (SWAR)"},
+      {KernelId::requantize_s8_scalar, KernelId::requantize_s8, elementwise_rejects, requantize_prepare,
+       "requantize: Thumb-1, one 256-entry table lookup per element"},
       {KernelId::softmax_s8_scalar, KernelId::softmax_s8, softmax_rejects, append_softmax_exp_table,
        "softmax: Thumb-1, exp table lookup, outputs from a 16x16-bit MULS (64-bit product only near a rounding step)"},
   };

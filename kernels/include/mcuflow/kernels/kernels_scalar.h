@@ -21,6 +21,7 @@
 #pragma once
 #include <cstdint>
 #include "mcuflow/kernels/arith.h"
+#include "mcuflow/kernels/elementwise_tiers.h"
 #include "mcuflow/kernels/params.h"
 
 namespace mcuflow::kernels {
@@ -190,5 +191,29 @@ void maxpool_s8_scalar(const PoolParams& p, const int8_t* input, int8_t* output)
 // Softmax: the reference's input, then the exp table (constant int32 [kSoftmaxTableEntries],
 // softmax_exp_table_entry, softmax_table.h). Each element is read before it is written.
 void softmax_s8_scalar(const SoftmaxParams& p, const int8_t* input, const int32_t* exp_table, int8_t* output);
+
+// --- element-wise: add, mul, clamp, requantize; every element read before it is written ---
+
+// add_s8_scalar's prepared input, int32 words: word t * kByteValues + b is the reference's
+// rescaled input t (0: input 1, 1: input 2) for the int8 of byte b (add_rescaled_input,
+// elementwise_tiers.h), an int32. The reference's `combined` is the sum of one word of each, so
+// the kernel needs no multiply before the output's requantization.
+constexpr int32_t kScalarAddTableWords = 2 * kByteValues;
+inline int32_t scalar_add_table_word(const BinaryParams& p, int32_t i) {
+  return int32_t(add_rescaled_input(p, i / kByteValues, i % kByteValues));
+}
+void add_s8_scalar(const BinaryParams& p, const int8_t* input1, const int8_t* input2, const int32_t* tables,
+                   int8_t* output);
+
+// mul_s8: the product of the offset inputs (|product| <= 255 * 255) requantized from 16x16-bit
+// products (scalar_requantize); nothing prepared.
+void mul_s8_scalar(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);
+
+// clamp_s8: four bytes per word, compared without a multiply or a branch (SWAR).
+void clamp_s8_scalar(const ClampParams& p, const int8_t* input, int8_t* output);
+
+// requantize_s8 is a function of one int8: table (constant int8 [kByteValues]) holds
+// requantize_table_entry (elementwise_tiers.h) for each byte.
+void requantize_s8_scalar(const RequantizeParams& p, const int8_t* input, const int8_t* table, int8_t* output);
 
 }  // namespace mcuflow::kernels

@@ -88,7 +88,11 @@ namespace mcuflow {
   X(fc_s8_scalar, 131, fc_s8)                   \
   X(softmax_s8_scalar, 132, softmax_s8)         \
   X(avgpool_s8_scalar, 135, avgpool_s8)         \
-  X(maxpool_s8_scalar, 136, maxpool_s8)
+  X(maxpool_s8_scalar, 136, maxpool_s8)         \
+  X(add_s8_scalar, 137, add_s8)                 \
+  X(mul_s8_scalar, 138, mul_s8)                 \
+  X(clamp_s8_scalar, 139, clamp_s8)             \
+  X(requantize_s8_scalar, 140, requantize_s8)
 
 enum class KernelId : uint16_t {
 #define MCUFLOW_KERNEL_ENUM(name, id) name = id,

@@ -36,6 +36,22 @@ inline constexpr KernelCheck kernel_check_avgpool_s8_scalar{sizeof(kernels::Pool
                                                             check_avgpool_s8_scalar};
 inline constexpr KernelCheck kernel_check_maxpool_s8_scalar{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
 
+// Element-wise (elementwise_check.cpp): add and requantize take their reference's inputs, then
+// their table (kernels_scalar.h); mul and clamp take their reference's inputs and check.
+namespace scalar {
+constexpr uint32_t kAddTablesSlot = 2;
+constexpr uint32_t kRequantizeTableSlot = 1;
+}  // namespace scalar
+Error check_add_s8_scalar(const OpCheck& c);
+Error check_requantize_s8_scalar(const OpCheck& c);
+inline constexpr KernelCheck kernel_check_add_s8_scalar{sizeof(kernels::BinaryParams), scalar::kAddTablesSlot + 1, 1,
+                                                        check_add_s8_scalar};
+inline constexpr KernelCheck kernel_check_mul_s8_scalar{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8};
+inline constexpr KernelCheck kernel_check_clamp_s8_scalar{sizeof(kernels::ClampParams), 1, 1, check_clamp_s8};
+inline constexpr KernelCheck kernel_check_requantize_s8_scalar{sizeof(kernels::RequantizeParams),
+                                                               scalar::kRequantizeTableSlot + 1, 1,
+                                                               check_requantize_s8_scalar};
+
 // The softmax kernels of every tier (softmax_check.cpp; the scalar tier builds for every core):
 // the reference's input, then at kExpTableSlot the exp table (softmax_table.h), which must equal
 // its recomputation from the params.

@@ -1,0 +1,38 @@
+// Checks of the scalar element-wise kernels that read a prepared table (checks.h): their
+// reference's check, then the table, which must equal its recomputation from the params.
+#include "check_helpers.h"
+#include "mcuflow/kernels/kernels_scalar.h"
+
+namespace mcuflow::ops {
+namespace {
+
+// The constant at `slot` holds `count` elements of T (dtype `dtype`), aligned for T, element i
+// equal to entry(i).
+template <typename T, typename Entry>
+bool table_matches(const OpCheck& c, uint32_t slot, format::DType dtype, int32_t count, Entry entry) {
+  const format::TensorRecord& t = c.tensor(slot);
+  if (!tensor_is(c, slot, dtype, uint64_t(count)) || !read_only(t) || t.offset % sizeof(T) != 0) return false;
+  const T* table = scalar::constant_data<T>(c, slot);
+  for (int32_t i = 0; i < count; ++i) {
+    if (table[i] != entry(i)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Error check_add_s8_scalar(const OpCheck& c) {
+  if (const Error e = check_binary_s8(c); e != Error::kOk) return e;
+  const auto& p = c.get_params<kernels::BinaryParams>();
+  return ok_if(table_matches<int32_t>(c, scalar::kAddTablesSlot, format::DType::kInt32, kernels::kScalarAddTableWords,
+                                      [&p](int32_t i) { return kernels::scalar_add_table_word(p, i); }));
+}
+
+Error check_requantize_s8_scalar(const OpCheck& c) {
+  if (const Error e = check_requantize_s8(c); e != Error::kOk) return e;
+  const auto& p = c.get_params<kernels::RequantizeParams>();
+  return ok_if(table_matches<int8_t>(c, scalar::kRequantizeTableSlot, format::DType::kInt8, kernels::kByteValues,
+                                     [&p](int32_t i) { return kernels::requantize_table_entry(p, i); }));
+}
+
+}  // namespace mcuflow::ops

@@ -8,12 +8,13 @@ execution, with scheduling, and with scheduling and in-place execution.
 Prints a Markdown table (and writes JSON with --json). Every figure is read from the compiled
 programs' headers and plan reports; "bound" is the header's liveness lower bound for that plan,
 "all in place" the bound with every in-place op the kernels allow. The target decides the
-kernels: optimized (DSP/MVE) kernels do not run in place, so cortex-m0 (reference kernels)
-shows what in-place execution can do.
+kernels, and with them which ops may run in place (docs/memory_planning.md).
 
---patches N,M adds a table of patch-based execution (compile(..., patches=N)): the unpatched
-plan and bound next to each patched plan, the MACs the bands recompute (halo rows) and, with
---board, the instructions (QEMU) of one inference with and without bands on that board.
+--patches N,M adds a table of patch-based execution (compile(..., patches=N)), each band count
+with the whole input in the arena and with the input streamed (stream_input=True: each band
+fetches its input rows): the unpatched plan and bound next to each patched plan, the MACs the
+bands recompute (halo rows) and, with --board, the instructions (QEMU) of one inference with
+and without bands on that board (outputs checked equal to the host's).
 """
 
 from __future__ import annotations
@@ -86,13 +87,16 @@ def measure_patches(name, ep, calibration, target, io, patches, board):
     row = {"model": name, "arena": plain.arena_bytes, "bound": plain.arena_lower_bound, "macs": macs(plain),
            "instructions": instructions(plain, x) if board else None, "patched": []}
     for n in patches:
-        p = mcuflow.compile(ep, target=target, calibration=calibration, io=io, patches=n)
-        # Band outputs inside the stage output leave no cat op (their copies are dropped): the plan lists them.
-        banded = bool(p.describe()["plan"]["embedded"]) or any(op["kernel"].startswith("concat_slice")
-                                                               for op in p.describe()["ops"])
-        assert np.array_equal(p.run([x])[0], plain.run([x])[0]), f"{name}: {n} bands change the output"
-        row["patched"].append({"patches": n, "kept": banded, "arena": p.arena_bytes, "bound": p.arena_lower_bound,
-                               "macs": macs(p), "instructions": instructions(p, x) if board and banded else None})
+        for stream_input in (False, True):
+            p = mcuflow.compile(ep, target=target, calibration=calibration, io=io, patches=n,
+                                stream_input=stream_input)
+            # Band outputs inside the stage output leave no cat op (their copies are dropped): the plan lists them.
+            banded = bool(p.describe()["plan"]["embedded"]) or any(op["kernel"].startswith("concat_slice")
+                                                                   for op in p.describe()["ops"])
+            assert np.array_equal(p.run([x])[0], plain.run([x])[0]), f"{name}: {n} bands change the output"
+            row["patched"].append({"patches": n, "input": "streamed" if p.inputs[0].get("streamed") else "whole",
+                                   "kept": banded, "arena": p.arena_bytes, "bound": p.arena_lower_bound,
+                                   "macs": macs(p), "instructions": instructions(p, x) if board and banded else None})
     return row
 
 
@@ -106,16 +110,17 @@ def sample_input(program):
 
 
 def patches_markdown(rows, board):
-    lines = ["| model | unpatched: arena / bound | bands | patched: arena / bound | arena / unpatched bound "
+    lines = ["| model | unpatched: arena / bound | bands | input | patched: arena / bound | arena / unpatched bound "
              "| MACs recomputed" + (f" | instructions (QEMU, {board}): unpatched → patched" if board else "") + " |",
-             "|---|---|---|---|---|---" + ("|---" if board else "") + "|"]
+             "|---|---|---|---|---|---|---" + ("|---" if board else "") + "|"]
     for r in rows:
         for q in r["patched"]:
             if not q["kept"]:
-                lines.append(f"| {r['model']} | {r['arena']} / {r['bound']} | {q['patches']} | not kept (no smaller plan) "
-                             "| | |" + (" |" if board else ""))
+                lines.append(f"| {r['model']} | {r['arena']} / {r['bound']} | {q['patches']} | {q['input']} | "
+                             "not kept (no smaller plan) | | |" + (" |" if board else ""))
                 continue
-            line = (f"| {r['model']} | {r['arena']} / {r['bound']} | {q['patches']} | {q['arena']} / {q['bound']} | "
+            line = (f"| {r['model']} | {r['arena']} / {r['bound']} | {q['patches']} | {q['input']} | "
+                    f"{q['arena']} / {q['bound']} | "
                     f"{q['arena'] / r['bound']:.2f} | +{(q['macs'] - r['macs']) / r['macs']:.1%} |")
             if board:
                 line += (f" {r['instructions']:,} → {q['instructions']:,} "

@@ -156,11 +156,17 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
     return lp;
   };
   LoweredProgram lp = lower_and_plan(g);
-  if (options.patches != 1) {  // bands recompute halo rows: kept only when their plan is smaller
+  if (options.stream_input && options.patches == 1)
+    throw CompileError("stream_input fetches the input rows of patch bands: it needs patches > 1");
+  // Bands recompute halo rows: kept only when their plan is smaller. A streamed input changes
+  // which stage end the pass estimates best, and the estimate can miss: with stream_input the
+  // bands are planned both ways and the smallest plan is kept.
+  const auto total = [](const LoweredProgram& p) { return std::accumulate(p.region_bytes.begin(), p.region_bytes.end(), uint64_t{0}); };
+  for (const bool stream : {false, true}) {
+    if (options.patches == 1 || (stream && !options.stream_input)) continue;
     Graph banded = g;
-    split_into_patches(banded, options.patches, lowering.precision == Precision::kInt8 ? 1 : 4);
+    split_into_patches(banded, options.patches, lowering.precision == Precision::kInt8 ? 1 : 4, stream);
     LoweredProgram patched = lower_and_plan(banded);
-    const auto total = [](const LoweredProgram& p) { return std::accumulate(p.region_bytes.begin(), p.region_bytes.end(), uint64_t{0}); };
     if (total(patched) < total(lp)) lp = std::move(patched);
   }
   return serialize(lp);

@@ -310,6 +310,7 @@ class Lowering {
     if (activation_function(op.kind) >= 0) return lower_activation(op);
     if (op.kind == "pad" || op.kind == "slice" || op.kind == "expand" || op.kind == "upsample_nearest2d")
       return lower_strided_copy(op);
+    if (op.kind == "input_rows") return lower_input_rows(op);
     if (op.kind == "conv_transpose2d") return lower_conv_transpose(op);
     if (op.kind == "matmul") return lower_matmul(op);
     if (op.kind == "layer_norm") return lower_layer_norm(op);
@@ -875,6 +876,22 @@ class Lowering {
     for (int d : phys) perm.push_back(int(std::find(order.begin(), order.end(), d) - order.begin()));
     program_of_[ir_y] = perm.empty() ? alias(result, y.name, physical_dims(y), ir_y)
                                      : permute_or_alias(op, result, perm, y.name, ir_y);
+  }
+
+  // --- input_rows (split_into_patches, stream_input): rows [start, end) of a graph input, fetched
+  // from the application while the program runs; the input itself gets no arena bytes ---
+
+  void lower_input_rows(const Op& op) {
+    const int input = int(std::find(g_.inputs.begin(), g_.inputs.end(), op.inputs[0]) - g_.inputs.begin());
+    if (input == int(g_.inputs.size()) || tensor(op.inputs[0]).shape.size() != 4)
+      fail(op, "internal: input rows of a tensor that is not a rank-4 graph input");
+    const int x = p_.inputs[size_t(input)];
+    if (p_.tensors[x].ir_tensor != op.inputs[0]) fail(op, "internal: input rows of an input that is converted first");
+    p_.tensors[x].streamed = true;
+    const int64_t row_bytes = p_.tensors[x].byte_size() / tensor(op.inputs[0]).shape[2];
+    const int64_t start = op.int_attr("start"), end = op.int_attr("end");
+    const format::InputRowsParams rows{uint32_t(input), uint32_t(start * row_bytes), uint32_t((end - start) * row_bytes)};
+    emit(KernelId::read_input_rows, {}, {activation(op.outputs[0])}, params_bytes(rows), &op);
   }
 
   // --- pad, slice, expand, upsample: one strided gather ---

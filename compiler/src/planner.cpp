@@ -27,7 +27,7 @@ constexpr uint64_t kExactNodeBudget = 100000;
 constexpr uint64_t kLargeNodeBudget = 5000;
 constexpr int kDropRounds = 8;  // in-place pairs dropped at most, one per round
 
-bool is_root(const ProgramTensor& t) { return !t.constant && t.alias_of < 0; }
+bool is_root(const ProgramTensor& t) { return !t.constant && !t.streamed && t.alias_of < 0; }
 
 int root_of(const LoweredProgram& p, int t) { return p.tensors[t].alias_of >= 0 ? p.tensors[t].alias_of : t; }
 

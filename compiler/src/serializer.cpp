@@ -137,12 +137,15 @@ std::vector<uint8_t> serialize(const LoweredProgram& p) {
     TensorRecord r{};
     r.dtype = t.dtype;
     r.rank = uint8_t(t.dims.size());
-    r.storage = !t.constant ? Storage::kArena : t.ram_offset >= 0 ? Storage::kCopiedConstant : Storage::kConstant;
-    r.region = uint8_t(!t.constant || t.ram_offset >= 0 ? t.region : 0);
+    r.storage = t.streamed    ? Storage::kStreamed
+                : !t.constant ? Storage::kArena
+                : t.ram_offset >= 0 ? Storage::kCopiedConstant
+                                    : Storage::kConstant;
+    r.region = uint8_t((!t.constant && !t.streamed) || t.ram_offset >= 0 ? t.region : 0);
     r.copy_offset = t.ram_offset >= 0 ? uint32_t(t.ram_offset) : 0;
     r.layout = t.layout;
     for (uint32_t d = 0; d < kMaxRank; ++d) r.dims[d] = d < t.dims.size() ? t.dims[d] : 1;
-    r.offset = t.constant ? const_offset[i] : t.offset;
+    r.offset = t.constant ? const_offset[i] : t.streamed ? 0 : t.offset;
     r.bytes = t.byte_size();
     r.scale = t.scale;
     r.zero_point = t.zero_point;

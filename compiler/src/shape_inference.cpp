@@ -354,6 +354,7 @@ const std::map<std::string, std::function<Shape(const Graph&, const Op&)>>& rule
       {"amax", infer_reduce},
       {"argmax", infer_argmax},
       {"slice", infer_slice},
+      {"input_rows", infer_slice},  // split_into_patches: a band of a streamed input, as a slice
       {"expand", infer_expand},
       {"conv_transpose2d", infer_conv_transpose2d},
       {"matmul", infer_matmul},

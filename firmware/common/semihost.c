@@ -88,6 +88,28 @@ int board_read_file(const char *path, void *buf, uint32_t cap, uint32_t *n_read)
     return rc;
 }
 
+int board_read_file_at(const char *path, uint32_t offset, void *buf, uint32_t n)
+{
+    if (path == NULL || (buf == NULL && n != 0)) {
+        return MCUFLOW_BOARD_ERR_ARG;
+    }
+    int32_t h = sh_open(path, 1 /* "rb" */);
+    if (h < 0) {
+        return MCUFLOW_BOARD_ERR_OPEN;
+    }
+    uint32_t seek[2] = {(uint32_t)h, offset};
+    /* SYS_SEEK returns 0 on success; SYS_READ the number of bytes NOT read. */
+    int rc = mcuflow_semihost(MCUFLOW_SYS_SEEK, seek) == 0 ? MCUFLOW_BOARD_OK : MCUFLOW_BOARD_ERR_IO;
+    if (rc == MCUFLOW_BOARD_OK && n > 0) {
+        uint32_t block[3] = {(uint32_t)h, (uint32_t)(uintptr_t)buf, n};
+        if (mcuflow_semihost(MCUFLOW_SYS_READ, block) != 0) {
+            rc = MCUFLOW_BOARD_ERR_IO;
+        }
+    }
+    sh_close(h);
+    return rc;
+}
+
 int board_write_file(const char *path, const void *buf, uint32_t n)
 {
     if (path == NULL || (buf == NULL && n != 0)) {

@@ -51,9 +51,10 @@ void report(const char* region, uint32_t index, uint32_t value) {
   board_puts("\n");
 }
 
-mcuflow::Error run_ops(const mcuflow::Session& session, uint32_t first, uint32_t end) {
+mcuflow::Error run_ops(const mcuflow::Session& session, const mcuflow::InputReader& reader, uint32_t first,
+                       uint32_t end) {
   for (uint32_t i = first; i < end; ++i) {
-    const mcuflow::Error e = session.run_op(i);
+    const mcuflow::Error e = session.run_op(i, &reader);
     if (e != mcuflow::Error::kOk) return e;
   }
   return mcuflow::Error::kOk;
@@ -75,7 +76,7 @@ uint32_t argmax(const mcuflow::TensorInfo& info, mcuflow::Span<uint8_t> buf) {
 // Arena use as executed: paint every region, bind a fresh session, run every op once and find
 // the highest byte that is no longer the paint. Painting twice (0x00, then 0xFF) catches a byte
 // that was written with the paint's own value.
-void report_arena_high_water(const mcuflow::Program& p) {
+void report_arena_high_water(const mcuflow::Program& p, const mcuflow::InputReader& reader) {
   const mcuflow::Span<uint8_t>* regions = firmware_arena_regions();
   uint32_t reached[MCUFLOW_REGION_COUNT] = {};
   const uint8_t paints[] = {0x00, 0xFF};
@@ -84,7 +85,7 @@ void report_arena_high_water(const mcuflow::Program& p) {
     auto session = mcuflow::Session::bind(p, regions, MCUFLOW_REGION_COUNT);
     if (!session.ok()) fail("bind failed", session.error());
     harness::read_inputs(p, session.value(), 0);
-    const mcuflow::Error e = session.value().run();
+    const mcuflow::Error e = session.value().run(&reader);
     if (e != mcuflow::Error::kOk) fail("run failed", e);
     for (uint32_t r = 0; r < MCUFLOW_REGION_COUNT; ++r) {
       uint32_t top = regions[r].size;
@@ -119,14 +120,16 @@ int main() {
   const mcuflow::Session& run = session.value();
   if (s.first_op > s.end_op || s.end_op > p.op_count()) harness::fail_io("op range out of bounds in", "bench.bin");
   report("init", init);
+  harness::StreamedInputFiles files{0};
+  const mcuflow::InputReader reader = files.reader();
 
   // One execution of the inference ops, input conversion untimed before it.
   auto inference = [&]() {
     harness::read_inputs(p, run, 0);
-    mcuflow::Error e = run_ops(run, 0, s.first_op);
+    mcuflow::Error e = run_ops(run, reader, 0, s.first_op);
     if (e != mcuflow::Error::kOk) fail("run failed", e);
     const uint32_t start = board_counter();
-    e = run_ops(run, s.first_op, s.end_op);
+    e = run_ops(run, reader, s.first_op, s.end_op);
     const uint32_t elapsed = board_counter() - start;
     if (e != mcuflow::Error::kOk) fail("run failed", e);
     return elapsed;
@@ -139,7 +142,7 @@ int main() {
   for (uint32_t k = 0; k < s.runs; ++k) {
     harness::read_inputs(p, run, 0);
     const uint32_t start = board_counter();
-    const mcuflow::Error e = run.run();
+    const mcuflow::Error e = run.run(&reader);
     answer = argmax(p.output(0), run.output_buffer(0).value());
     const uint32_t elapsed = board_counter() - start;
     if (e != mcuflow::Error::kOk) fail("run failed", e);
@@ -150,12 +153,12 @@ int main() {
   harness::read_inputs(p, run, 0);
   for (uint32_t i = 0; i < p.op_count(); ++i) {
     const uint32_t start = board_counter();
-    const mcuflow::Error e = run.run_op(i);
+    const mcuflow::Error e = run.run_op(i, &reader);
     const uint32_t elapsed = board_counter() - start;
     if (e != mcuflow::Error::kOk) fail("run failed", e);
     report("op", i, elapsed);
   }
-  report_arena_high_water(p);
+  report_arena_high_water(p, reader);
   harness::report_stack();
   board_puts("mcuflow: ok\n");
   return 0;

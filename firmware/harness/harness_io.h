@@ -66,15 +66,29 @@ inline void file_name(char* out, const char* prefix, uint32_t k, uint32_t i) {
 }
 
 // Reads sample k's input files into the session's input buffers; each must fill its buffer.
+// Streamed inputs are left to StreamedInputFiles.
 inline void read_inputs(const mcuflow::Program& program, const mcuflow::Session& session, uint32_t k) {
   char path[40];
   uint32_t n = 0;
   for (uint32_t i = 0; i < program.input_count(); ++i) {
+    if (program.input(i).streamed) continue;
     const auto buf = session.input_buffer(i).value();
     file_name(path, "in_", k, i);
     if (board_read_file(path, buf.data, buf.size, &n) != MCUFLOW_BOARD_OK || n != buf.size) fail_io("cannot read", path);
   }
 }
+
+// The InputReader of sample `sample`: the rows of a streamed input straight from its file, as
+// Session::run asks for them (a camera would hand over lines instead).
+struct StreamedInputFiles {
+  uint32_t sample;
+  static bool read(void* context, uint32_t input, uint32_t offset, uint8_t* dst, uint32_t bytes) {
+    char path[40];
+    file_name(path, "in_", static_cast<const StreamedInputFiles*>(context)->sample, input);
+    return board_read_file_at(path, offset, dst, bytes) == MCUFLOW_BOARD_OK;
+  }
+  mcuflow::InputReader reader() { return mcuflow::InputReader{read, this}; }
+};
 
 // The deepest the stack has reached since reset (it was painted then), against its size.
 inline void report_stack() {

@@ -32,8 +32,10 @@ int main() {
   char path[40];
   for (uint32_t k = 0; k < batch; ++k) {
     harness::read_inputs(program.value(), session.value(), k);
+    harness::StreamedInputFiles files{k};
+    const mcuflow::InputReader reader = files.reader();
     const uint32_t start = board_counter();
-    const mcuflow::Error e = session.value().run();
+    const mcuflow::Error e = session.value().run(&reader);
     const uint32_t instructions = board_counter() - start;
     if (e != mcuflow::Error::kOk) fail("run failed", e);
     board_puts("mcuflow: sample ");

@@ -281,13 +281,17 @@ class Program:
             shift = step["shift"]
             where = "over" if shift == 0 else f"{shift} bytes below" if shift > 0 else f"{-shift} bytes above"
             lines.append(f"  in place: op {step['op']} writes {step['output']} {where} {step['input']}")
+        for t in tensors:
+            if t["storage"] == "streamed":
+                lines.append(f"  streamed input: {t['name']} ({t['bytes']} bytes) is fetched in row bands while the "
+                             "program runs (read_input_rows): no arena bytes")
         if plan.get("excess"):
             lines.append("  above the lower bound:")
             lines += [f"    {line}" for line in plan["excess"]]
         names = [r["name"] for r in plan.get("regions", [])] or ["arena"]
         lines.append(f"{'tensor':<36} {'dtype':<8} {'region':<8} {'offset':>8} {'bytes':>8}  live ops")
         for t in tensors:
-            if t["storage"] == "constant" or (t.get("alias_of", -1) >= 0 and t.get("in_place_of", -1) < 0):
+            if t["storage"] in ("constant", "streamed") or (t.get("alias_of", -1) >= 0 and t.get("in_place_of", -1) < 0):
                 continue
             note = f"  in place over {tensors[t['in_place_of']]['name']}" if t.get("in_place_of", -1) >= 0 else ""
             offset, live = (t["copy_offset"], "weights") if t["storage"] == "copied" else \
@@ -345,7 +349,7 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
             precision: str = "int8", io: str = "float32", source: dict[str, str] | None = None,
             observer: str = "minmax", percentile: float | None = None,
             fallback: str = "float", schedule: bool = True, in_place: bool = True, memory: Any = None,
-            patches: int = 1) -> Program:
+            patches: int = 1, stream_input: bool = False) -> Program:
     """Compiles a ``torch.export.ExportedProgram`` into an mcuflow ``Program``.
 
     ``calibration``: representative inputs (an iterable of input tuples, or one array per
@@ -369,6 +373,12 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     lowest estimated peak) in this many horizontal bands, so their large feature maps never
     exist whole (docs/memory_planning.md); bit-exact, at the cost of recomputed halo rows. The
     bands are kept only when they plan a smaller arena.
+    ``stream_input`` (with ``patches``): the bands may also fetch their input rows (halo
+    included) from the application while the program runs, so the first input never exists
+    whole in the program's memory — on a device through a ``mcuflow::InputReader`` passed to
+    ``Session::run`` (e.g. camera lines); ``Program.run`` and the board harness read the rows from
+    the given arrays. Kept when it plans the smallest memory; such an input shows
+    ``"streamed": True`` in ``Program.inputs``.
     ``source``: provenance strings stored in the program's metadata under "source" (``mcuflow
     compile`` records the model file's name and SHA-256 there).
     """
@@ -386,6 +396,10 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
         raise InputError(f"patches must be a whole number from 1 to 64, got {patches!r}")
     if fallback not in ("float", "error"):
         raise InputError(f"unknown fallback '{fallback}' (float or error)")
+    if not isinstance(stream_input, bool):
+        raise InputError(f"stream_input must be True or False, got {stream_input!r}")
+    if stream_input and patches == 1:
+        raise InputError("stream_input fetches the input rows of patch bands: it needs patches > 1")
     percentile = check_observer(observer, percentile, precision)
     if source is not None and not (isinstance(source, dict)
                                    and all(isinstance(k, str) and isinstance(v, str) for k, v in source.items())):
@@ -400,7 +414,7 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
             samples = normalize_calibration(calibration, user_inputs(exported_program))
             source = {**(source or {}), CALIBRATION_SAMPLES_KEY: " ".join(sample_hash(s) for s in samples)}
         data = _core.compile(builder, target, [list(s) for s in samples], precision, io, source or {}, fallback,
-                             bool(schedule), bool(in_place), regions, copy_weights, patches,
+                             bool(schedule), bool(in_place), regions, copy_weights, patches, stream_input,
                              observer=observer, percentile=percentile)
     except _core.CompileError as e:
         raise UnsupportedModelError(str(e)) from None

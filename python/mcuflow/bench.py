@@ -153,7 +153,7 @@ def planned_arena_tops(program: Program) -> list[int]:
     weights copied at bind): the bytes a run can touch (the region's size adds only alignment)."""
     tops = [0] * len(program.region_bytes)
     for t in program._host.tensors:
-        if t["storage"] != "constant":  # arena tensors, and weights copied into a region at bind
+        if t["storage"] in ("arena", "copied"):  # arena tensors, and weights copied into a region at bind
             start = t["offset"] if t["storage"] == "arena" else t["copy_offset"]
             tops[t["region"]] = max(tops[t["region"]], start + t["bytes"])
     return tops

@@ -93,7 +93,7 @@ def cmd_compile(args) -> int:
         source["calibration_sha256"] = file_sha256(args.calibration)
     program = compile_model(ep, target=args.target, calibration=calibration, precision=args.precision, io=args.io,
                             observer=args.observer, percentile=percentile_option(args.percentile),
-                            memory=args.memory, patches=args.patches,
+                            memory=args.memory, patches=args.patches, stream_input=args.stream_input,
                             fallback="error" if args.no_fallback else "float",
                             source=source)
     program.save(args.output)
@@ -169,6 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "or a memory-map JSON file; default one arena")
     c.add_argument("--patches", type=int, default=1,
                    help="run the early convolutions in N horizontal bands to lower the memory peak (default 1)")
+    c.add_argument("--stream-input", action="store_true",
+                   help="with --patches: the bands fetch their input rows from the application while the program "
+                        "runs (Session::run's InputReader), so the whole input never sits in RAM")
     c.add_argument("-o", "--output", required=True, help="output .mfp file")
     c.set_defaults(func=cmd_compile)
 

@@ -30,7 +30,8 @@ EXIT_RUNTIME_BASE = 16  # firmware/harness/harness_io.h: 16 + mcuflow::Error
 HARNESSES = ("main", "bench")  # firmware/harness/<name>.cpp: run over input files, benchmark
 RUNTIME_ERRORS = ["ok", "truncated", "bad_magic", "bad_version", "bad_checksum", "bad_header", "bad_section",
                   "bad_tensor", "bad_op", "bad_params", "unknown_kernel", "kernel_not_linked", "bad_io",
-                  "arena_too_small", "arena_misaligned", "bad_argument", "not_bound"]
+                  "arena_too_small", "arena_misaligned", "bad_argument", "not_bound", "streamed_input",
+                  "input_unavailable"]
 
 
 class DeviceError(McuflowError):
@@ -157,8 +158,12 @@ def _runtime_sources(root: Path, tiers=("reference",)) -> list[Path]:
     return [s for s in sources if s.name != "all_kernels.cpp"]
 
 
+# Ops Session::run performs itself (runtime/src/ops): no kernels/ source of their own.
+RUNTIME_OPS = {"read_input_rows"}
+
+
 def _kernel_sources(root: Path, kernels: list[str]) -> list[Path]:
-    return [root / "kernels" / kernel_tier(k) / f"{k}.cpp" for k in kernels]
+    return [root / "kernels" / kernel_tier(k) / f"{k}.cpp" for k in kernels if k not in RUNTIME_OPS]
 
 
 def check_tiers(program: Program, board) -> None:

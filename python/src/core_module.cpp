@@ -103,7 +103,7 @@ py::bytes compile_program(const GraphBuilder& builder, const std::string& target
                           const std::map<std::string, std::string>& source, const std::string& fallback,
                           bool schedule, bool in_place,
                           const std::vector<std::tuple<std::string, uint32_t, bool>>& regions, bool copy_weights,
-                          int patches, const std::string& observer, double percentile) {
+                          int patches, bool stream_input, const std::string& observer, double percentile) {
   CompileOptions options;
   options.target = target;
   if (precision == "int8") options.precision = Precision::kInt8;
@@ -118,6 +118,7 @@ py::bytes compile_program(const GraphBuilder& builder, const std::string& target
   for (const auto& [name, capacity, fast] : regions) options.regions.push_back(MemoryRegion{name, capacity, fast});
   options.copy_weights = copy_weights;
   options.patches = patches;
+  options.stream_input = stream_input;
   options.observer = ObserverOptions{parse_observer(observer), percentile};
   options.source = source;
   Calibration samples;
@@ -211,6 +212,7 @@ class HostProgram {
       d["scale"] = t.scale;
       d["zero_point"] = t.zero_point;
       d["bytes"] = t.bytes;
+      if (inputs) d["streamed"] = t.streamed;
       out.append(d);
     }
     return out;
@@ -242,9 +244,11 @@ class HostProgram {
     auto worker = [&] {
       try {
         OwnedSession session(program_);
+        StreamedInputs streamed;
+        const InputReader reader = streamed.reader();
         for (int64_t b = next_sample++; b < batch; b = next_sample++) {
-          write_inputs(*session, in_data, b);
-          check(session->run());
+          write_inputs(*session, in_data, b, streamed);
+          check(session->run(&reader));
           read_outputs(*session, out_data, b);
         }
       } catch (...) {
@@ -294,14 +298,30 @@ class HostProgram {
     return arrays;
   }
 
-  // Sample b of the inputs into `session`'s input tensors, and its outputs out of it (no Python
-  // objects: runs without the GIL).
-  void write_inputs(const Session& session, const std::vector<const uint8_t*>& inputs, int64_t b) const {
+  // The physical bytes of a sample's streamed inputs, which Session::run fetches band by band
+  // through reader().
+  struct StreamedInputs {
+    std::vector<std::vector<uint8_t>> bytes;  // per program input; empty unless streamed
+    InputReader reader() { return InputReader{&read, this}; }
+    static bool read(void* context, uint32_t input, uint32_t offset, uint8_t* dst, uint32_t n) {
+      const auto& all = static_cast<const StreamedInputs*>(context)->bytes;
+      if (input >= all.size() || uint64_t(offset) + n > all[input].size()) return false;
+      std::memcpy(dst, all[input].data() + offset, n);
+      return true;
+    }
+  };
+
+  // Sample b of the inputs into `session`'s input tensors (streamed ones into `streamed`), and
+  // its outputs out of it (no Python objects: runs without the GIL).
+  void write_inputs(const Session& session, const std::vector<const uint8_t*>& inputs, int64_t b,
+                    StreamedInputs& streamed) const {
+    streamed.bytes.resize(program_.input_count());
     for (uint32_t i = 0; i < program_.input_count(); ++i) {
       const TensorInfo t = program_.input(i);
-      const auto physical = logical_to_physical(inputs[i] + b * t.bytes, logical_shape(t), t.layout,
-                                                format::dtype_bytes(t.dtype));
-      std::memcpy(session.input_buffer(i).value().data, physical.data(), physical.size());
+      auto physical = logical_to_physical(inputs[i] + b * t.bytes, logical_shape(t), t.layout,
+                                          format::dtype_bytes(t.dtype));
+      if (t.streamed) streamed.bytes[i] = std::move(physical);
+      else std::memcpy(session.input_buffer(i).value().data, physical.data(), physical.size());
     }
   }
 
@@ -328,13 +348,15 @@ class HostProgram {
     std::vector<const uint8_t*> in_data;
     for (const auto& a : in) in_data.push_back(static_cast<const uint8_t*>(a.data()));
     OwnedSession session(program_);
-    write_inputs(*session, in_data, 0);
+    StreamedInputs streamed;
+    const InputReader reader = streamed.reader();
+    write_inputs(*session, in_data, 0, streamed);
     py::dict result;
     const auto* h = reinterpret_cast<const format::Header*>(bytes_);
     const auto* records = reinterpret_cast<const format::OpRecord*>(bytes_ + h->ops_offset);
     const py::list ir_of = py::module_::import("json").attr("loads")(metadata())["tensors"];
     for (uint32_t i = 0; i < program_.op_count(); ++i) {
-      check(session->run_op(i));
+      check(session->run_op(i, &reader));
       const auto& op = records[i];
       for (uint32_t j = 0; j < op.output_count; ++j) {
         const uint16_t t = op.tensors[op.input_count + j];
@@ -374,7 +396,10 @@ class HostProgram {
       py::dict d;
       d["dtype"] = numpy_dtype(r.dtype).attr("name");
       d["dims"] = std::vector<int32_t>(r.dims, r.dims + r.rank);
-      d["storage"] = r.storage == format::Storage::kArena ? "arena" : r.storage == format::Storage::kConstant ? "constant" : "copied";
+      d["storage"] = r.storage == format::Storage::kArena      ? "arena"
+                     : r.storage == format::Storage::kConstant ? "constant"
+                     : r.storage == format::Storage::kStreamed ? "streamed"
+                                                               : "copied";
       d["region"] = r.region;
       d["copy_offset"] = r.copy_offset;
       d["offset"] = r.offset;
@@ -434,7 +459,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("source") = std::map<std::string, std::string>{}, py::arg("fallback") = "float",
         py::arg("schedule") = true, py::arg("in_place") = true,
         py::arg("regions") = std::vector<std::tuple<std::string, uint32_t, bool>>{}, py::arg("copy_weights") = false,
-        py::arg("patches") = 1, py::arg("observer") = "minmax", py::arg("percentile") = 99.99);
+        py::arg("patches") = 1, py::arg("stream_input") = false, py::arg("observer") = "minmax",
+        py::arg("percentile") = 99.99);
   m.def("kernel_ids", [] {
     std::map<std::string, int> ids;
 #define MCUFLOW_KERNEL_ID(name, id) ids[#name] = id;

@@ -21,6 +21,8 @@ const char* error_name(Error e) {
     case Error::kArenaMisaligned: return "arena_misaligned";
     case Error::kBadArgument: return "bad_argument";
     case Error::kNotBound: return "not_bound";
+    case Error::kStreamedInput: return "streamed_input";
+    case Error::kInputUnavailable: return "input_unavailable";
   }
   return "unknown_error";
 }

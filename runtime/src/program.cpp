@@ -78,6 +78,8 @@ Error verify_tensor(const TensorRecord& t, const Header& h) {
   if (t.region >= (in_ram ? h.region_count : 1)) return Error::kBadTensor;
   if (t.storage == Storage::kArena) {
     if (t.copy_offset != 0 || uint64_t(t.offset) + t.bytes > region_size(h, t.region)) return Error::kBadTensor;
+  } else if (t.storage == Storage::kStreamed) {
+    if (t.offset != 0 || t.copy_offset != 0) return Error::kBadTensor;
   } else if (t.storage == Storage::kConstant || t.storage == Storage::kCopiedConstant) {
     if (uint64_t(t.offset) + t.bytes > h.constants_bytes) return Error::kBadTensor;
     if (t.storage == Storage::kConstant ? t.copy_offset != 0
@@ -91,8 +93,8 @@ Error verify_tensor(const TensorRecord& t, const Header& h) {
   return Error::kOk;
 }
 
-Error verify_op(const OpRecord& op, const Header& h, const TensorRecord* tensors, const uint8_t* base,
-                KernelTable kernels) {
+Error verify_op(const OpRecord& op, const Header& h, const TensorRecord* tensors, const uint16_t* io,
+                const uint8_t* base, KernelTable kernels) {
   if (!kernel_id_defined(op.kernel)) return Error::kUnknownKernel;
   if (op.kernel >= kernels.count || kernels.entries[op.kernel] == nullptr) return Error::kKernelNotLinked;
   const KernelEntry& k = *kernels.entries[op.kernel];
@@ -102,19 +104,31 @@ Error verify_op(const OpRecord& op, const Header& h, const TensorRecord* tensors
   for (uint32_t i = 0; i < used; ++i) {
     if (op.tensors[i] >= h.tensor_count) return Error::kBadOp;
   }
+  for (uint32_t i = 0; i < op.input_count; ++i) {  // a streamed input is only ever fetched, never read
+    if (tensors[op.tensors[i]].storage == Storage::kStreamed) return Error::kBadOp;
+  }
   for (uint32_t i = op.input_count; i < used; ++i) {  // outputs are written: never into flash
     if (tensors[op.tensors[i]].storage != Storage::kArena) return Error::kBadOp;
   }
   if (op.params_bytes != k.params_bytes || op.params_offset % 4 != 0 ||
       uint64_t(op.params_offset) + op.params_bytes > h.params_bytes)
     return Error::kBadParams;
-  OpCheck check{&op, tensors, base + h.constants_offset, base + h.params_offset + op.params_offset};
+  OpCheck check{&op, tensors, base + h.constants_offset, base + h.params_offset + op.params_offset, io,
+                h.input_count};
   return k.check(check);
 }
 
 Error verify_io(const uint16_t* io, const Header& h, const TensorRecord* tensors) {
   for (uint32_t i = 0; i < uint32_t(h.input_count) + h.output_count; ++i) {
-    if (io[i] >= h.tensor_count || tensors[io[i]].storage != Storage::kArena) return Error::kBadIo;
+    if (io[i] >= h.tensor_count) return Error::kBadIo;
+    const Storage s = tensors[io[i]].storage;
+    if (!(s == Storage::kArena || (s == Storage::kStreamed && i < h.input_count))) return Error::kBadIo;
+  }
+  for (uint32_t t = 0; t < h.tensor_count; ++t) {  // streamed: program inputs only
+    if (tensors[t].storage != Storage::kStreamed) continue;
+    bool is_input = false;
+    for (uint32_t i = 0; i < h.input_count; ++i) is_input = is_input || io[i] == t;
+    if (!is_input) return Error::kBadIo;
   }
   return Error::kOk;
 }
@@ -144,14 +158,14 @@ Result<Program> Program::load(Span<const uint8_t> bytes, KernelTable kernels) {
   }
   if ((e = verify_io(p.io_, h, p.tensors_)) != Error::kOk) return e;
   for (uint32_t i = 0; i < h.op_count; ++i) {
-    if ((e = verify_op(p.ops_[i], h, p.tensors_, bytes.data, kernels)) != Error::kOk) return e;
+    if ((e = verify_op(p.ops_[i], h, p.tensors_, p.io_, bytes.data, kernels)) != Error::kOk) return e;
   }
   return p;
 }
 
 TensorInfo Program::info(uint32_t tensor) const {
   const TensorRecord& t = tensors_[tensor];
-  return TensorInfo{t.dtype, t.layout, t.rank, t.dims, t.bytes, t.scale, t.zero_point};
+  return TensorInfo{t.dtype, t.layout, t.rank, t.dims, t.bytes, t.scale, t.zero_point, t.storage == Storage::kStreamed};
 }
 
 Span<const uint8_t> Program::metadata() const {
@@ -191,6 +205,7 @@ uint8_t* Session::data_of(uint32_t tensor) const {
 Result<Span<uint8_t>> Session::tensor_buffer(uint32_t i) const {
   if (program_ == nullptr) return Error::kNotBound;
   if (i >= program_->tensor_count()) return Error::kBadArgument;
+  if (program_->tensors_[i].storage == Storage::kStreamed) return Error::kStreamedInput;
   return Span<uint8_t>{data_of(i), program_->tensors_[i].bytes};
 }
 
@@ -206,12 +221,19 @@ Result<Span<uint8_t>> Session::output_buffer(uint32_t i) const {
   return tensor_buffer(program_->io_[program_->input_count() + i]);
 }
 
-Error Session::run_op(uint32_t i) const {
+Error Session::run_op(uint32_t i, const InputReader* reader) const {
   if (program_ == nullptr) return Error::kNotBound;
   if (i >= program_->op_count()) return Error::kBadArgument;
   const OpRecord& op = program_->ops_[i];
+  const uint8_t* params = program_->base_ + program_->header_->params_offset + op.params_offset;
+  if (op.kernel == uint16_t(KernelId::read_input_rows)) {  // verified: the rows lie in the input and fill the output
+    const auto& rows = *reinterpret_cast<const format::InputRowsParams*>(params);
+    const bool read = reader != nullptr && reader->read != nullptr &&
+                      reader->read(reader->context, rows.input, rows.offset, data_of(op.tensors[0]), rows.bytes);
+    return read ? Error::kOk : Error::kInputUnavailable;
+  }
   OpCall call{};
-  call.params = program_->base_ + program_->header_->params_offset + op.params_offset;
+  call.params = params;
   call.input_count = op.input_count;
   const uint32_t used = uint32_t(op.input_count) + op.output_count;
   for (uint32_t s = 0; s < used; ++s) call.data[s] = data_of(op.tensors[s]);
@@ -219,10 +241,10 @@ Error Session::run_op(uint32_t i) const {
   return Error::kOk;
 }
 
-Error Session::run() const {
+Error Session::run(const InputReader* reader) const {
   if (program_ == nullptr) return Error::kNotBound;
   for (uint32_t i = 0; i < program_->op_count(); ++i) {
-    Error e = run_op(i);
+    Error e = run_op(i, reader);
     if (e != Error::kOk) return e;
   }
   return Error::kOk;

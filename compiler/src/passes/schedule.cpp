@@ -55,7 +55,7 @@ class OpGraph {
     for (int t : p.outputs) output_[root(t)] = true;
     preds_.resize(n_);
     for (size_t r = 0; r < p.tensors.size(); ++r) {
-      if (p.tensors[r].constant || p.tensors[r].alias_of >= 0) continue;
+      if (p.tensors[r].constant || p.tensors[r].streamed || p.tensors[r].alias_of >= 0) continue;
       size_[r] = align_up(p.tensors[r].byte_size(), kTensorAlign);
       for (size_t b = 0; b < uses[r].size(); ++b) {
         const auto [op, writes] = uses[r][b];

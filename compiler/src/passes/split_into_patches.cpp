@@ -88,8 +88,10 @@ std::vector<Rows> split_rows(int64_t rows, int bands) {
 // Estimated peak bytes when the first `length` ops of `chain` run in `bands` bands (none: no
 // bands): every op outside the stage holds its activation inputs and outputs; the stage holds
 // its input and output whole (band slices and band outputs lie inside them, the planner's
-// embeddings) and one band op's input and output rows at a time.
-int64_t estimated_peak(const Graph& g, const std::vector<int>& chain, size_t length, int bands, int64_t element) {
+// embeddings) and one band op's input and output rows at a time. A streamed input is never
+// whole: its band rows count instead.
+int64_t estimated_peak(const Graph& g, const std::vector<int>& chain, size_t length, int bands, int64_t element,
+                       bool stream_input) {
   const std::vector<int> stage(chain.begin(), chain.begin() + long(length));
   int64_t peak = 0;
   for (size_t i = 0; i < g.ops.size(); ++i) {
@@ -101,12 +103,12 @@ int64_t estimated_peak(const Graph& g, const std::vector<int>& chain, size_t len
   }
   if (stage.empty()) return peak;
   const int x = g.ops[size_t(stage[0])].inputs[0], y = g.ops[size_t(stage.back())].outputs[0];
-  const int64_t whole = (g.tensors[size_t(x)].numel() + g.tensors[size_t(y)].numel()) * element;
+  const int64_t whole = ((stream_input ? 0 : g.tensors[size_t(x)].numel()) + g.tensors[size_t(y)].numel()) * element;
   for (const Rows& rows : split_rows(g.tensors[size_t(y)].shape[kH], bands)) {
     const std::vector<BandStep> steps = band_steps(g, stage, rows);
     for (size_t j = 0; j < stage.size(); ++j) {
       const Op& op = g.ops[size_t(stage[j])];
-      const int64_t in = j == 0 ? 0 : steps[j].in.count() * row_bytes(g, op.inputs[0], element);
+      const int64_t in = j == 0 && !stream_input ? 0 : steps[j].in.count() * row_bytes(g, op.inputs[0], element);
       const int64_t out = j + 1 == stage.size() ? 0 : steps[j + 1].in.count() * row_bytes(g, op.outputs[0], element);
       peak = std::max(peak, whole + in + out);
     }
@@ -116,7 +118,7 @@ int64_t estimated_peak(const Graph& g, const std::vector<int>& chain, size_t len
 
 }  // namespace
 
-void split_into_patches(Graph& g, int patches, int64_t element_bytes) {
+void split_into_patches(Graph& g, int patches, int64_t element_bytes, bool stream_input) {
   if (patches < 1) throw CompileError("patches must be at least 1, got " + std::to_string(patches));
   if (patches == 1 || g.inputs.empty()) return;
   const std::vector<int> chain = conv_chain(g, g.inputs[0]);
@@ -124,11 +126,11 @@ void split_into_patches(Graph& g, int patches, int64_t element_bytes) {
   // The stage end with the lowest estimated peak, if it is lower than without bands; on a tie
   // the shorter stage (less recomputed).
   size_t length = 0;
-  int64_t best = estimated_peak(g, {}, 0, 1, element_bytes);
+  int64_t best = estimated_peak(g, {}, 0, 1, element_bytes, false);
   for (size_t n = 1; n <= chain.size(); ++n) {
     const int64_t rows = g.tensors[g.ops[size_t(chain[n - 1])].outputs[0]].shape[kH];
     if (rows < patches) break;
-    const int64_t peak = estimated_peak(g, chain, n, patches, element_bytes);
+    const int64_t peak = estimated_peak(g, chain, n, patches, element_bytes, stream_input);
     if (peak < best) best = peak, length = n;
   }
   if (length == 0) return;
@@ -155,7 +157,7 @@ void split_into_patches(Graph& g, int patches, int64_t element_bytes) {
       return g.add_tensor(std::move(t));
     };
     Op slice;
-    slice.kind = "slice";
+    slice.kind = stream_input ? "input_rows" : "slice";
     slice.attrs = {{"dim", kH}, {"start", steps[0].in.begin}, {"end", steps[0].in.end}, {"step", int64_t{1}}};
     slice.inputs = {x};
     slice.outputs = {band_tensor(x, steps[0].in.count())};

@@ -53,6 +53,10 @@ uint32_t board_counter(void);
  * reads nothing and sets *n_read to the file size. */
 int board_read_file(const char *path, void *buf, uint32_t cap, uint32_t *n_read);
 
+/* Read exactly n bytes from byte `offset` of the host file `path` into buf (the rows of a
+ * streamed input); MCUFLOW_BOARD_ERR_IO if fewer are there. */
+int board_read_file_at(const char *path, uint32_t offset, void *buf, uint32_t n);
+
 /* Create/truncate the host file `path` and write n bytes to it. */
 int board_write_file(const char *path, const void *buf, uint32_t n);
 

@@ -122,5 +122,52 @@ TEST(SplitIntoPatches, NoBandsWhereTheyCannotLowerThePeak) {
   EXPECT_THROW(split_into_patches(g, 0, 4), CompileError);
 }
 
+// stream_input: the input has no buffer, and Session::run fetches each band's rows through the
+// InputReader (in order, inside the input, covering it), computing what the unbanded program does;
+// without a reader, or with one that fails, run reports kInputUnavailable.
+TEST(SplitIntoPatches, StreamedInputRowsComeThroughTheReader) {
+  const Graph plain = chain({{16, 3, 1, 1, 1, false}, {0, 3, 2, 1, 1, true}, {8, 1, 1, 0, 1, false}}, 24, 5);
+  CompileOptions o;
+  o.target = tp::kReferenceTarget;
+  o.precision = Precision::kFloat32;
+  o.patches = 4;
+  o.stream_input = true;
+  tp::Runner streamed(compile_graph(plain, o, {}));
+  ASSERT_TRUE(streamed.ok());
+  ASSERT_TRUE(streamed.program().input(0).streamed);
+  EXPECT_EQ(streamed.session().input_buffer(0).error(), Error::kStreamedInput);
+
+  tp::Rng rng(9);
+  const auto input = tp::random_inputs(plain, rng)[0];
+  const TensorInfo t = streamed.program().input(0);
+  struct Source {
+    std::vector<uint8_t> bytes;
+    std::vector<std::pair<uint32_t, uint32_t>> reads;  // (offset, bytes)
+    bool fail = false;
+  } source{logical_to_physical(reinterpret_cast<const uint8_t*>(input.data()), tp::logical_shape(t), t.layout, 4)};
+  const InputReader reader{[](void* context, uint32_t i, uint32_t offset, uint8_t* dst, uint32_t n) {
+                             auto& s = *static_cast<Source*>(context);
+                             if (s.fail || i != 0 || uint64_t(offset) + n > s.bytes.size()) return false;
+                             std::memcpy(dst, s.bytes.data() + offset, n);
+                             s.reads.emplace_back(offset, n);
+                             return true;
+                           },
+                           &source};
+  EXPECT_EQ(streamed.session().run(), Error::kInputUnavailable);
+  source.fail = true;
+  EXPECT_EQ(streamed.session().run(&reader), Error::kInputUnavailable);
+  source.fail = false;
+  source.reads.clear();
+  ASSERT_EQ(streamed.session().run(&reader), Error::kOk);
+  EXPECT_EQ(streamed.output(0), tp::run_once(tp::compile_fp32(plain), input));
+  ASSERT_EQ(source.reads.size(), 4u);
+  EXPECT_EQ(source.reads.front().first, 0u);
+  for (size_t k = 1; k < source.reads.size(); ++k) {
+    EXPECT_GT(source.reads[k].first, source.reads[k - 1].first);
+    EXPECT_LE(source.reads[k].first, source.reads[k - 1].first + source.reads[k - 1].second);  // no row skipped
+  }
+  EXPECT_EQ(source.reads.back().first + source.reads.back().second, source.bytes.size());
+}
+
 }  // namespace
 }  // namespace mcuflow::compiler

@@ -311,7 +311,7 @@ TEST(Verifier, TensorRecords) {
             Error::kBadTensor);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).dtype = DType(0); }), Error::kBadTensor);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).dtype = DType(4); }), Error::kBadTensor);
-  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).storage = Storage(3); }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).storage = Storage(4); }), Error::kBadTensor);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).region = 1; }), Error::kBadTensor);  // one region only
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).reserved[1] = 1; }), Error::kBadTensor);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).copy_offset = 16; }), Error::kBadTensor);
@@ -345,6 +345,32 @@ TEST(Verifier, IoTable) {
   EXPECT_EQ(load([](uint8_t* f) { io_table(f)[0] = header(f).tensor_count; }), Error::kBadIo);
   EXPECT_EQ(load([](uint8_t* f) { io_table(f)[1] = 0xFFFF; }), Error::kBadIo);
   EXPECT_EQ(load([](uint8_t* f) { io_table(f)[1] = uint16_t(first_constant_tensor(f)); }), Error::kBadIo);
+}
+
+// Storage::kStreamed: only a program input, never read by an op (read_input_rows fetches its
+// rows), with no offset of its own.
+TEST(Verifier, StreamedTensors) {
+  const auto& b = conv_int8();
+  auto load = [&](auto corrupt) { return corrupt_and_load(b, corrupt); };
+  auto streamed = [](uint8_t* f, uint16_t t) {
+    tensor_record(f, t).storage = Storage::kStreamed;
+    tensor_record(f, t).offset = 0;
+  };
+  // The program's input is read by its first op: as a streamed tensor it could not be.
+  EXPECT_EQ(load([&](uint8_t* f) { streamed(f, io_table(f)[0]); }), Error::kBadOp);
+  // An output, or a tensor that is not an input at all.
+  EXPECT_EQ(load([&](uint8_t* f) { streamed(f, io_table(f)[header(f).input_count]); }), Error::kBadIo);
+  EXPECT_EQ(load([&](uint8_t* f) {
+              const int cst = first_constant_tensor(f);
+              tensor_record(f, uint16_t(cst)).storage = Storage::kStreamed;
+              tensor_record(f, uint16_t(cst)).offset = 0;
+            }),
+            Error::kBadIo);
+  EXPECT_EQ(load([&](uint8_t* f) {
+              streamed(f, io_table(f)[0]);
+              tensor_record(f, io_table(f)[0]).offset = 16;
+            }),
+            Error::kBadTensor);
 }
 
 TEST(Verifier, OpRecords) {

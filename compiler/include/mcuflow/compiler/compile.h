@@ -21,6 +21,7 @@ struct CompileOptions {
   bool schedule = true;  // reorder ops for the smallest memory peak (planner.h schedule_ops)
   bool in_place = true;  // ops may overwrite dying inputs (planner.h plan_memory)
   int patches = 1;       // > 1: the early convolutions run in this many bands (passes.h split_into_patches)
+  bool stream_input = false;  // with patches: the bands fetch their input rows (Session::run's InputReader)
   std::vector<MemoryRegion> regions;  // RAM regions, fastest first (planner.h); empty: one arena
   bool copy_weights = false;          // weights live in slow memory: copy the costliest to fast RAM
   ObserverOptions observer;           // int8: how calibration picks each activation's range

@@ -17,6 +17,7 @@ struct ProgramTensor {
   std::vector<int64_t> logical_shape;   // PyTorch order, for tools and I/O
   format::Layout layout = format::Layout::kPlain;
   bool constant = false;
+  bool streamed = false;                // a program input fetched in row bands (read_input_rows): no arena bytes
   std::vector<uint8_t> bytes;           // constant contents
   float scale = 0.0f;
   int32_t zero_point = 0;

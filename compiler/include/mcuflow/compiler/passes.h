@@ -19,7 +19,9 @@ void fold_flatten_into_linear(Graph& g); // flatten of NHWC → linear: permute 
 // convolutions from the first graph input on, up to the stage end with the lowest estimated
 // peak (none when no end lowers it), run in `patches` horizontal bands (slice → copies of the
 // ops → cat along H), bit-exact. `element_bytes`: bytes of one activation value (int8: 1).
-void split_into_patches(Graph& g, int patches, int64_t element_bytes);
+// `stream_input`: each band's input rows are fetched from the application (op "input_rows",
+// lowered to read_input_rows) instead of sliced from the whole input, which then never exists.
+void split_into_patches(Graph& g, int patches, int64_t element_bytes, bool stream_input = false);
 
 // All of the above, in order.
 void run_graph_passes(Graph& g);

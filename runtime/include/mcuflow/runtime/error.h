@@ -22,6 +22,8 @@ enum class Error : uint8_t {
   kArenaMisaligned,
   kBadArgument,      // caller passed an index or buffer that does not fit
   kNotBound,
+  kStreamedInput,    // the input is fetched in row bands while the program runs: it has no buffer
+  kInputUnavailable, // run needed input rows and had no InputReader, or the reader failed
 };
 
 const char* error_name(Error e);

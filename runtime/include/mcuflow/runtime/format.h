@@ -49,7 +49,17 @@ enum Flags : uint32_t {
 enum class DType : uint8_t { kInt8 = 1, kInt32 = 2, kFloat32 = 3 };
 // kCopiedConstant: a constant that Session::bind copies from the program into RAM region
 // `region` at `copy_offset`; kernels read the copy (weights moved to fast memory).
-enum class Storage : uint8_t { kArena = 0, kConstant = 1, kCopiedConstant = 2 };
+// kStreamed: a program input that never exists whole in the program's memory: read_input_rows
+// ops fetch its row bands from the application (Session::run's InputReader) as they are needed.
+enum class Storage : uint8_t { kArena = 0, kConstant = 1, kCopiedConstant = 2, kStreamed = 3 };
+
+// Params of read_input_rows (an op, not a kernel: Session::run copies the bytes through its
+// InputReader): `bytes` bytes from byte `offset` of program input `input`, a kStreamed tensor.
+struct InputRowsParams {
+  uint32_t input;
+  uint32_t offset;
+  uint32_t bytes;
+};
 // How the physical dims relate to PyTorch's logical shape (tools convert I/O with it).
 enum class Layout : uint8_t {
   kPlain = 0,     // physical order == logical order

@@ -51,7 +51,8 @@ namespace mcuflow {
   X(transpose_conv_f32, 43)               \
   X(batch_matmul_s8, 44)                  \
   X(batch_matmul_f32, 45)                 \
-  X(layer_norm_f32, 46)
+  X(layer_norm_f32, 46)                   \
+  X(read_input_rows, 47)
 
 // Optimized kernels: X(name, id, reference). Each computes exactly what its reference kernel
 // computes (bit for bit) from the same params and leading inputs; it may take extra trailing

@@ -15,6 +15,8 @@ struct OpCheck {
   const format::TensorRecord* tensors;  // whole tensor table
   const uint8_t* constants;             // constants section (for checking tables such as shifts)
   const uint8_t* params;
+  const uint16_t* io;                   // the program's input then output tensor indices
+  uint32_t input_count;                 // of the program
   const format::TensorRecord& tensor(uint32_t slot) const { return tensors[op->tensors[slot]]; }
   template <typename P> const P& get_params() const { return *reinterpret_cast<const P*>(params); }
 };
@@ -54,6 +56,7 @@ struct TensorInfo {
   uint32_t bytes;
   float scale;
   int32_t zero_point;
+  bool streamed;  // an input Session::run fetches in row bands through its InputReader
 };
 
 class Program {
@@ -89,6 +92,15 @@ class Program {
   KernelTable kernels_{};
 };
 
+// Supplies the row bands of a streamed input (Storage::kStreamed: compiled with patches and
+// stream_input) while Session::run executes: copies `bytes` bytes starting at byte `offset` of
+// program input `input` (physical layout, e.g. NHWC rows) to `dst`; false if it cannot. A
+// camera driver can hand over lines as they arrive; nothing holds the whole input.
+struct InputReader {
+  bool (*read)(void* context, uint32_t input, uint32_t offset, uint8_t* dst, uint32_t bytes);
+  void* context;
+};
+
 // One execution context: a verified program plus the caller's memory, one span per region.
 class Session {
  public:
@@ -99,11 +111,13 @@ class Session {
   // region_bytes(r) long. Copies the constants the plan moved into RAM.
   static Result<Session> bind(const Program& program, const Span<uint8_t>* regions, uint32_t count);
 
+  // kStreamedInput for an input that Session::run fetches through its InputReader.
   Result<Span<uint8_t>> input_buffer(uint32_t i) const;
   Result<Span<uint8_t>> output_buffer(uint32_t i) const;
   Result<Span<uint8_t>> tensor_buffer(uint32_t i) const;  // any tensor (debugging, traces)
-  Error run() const;
-  Error run_op(uint32_t i) const;  // one op, for per-op profiling
+  // `reader` supplies streamed inputs (kInputUnavailable if one is needed and it is null or fails).
+  Error run(const InputReader* reader = nullptr) const;
+  Error run_op(uint32_t i, const InputReader* reader = nullptr) const;  // one op, for per-op profiling
 
  private:
   uint8_t* data_of(uint32_t tensor) const;

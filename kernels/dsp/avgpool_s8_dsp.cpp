@@ -1,5 +1,5 @@
-// Average pooling, int8, DSP extension: window sums of eight channels at a time, two word loads
-// per pixel, each word split by SXTAB16 into channels (c, c+2) and (c+1, c+3) added into 16-bit
+// Average pooling, int8, DSP extension: window sums of sixteen channels at a time (then eight,
+// four), four word loads per pixel, each word split by SXTAB16 into channels (c, c+2) and (c+1, c+3) added into 16-bit
 // halves. A half holds the sum of up to kPoolLanePixels int8 values exactly, so the window is
 // summed in blocks of at most that many pixels, each block's halves added into int32 totals.
 // The division is the reference's (SDIV, rounding half away from zero) per channel.
@@ -9,7 +9,7 @@
 namespace mcuflow::kernels {
 namespace {
 
-constexpr int32_t kWordsPerPass = 2;  // eight channels
+constexpr int32_t kWordsPerPass = 4;  // sixteen channels
 
 // totals[j] += the block's sum of channel j (j < 4 * kWords), for the channels starting at x.
 template <int32_t kWords>
@@ -18,6 +18,39 @@ void add_block_sums(const int8_t* x, int32_t rows, int32_t cols, int32_t channel
   int32_t even[kWords] = {}, odd[kWords] = {};
   for (int32_t r = 0; r < rows; ++r, x += row_step) {
     const int8_t* px = x;
+    if constexpr (kWords == 4) {
+      // In assembly: compiled, eight accumulators leave too few registers for the loop.
+      // The operands pinned to registers: left to itself, GCC finds no allocation for twelve.
+      register int32_t e0 asm("r0") = even[0], o0 asm("r1") = odd[0], e1 asm("r2") = even[1], o1 asm("r3") = odd[1];
+      register int32_t e2 asm("r4") = even[2], o2 asm("r5") = odd[2], e3 asm("r6") = even[3], o3 asm("r8") = odd[3];
+      register const int8_t* pp asm("r9") = px;
+      register const int8_t* end asm("r10") = px + cols * channels;
+      register int32_t step asm("r11") = channels;
+      register int32_t v asm("r12");
+      asm volatile(
+          "1:\n\t"
+          "ldr %[v], [%[px]]\n\t"
+          "sxtab16 %[e0], %[e0], %[v]\n\t"
+          "sxtab16 %[o0], %[o0], %[v], ror #8\n\t"
+          "ldr %[v], [%[px], #4]\n\t"
+          "sxtab16 %[e1], %[e1], %[v]\n\t"
+          "sxtab16 %[o1], %[o1], %[v], ror #8\n\t"
+          "ldr %[v], [%[px], #8]\n\t"
+          "sxtab16 %[e2], %[e2], %[v]\n\t"
+          "sxtab16 %[o2], %[o2], %[v], ror #8\n\t"
+          "ldr %[v], [%[px], #12]\n\t"
+          "sxtab16 %[e3], %[e3], %[v]\n\t"
+          "sxtab16 %[o3], %[o3], %[v], ror #8\n\t"
+          "add %[px], %[px], %[step]\n\t"
+          "cmp %[px], %[end]\n\t"
+          "bne 1b"
+          : [e0] "+r"(e0), [o0] "+r"(o0), [e1] "+r"(e1), [o1] "+r"(o1), [e2] "+r"(e2), [o2] "+r"(o2), [e3] "+r"(e3),
+            [o3] "+r"(o3), [px] "+r"(pp), [v] "=&r"(v)
+          : [step] "r"(step), [end] "r"(end)
+          : "cc", "memory");
+      even[0] = e0, odd[0] = o0, even[1] = e1, odd[1] = o1, even[2] = e2, odd[2] = o2, even[3] = e3, odd[3] = o3;
+      continue;
+    }
     for (int32_t i = 0; i < cols; ++i, px += channels) {
       for (int32_t w = 0; w < kWords; ++w) {
         const int32_t v = dsp::read_word(px + 4 * w);
@@ -47,21 +80,25 @@ void average_channels(const PoolParams& p, const PoolWindow& window, int32_t c, 
 
 void avgpool_s8_dsp(const PoolParams& params, const int8_t* input, int8_t* output) {
   const PoolParams p = params;  // a copy: the output stores could alias the fields otherwise
-  for (int32_t oy = 0; oy < p.out_h; ++oy) {
-    for (int32_t ox = 0; ox < p.out_w; ++ox, output += p.c) {
-      const PoolWindow window = pool_window(p, input, oy, ox);
-      int32_t c = 0;
-      for (; c + 4 * kWordsPerPass <= p.c; c += 4 * kWordsPerPass) average_channels<kWordsPerPass>(p, window, c, output);
-      for (; c + 4 <= p.c; c += 4) average_channels<1>(p, window, c, output);
-      for (; c < p.c; ++c) {  // the last 1-3 channels, one by one
-        int32_t sum = 0;
-        for (int32_t r = 0; r < window.rows; ++r) {
-          for (int32_t i = 0; i < window.cols; ++i) sum += window.first[r * window.row_step + i * p.c + c];
-        }
-        output[c] = pool_average(sum, window.count, p.act_min, p.act_max);
-      }
+  for_each_pool_pixel(p, input, output, [&](const PoolWindow& window, int8_t* out) {
+    int32_t c = 0;
+    for (; c + 4 * kWordsPerPass <= p.c; c += 4 * kWordsPerPass) average_channels<kWordsPerPass>(p, window, c, out);
+    if (c + 8 <= p.c) {
+      average_channels<2>(p, window, c, out);
+      c += 8;
     }
-  }
+    if (c + 4 <= p.c) {
+      average_channels<1>(p, window, c, out);
+      c += 4;
+    }
+    for (; c < p.c; ++c) {  // the last 1-3 channels, one by one
+      int32_t sum = 0;
+      for (int32_t r = 0; r < window.rows; ++r) {
+        for (int32_t i = 0; i < window.cols; ++i) sum += window.first[r * window.row_step + i * p.c + c];
+      }
+      out[c] = pool_average(sum, window.count, p.act_min, p.act_max);
+    }
+  });
 }
 
 }  // namespace mcuflow::kernels

@@ -98,17 +98,14 @@ void average_channels(const PoolParams& p, const PoolWindow& window, int32_t c, 
 
 void avgpool_s8_mve(const PoolParams& params, const int8_t* input, int8_t* output) {
   const PoolParams p = params;  // a copy: the output stores could alias the fields otherwise
-  for (int32_t oy = 0; oy < p.out_h; ++oy) {
-    for (int32_t ox = 0; ox < p.out_w; ++ox, output += p.c) {
-      const PoolWindow window = pool_window(p, input, oy, ox);
-      int32_t c = 0;
-      for (; c + kLanes * kVectorsPerPass <= p.c; c += kLanes * kVectorsPerPass) {
-        average_channels<kVectorsPerPass, false>(p, window, c, output);
-      }
-      for (; c + kLanes <= p.c; c += kLanes) average_channels<1, false>(p, window, c, output);
-      if (c < p.c) average_channels<1, true>(p, window, c, output);
+  for_each_pool_pixel(p, input, output, [&](const PoolWindow& window, int8_t* out) {
+    int32_t c = 0;
+    for (; c + kLanes * kVectorsPerPass <= p.c; c += kLanes * kVectorsPerPass) {
+      average_channels<kVectorsPerPass, false>(p, window, c, out);
     }
-  }
+    for (; c + kLanes <= p.c; c += kLanes) average_channels<1, false>(p, window, c, out);
+    if (c < p.c) average_channels<1, true>(p, window, c, out);
+  });
 }
 
 }  // namespace mcuflow::kernels

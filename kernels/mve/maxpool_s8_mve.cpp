@@ -1,5 +1,5 @@
-// Max pooling, int8, MVE: VMAX.S8 over 64 channels at a time (16 per vector), the last channels
-// tail-predicated. The running maxima start at act_min (max(act_min, window) is the
+// Max pooling, int8, MVE: VMAX.S8 over 64 channels at a time (16 per vector; then 32 or 16), the
+// last channels tail-predicated. The running maxima start at act_min (max(act_min, window) is the
 // reference's lower clamp); VMIN applies the upper clamp.
 #include "mcuflow/kernels/kernels_mve.h"
 #include "mcuflow/kernels/pool_window.h"
@@ -37,17 +37,18 @@ void max_channels(const PoolParams& p, const PoolWindow& window, int32_t c, int8
 
 void maxpool_s8_mve(const PoolParams& params, const int8_t* input, int8_t* output) {
   const PoolParams p = params;  // a copy: the output stores could alias the fields otherwise
-  for (int32_t oy = 0; oy < p.out_h; ++oy) {
-    for (int32_t ox = 0; ox < p.out_w; ++ox, output += p.c) {
-      const PoolWindow window = pool_window(p, input, oy, ox);
-      int32_t c = 0;
-      for (; c + kMveChunk * kVectorsPerPass <= p.c; c += kMveChunk * kVectorsPerPass) {
-        max_channels<kVectorsPerPass, false>(p, window, c, output);
-      }
-      for (; c + kMveChunk <= p.c; c += kMveChunk) max_channels<1, false>(p, window, c, output);
-      if (c < p.c) max_channels<1, true>(p, window, c, output);
+  for_each_pool_pixel(p, input, output, [&](const PoolWindow& window, int8_t* out) {
+    int32_t c = 0;
+    for (; c + kMveChunk * kVectorsPerPass <= p.c; c += kMveChunk * kVectorsPerPass) {
+      max_channels<kVectorsPerPass, false>(p, window, c, out);
     }
-  }
+    if (c + 2 * kMveChunk <= p.c) {
+      max_channels<2, false>(p, window, c, out);
+      c += 2 * kMveChunk;
+    }
+    for (; c + kMveChunk <= p.c; c += kMveChunk) max_channels<1, false>(p, window, c, out);
+    if (c < p.c) max_channels<1, true>(p, window, c, out);
+  });
 }
 
 }  // namespace mcuflow::kernels

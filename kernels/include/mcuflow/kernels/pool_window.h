@@ -43,6 +43,15 @@ inline PoolWindow pool_window(const PoolParams& p, const int8_t* input, int32_t 
   return w;
 }
 
+// f(window, out) for every output pixel in raster order (the order the in-place planner relies
+// on), out pointing at the pixel's p.c output channels.
+template <typename F>
+void for_each_pool_pixel(const PoolParams& p, const int8_t* input, int8_t* output, F f) {
+  for (int32_t oy = 0; oy < p.out_h; ++oy) {
+    for (int32_t ox = 0; ox < p.out_w; ++ox, output += p.c) f(pool_window(p, input, oy, ox), output);
+  }
+}
+
 // The reference's average of a window sum: rounded half away from zero, then clamped.
 inline int8_t pool_average(int32_t sum, int32_t count, int32_t act_min, int32_t act_max) {
   int32_t avg = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;

@@ -389,7 +389,7 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
         raise InputError(f"unknown precision '{precision}' (int8 or fp32)")
     if io not in ("float32", "int8"):
         raise InputError(f"unknown io '{io}' (float32 or int8)")
-    from .device import memory_regions
+    from .device import memory_regions, weights_leave_fast_memory
 
     regions, copy_weights = memory_regions(memory)
     if isinstance(patches, bool) or not isinstance(patches, int) or not 1 <= patches <= 64:
@@ -413,9 +413,14 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
                 raise InputError("int8 compilation needs calibration data (calibration=...)")
             samples = normalize_calibration(calibration, user_inputs(exported_program))
             source = {**(source or {}), CALIBRATION_SAMPLES_KEY: " ".join(sample_hash(s) for s in samples)}
-        data = _core.compile(builder, target, [list(s) for s in samples], precision, io, source or {}, fallback,
-                             bool(schedule), bool(in_place), regions, copy_weights, patches, stream_input,
-                             observer=observer, percentile=percentile)
+        def compile_with(copy):
+            return Program(_core.compile(builder, target, [list(s) for s in samples], precision, io, source or {},
+                                         fallback, bool(schedule), bool(in_place), regions, copy, patches,
+                                         stream_input, observer=observer, percentile=percentile))
+
+        program = compile_with(copy_weights)
+        if not copy_weights and weights_leave_fast_memory(program, memory):
+            program = compile_with(True)
     except _core.CompileError as e:
         raise UnsupportedModelError(str(e)) from None
-    return Program(data)
+    return program

@@ -85,6 +85,16 @@ def memory_regions(memory) -> tuple[list[tuple[str, int, bool]], bool]:
     return sorted(regions, key=lambda r: not r[2]), bool(memory.get("weights_in_slow_memory", False))
 
 
+def weights_leave_fast_memory(program: Program, memory) -> bool:
+    """Whether a program planned for board `memory` (a board name) does not fit the board's fast
+    code memory and goes to slow memory (program_region): then its costliest weights belong in
+    fast RAM, as on a board whose code memory is slow."""
+    if not isinstance(memory, str) or memory.endswith(".json"):
+        return False
+    board = _board(memory)
+    return any(r.fast for r in board.regions if r.kind == "ram") and not program_region(program, board).fast
+
+
 def _arena_regions(program: Program, board) -> list:
     """The board region holding each memory region of the program's plan."""
     names = [r["name"] for r in program.metadata.get("plan", {}).get("regions", [])] or ["arena"]

@@ -244,7 +244,8 @@ def test_cli_memory_option(tmp_path):
 def test_a_program_larger_than_itcm_runs_from_sram_on_qemu_m55(tmp_path, monkeypatch):
     """qemu-m55's code memory (ITCM) is 512 KiB: a program with 480 KiB of weights goes to the
     2 MiB SRAM, QEMU loads it there with the ELF, the board computes the host's bytes and
-    `mcuflow size` says where it went; a small program stays in ITCM."""
+    `mcuflow size` says where it went; a small program stays in ITCM. With memory="qemu-m55"
+    the weights the SRAM-resident program streams are copied into DTCM."""
     from mcuflow import device, measure
     from mcuflow.boards import get_board
 
@@ -262,3 +263,9 @@ def test_a_program_larger_than_itcm_runs_from_sram_on_qemu_m55(tmp_path, monkeyp
     assert [c["region"] for c in report["flash"]["components"] if c["group"] == "program"] == ["SRAM"]
     x = xs[0].numpy()
     assert np.array_equal(device.run_on_board(program, [x], "qemu-m55", timeout=300)[0], program.run([x])[0])
+    # Planned for the board's memory, the program in slow SRAM copies its weights into DTCM.
+    planned = mcuflow.compile(torch.export.export(model, (xs[0],)), target="cortex-m55", calibration=xs[1:],
+                              memory="qemu-m55")
+    assert device.program_region(planned, board).name == "SRAM"
+    assert any(t["storage"] == "copied" for t in planned.describe()["tensors"])
+    assert np.array_equal(device.run_on_board(planned, [x], "qemu-m55", timeout=300)[0], program.run([x])[0])

@@ -96,6 +96,12 @@ KernelId raster_order_of(KernelId k) {
       return KernelId::clamp_s8;
     case KernelId::requantize_s8_scalar:
       return KernelId::requantize_s8;
+    // Four elements per step, all read before any is written, forwards: a step's outputs reach
+    // no later step's input where the references' element order is safe (kernels/mve/).
+    case KernelId::quantize_f32_s8_mve:
+      return KernelId::quantize_f32_s8;
+    case KernelId::dequantize_s8_f32_mve:
+      return KernelId::dequantize_s8_f32;
     default:
       return k;
   }

@@ -238,11 +238,11 @@ class Program:
         """The model ops of an int8 program that run on a float32 kernel, in execution order:
         ``index`` (program op), ``kind``, ``kernel``, ``source`` and ``reason``. The dequantize,
         quantize and layout ops around each carry the same reason but are not listed."""
-        around = ("dequantize_s8_f32", "quantize_f32_s8", "permute_b32")
+        around = ("dequantize_s8_f32", "quantize_f32_s8", "permute_b32")  # or their tier kernels
         return [{"index": i, "kind": op["kind"], "kernel": op["kernel"], "source": op["source"],
                  "reason": op["fallback"]}
                 for i, op in enumerate(self.metadata.get("ops", []))
-                if op.get("fallback") and op["kernel"] not in around]
+                if op.get("fallback") and not op["kernel"].startswith(around)]
 
     def memory_plan(self) -> str:
         """The memory plan as text (``mcuflow inspect``): arena and lower bound, how the op order

@@ -187,3 +187,50 @@ def test_random_softmax_layers_match_host(target, board):
     program = compile_layers(specs, target, seed=int(rng.integers(1000)))
     assert {op["kernel"] for op in program.metadata["ops"]} == {TIERS[target][0]}
     assert_board_matches_host(program, board, seed=3)
+
+
+# --- quantize / dequantize at the I/O on the MVE tier ---------------------------------------
+
+def io_samples(program, seed: int) -> list[list[np.ndarray]]:
+    """Float inputs: random ones of the calibrated range and beyond, then values on and next to
+    each input's rounding ties (k + 1/2) * scale, with signed zeros, denormals and huge values
+    mixed in."""
+    rng = np.random.default_rng(seed)
+    desc = program.describe()
+    # the quantization of each input, by its shape (the layers' shapes differ)
+    scale_of = {tuple(desc["tensors"][op["inputs"][0]]["shape"]): desc["tensors"][op["outputs"][0]]["scale"]
+                for op in desc["ops"] if op["kind"] == "quantize_input"}
+    shapes = [spec["shape"] for spec in program.inputs]
+    batch = [[(rng.standard_normal(s) * 3).astype(np.float32) for s in shapes] for _ in range(RANDOM_SAMPLES)]
+    specials = np.array([0.0, -0.0, 1e-45, -1e-42, 3e38, -3e38, 1e9, -1e9], dtype=np.float32)  # hosts refuse NaN, Inf
+    ties = []
+    for s in shapes:
+        k = rng.integers(-140, 140, size=s).astype(np.float32)
+        tie = ((k + np.float32(0.5)) * np.float32(scale_of[tuple(s)])).astype(np.float32)
+        tie = np.where(rng.random(s) < 0.3, np.nextafter(tie, np.float32(rng.choice([-1, 1]) * np.inf)), tie)
+        tie.flat[: min(tie.size, len(specials))] = specials[: tie.size]
+        ties.append(tie.astype(np.float32))
+    return batch + [ties]
+
+
+def test_mve_quantize_and_dequantize_at_the_io_match_host_in_place():
+    specs = [((1, 1), 1.0), ((1, 3), 2.0), ((1, 4), 0.5), ((1, 5), 1.0), ((1, 37), 3.0), ((1, 2, 5), 1.0),
+             ((1, 490), 0.2)]
+    rng = np.random.default_rng(2)
+    calibration = [tuple((rng.standard_normal(shape) * spread).astype(np.float32) for shape, spread in specs)
+                   for _ in range(4)]
+    ep = torch.export.export(Softmaxes(len(specs)).eval(), tuple(torch.from_numpy(x) for x in calibration[0]))
+    program = mcuflow.compile(ep, target="cortex-m55", calibration=calibration)  # float32 I/O
+    ops = program.metadata["ops"]
+    kernels = sorted(op["kernel"] for op in ops)
+    assert kernels == sorted(["quantize_f32_s8_mve", "softmax_s8_mve", "dequantize_s8_f32_mve"] * len(specs))
+    in_place = {ops[entry["op"]]["kernel"] for entry in program.describe()["plan"]["in_place"]}
+    assert {"quantize_f32_s8_mve", "dequantize_s8_f32_mve"} <= in_place
+    batch = io_samples(program, seed=4)
+    fw = device.cached_build(program, "qemu-m55")
+    on_board, _ = device.run_elf_on_inputs(fw, program, batch, "qemu-m55")
+    for k, (sample, outputs) in enumerate(zip(batch, on_board)):
+        for j, (b, h) in enumerate(zip(outputs, program.run(sample))):
+            assert b.dtype == h.dtype == np.float32 and b.shape == h.shape
+            assert np.array_equal(b.view(np.uint32), h.view(np.uint32)), f"sample {k}, layer {j}"
+

@@ -126,6 +126,16 @@ void fc_prepare(LoweredProgram& p, ProgramOp& op) {
 
 std::string accepts_all(const LoweredProgram&, const ProgramOp&) { return ""; }
 
+// --- quantize_f32_s8_mve, dequantize_s8_f32_mve: nothing prepared ---
+
+std::string accepts_any_quantization(const LoweredProgram&, const ProgramOp&) { return ""; }
+
+std::string dequantize_rejects(const LoweredProgram&, const ProgramOp& op) {
+  if (!kernels::mve_dequantize_scale_supported(params_of<kernels::QuantizeParams>(op).scale))
+    return "needs a normal scale (MVE flushes denormal products to zero)";
+  return "";
+}
+
 }  // namespace
 
 std::vector<TierCandidate> mve_candidates() {
@@ -145,6 +155,10 @@ std::vector<TierCandidate> mve_candidates() {
        "max pool: MVE VMAX over 64 channels per pass, tail-predicated"},
       {KernelId::softmax_s8_mve, KernelId::softmax_s8, softmax_rejects, append_softmax_exp_table,
        "softmax: MVE VMAXV row max, exp table gathered 4 per step, VQRDMULH + VRSHL outputs"},
+      {KernelId::quantize_f32_s8_mve, KernelId::quantize_f32_s8, accepts_any_quantization, nullptr,
+       "quantize: FPU division per lane, MVE VRINTA, zero point and clamp, 4 per step"},
+      {KernelId::dequantize_s8_f32_mve, KernelId::dequantize_s8_f32, dequantize_rejects, nullptr,
+       "dequantize: MVE VCVT and VMUL, 4 per step"},
       {KernelId::mul_s8_mve, KernelId::mul_s8, accepts_all, nullptr, "mul: MVE, four int32 lanes per step"},
       {KernelId::clamp_s8_mve, KernelId::clamp_s8, accepts_all, nullptr, "clamp: MVE VMAX/VMIN, 16 per step"},
       {KernelId::requantize_s8_mve, KernelId::requantize_s8, accepts_all, append_requantize_table,

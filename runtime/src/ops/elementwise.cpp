@@ -33,6 +33,10 @@ Error check_clamp_f32(const OpCheck& c) {
   const auto& p = c.get_params<ClampParams>();
   return ok_if(unary_shapes(c, p.n, DType::kFloat32, DType::kFloat32));
 }
+
+}  // namespace
+
+// Shared with the MVE quantize and dequantize kernels (check.h).
 Error check_quantize(const OpCheck& c) {
   const auto& p = c.get_params<QuantizeParams>();
   return ok_if(unary_shapes(c, p.n, DType::kFloat32, DType::kInt8) && p.scale > 0.0f && in_range(p.zero_point, -128, 127));
@@ -41,6 +45,8 @@ Error check_dequantize(const OpCheck& c) {
   const auto& p = c.get_params<QuantizeParams>();
   return ok_if(unary_shapes(c, p.n, DType::kInt8, DType::kFloat32) && p.scale > 0.0f && in_range(p.zero_point, -128, 127));
 }
+
+namespace {
 
 void eval_clamp_s8(const OpCall& c) { kernels::clamp_s8(c.get_params<ClampParams>(), c.in<int8_t>(0), c.out<int8_t>(0)); }
 void eval_clamp_f32(const OpCall& c) { kernels::clamp_f32(c.get_params<ClampParams>(), c.in<float>(0), c.out<float>(0)); }

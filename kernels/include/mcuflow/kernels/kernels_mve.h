@@ -20,6 +20,7 @@
 //     depthwise lists each row's channels in the kernel's accumulator order;
 //   depthwise only, the block's weights, int8 [k_h * k_w taps][16 channels], zero padded.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include "mcuflow/kernels/params.h"
 
@@ -174,6 +175,11 @@ void maxpool_s8_mve(const PoolParams& p, const int8_t* input, int8_t* output);
 // Softmax: the reference's input, then the exp table (constant int32 [kSoftmaxTableEntries],
 // softmax_exp_table_entry, softmax_table.h). Each element is read before it is written.
 void softmax_s8_mve(const SoftmaxParams& p, const int8_t* input, const int32_t* exp_table, int8_t* output);
+// Quantization at a program's inputs and outputs: the reference's inputs; dequantize_s8_f32_mve
+// needs a normal, finite scale (MVE float arithmetic flushes denormals to zero).
+void quantize_f32_s8_mve(const QuantizeParams& p, const float* input, int8_t* output);
+void dequantize_s8_f32_mve(const QuantizeParams& p, const int8_t* input, float* output);
+inline bool mve_dequantize_scale_supported(float scale) { return std::isnormal(scale); }
 
 }  // namespace mcuflow::kernels
 

@@ -80,6 +80,8 @@ namespace mcuflow {
   X(avgpool_s8_mve, 101, avgpool_s8)            \
   X(maxpool_s8_mve, 105, maxpool_s8)            \
   X(softmax_s8_mve, 102, softmax_s8)            \
+  X(quantize_f32_s8_mve, 103, quantize_f32_s8)  \
+  X(dequantize_s8_f32_mve, 104, dequantize_s8_f32) \
   X(mul_s8_mve, 106, mul_s8)                    \
   X(clamp_s8_mve, 107, clamp_s8)                \
   X(requantize_s8_mve, 108, requantize_s8)      \

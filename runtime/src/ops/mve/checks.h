@@ -39,5 +39,11 @@ inline constexpr KernelCheck kernel_check_requantize_s8_mve{sizeof(kernels::Requ
 inline constexpr KernelCheck kernel_check_avgpool_s8_mve{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
 inline constexpr KernelCheck kernel_check_maxpool_s8_mve{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
 inline constexpr KernelCheck kernel_check_softmax_s8_mve = kernel_check_softmax_s8_scalar;
+// Quantization at the inputs and outputs (quantize_check.cpp): the reference's input and check;
+// the dequantization also needs a normal scale (kernels_mve.h).
+Error check_dequantize_s8_f32_mve(const OpCheck& c);
+inline constexpr KernelCheck kernel_check_quantize_f32_s8_mve{sizeof(kernels::QuantizeParams), 1, 1, check_quantize};
+inline constexpr KernelCheck kernel_check_dequantize_s8_f32_mve{sizeof(kernels::QuantizeParams), 1, 1,
+                                                                check_dequantize_s8_f32_mve};
 
 }  // namespace mcuflow::ops

@@ -8,7 +8,9 @@ to huge (most differences fall below diff_min, the max element alone takes proba
 saturates at 127). It runs on its tier's boards over random inputs and crafted rows (constant,
 one element high, ramps), and every output must equal the host runtime's (which runs the
 reference kernel). The exp table the kernels read is verified at load: a tampered one is refused
-on the host and on the board. MCUFLOW_LARGE_SWEEP=1 adds randomly drawn layers and more samples.
+on the host and on the board. The MVE quantize and dequantize kernels at a float program's I/O
+are checked the same way (rounding ties, signed zeros, denormal and huge inputs), running in
+place. MCUFLOW_LARGE_SWEEP=1 adds randomly drawn layers and more samples.
 """
 
 from __future__ import annotations

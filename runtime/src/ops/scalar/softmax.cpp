@@ -6,8 +6,8 @@ namespace mcuflow::ops {
 namespace {
 
 void eval_softmax_s8_scalar(const OpCall& c) {
-  kernels::softmax_s8_scalar(c.get_params<kernels::SoftmaxParams>(), c.in<int8_t>(0), c.in<int32_t>(softmax::kExpTableSlot),
-                    c.out<int8_t>(0));
+  kernels::softmax_s8_scalar(c.get_params<kernels::SoftmaxParams>(), c.in<int8_t>(0),
+                             c.in<int32_t>(softmax::kExpTableSlot), c.out<int8_t>(0));
 }
 
 }  // namespace

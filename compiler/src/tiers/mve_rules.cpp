@@ -121,7 +121,7 @@ void fc_prepare(LoweredProgram& p, ProgramOp& op) {
   if (f.rows > 1) append_scratch(p, op, kernels::mve_pair_bytes(f.in_c));
 }
 
-// --- add_s8_mve, mul_s8_mve (every broadcast mode), clamp_s8_mve and avgpool_s8_mve: nothing
+// --- add_s8_mve, mul_s8_mve (every broadcast mode), clamp_s8_mve, avgpool_s8_mve, maxpool_s8_mve: nothing
 // prepared; requantize_s8_mve: the DSP tier's byte table (dsp_rules.cpp) ---
 
 std::string accepts_all(const LoweredProgram&, const ProgramOp&) { return ""; }

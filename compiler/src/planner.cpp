@@ -44,10 +44,11 @@ int64_t aligned_size(const ProgramTensor& t) { return align_up(t.byte_size(), kT
 enum class InPlaceKind { kNone, kElementwise, kRasterWindow };
 
 // Scalar-tier window kernels (kernels/scalar/) walk the pixels exactly as their references do,
-// reading a pixel's window before writing that pixel: they run in place wherever those may. The
-// DSP and MVE window kernels walk forwards only (forward_only), each pixel's window read (into
-// im2col rows or blocks, the 1x1 pair, tap pointers) before the pixel is written, a block's
-// later pixels even earlier: they run in place with the output below the input.
+// reading a pixel's window before writing that pixel: they run in place wherever those may, as
+// do conv_s8_1x1_mve (pairs of pixels, both read before either is written) and dwconv_s8_mve.
+// The DSP window kernels and conv_s8_mve walk forwards only (forward_only), each pixel's window
+// read (into im2col rows or blocks, tap pointers) before the pixel is written, a block's later
+// pixels even earlier: they run in place with the output below the input.
 // dwconv_s8_3x3_dsp is not one of them: it sweeps the whole image once per channel chunk.
 KernelId raster_order_of(KernelId k) {
   switch (k) {
@@ -163,9 +164,7 @@ bool forward_only(KernelId kernel) {
     case KernelId::conv_s8_1x1_dsp:
     case KernelId::conv_s8_dsp:
     case KernelId::dwconv_s8_dsp:
-    case KernelId::conv_s8_1x1_mve:
     case KernelId::conv_s8_mve:
-    case KernelId::dwconv_s8_mve:
       return true;
     default:
       return false;

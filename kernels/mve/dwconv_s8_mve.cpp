@@ -7,9 +7,11 @@
 // {0,4,8,12}, {2,6,10,14}, {1,5,9,13} and {3,7,11,15} of the block (kMveDwFirstChannel): the
 // channel table is prepared in that order, and VMOVNT narrows the results back into channel
 // order. The bias has the input offset folded in over all taps, so taps in the padding
-// read the input zero point instead of being skipped.
+// read the input zero point instead of being skipped. Pixels in the reference's order
+// (raster_order.h), so it may run in place wherever the reference may.
 #include <type_traits>
 
+#include "../reference/raster_order.h"
 #include "mcuflow/kernels/kernels_mve.h"
 
 namespace mcuflow::kernels {
@@ -205,27 +207,23 @@ void dwconv(const DwConvParams& p, const int8_t* input, const uint8_t* prepared,
   const int32_t y_lo = first_inside(p.pad_top, p.stride_h), x_lo = first_inside(p.pad_left, p.stride_w);
   const int32_t y_hi = end_inside(p.in_h, p.pad_top, (p.k_h - 1) * p.dil_h + 1, p.stride_h, p.out_h);
   const int32_t x_hi = end_inside(p.in_w, p.pad_left, (p.k_w - 1) * p.dil_w + 1, p.stride_w, p.out_w);
-  for (int32_t oy = 0; oy < p.out_h; ++oy) {
-    const int32_t iy0 = oy * p.stride_h - p.pad_top;
-    const bool row_inside = oy >= y_lo && oy < y_hi;
-    for (int32_t ox = 0; ox < p.out_w; ++ox, output += p.out_c) {
-      const int32_t ix0 = ox * p.stride_w - p.pad_left;
-      if (row_inside && ox >= x_lo && ox < x_hi) {
-        const int8_t* first = input + (iy0 * p.in_w + ix0) * p.in_c;
-        pixel<kKh, kKw>(p, prepared, output, [&](int32_t c) { return InsideTaps{first + c, row_step, column_step}; });
-        continue;
-      }
-      for (int32_t ky = 0, t = 0; ky < p.k_h; ++ky) {
-        for (int32_t kx = 0; kx < p.k_w; ++kx, ++t) {
-          const int32_t iy = iy0 + ky * p.dil_h, ix = ix0 + kx * p.dil_w;
-          const bool inside = iy >= 0 && iy < p.in_h && ix >= 0 && ix < p.in_w;
-          padded_pixel[t] = inside ? input + (iy * p.in_w + ix) * p.in_c : nullptr;
-        }
-      }
-      pixel<kKh, kKw>(p, prepared, output,
-                      [&](int32_t c) { return PaddedTaps{padded_pixel, p.k_w, c, zero_point_row}; });
+  detail::for_each_output_pixel(p.out_h, p.out_w, input, output, [&](int32_t oy, int32_t ox) {
+    int8_t* out = output + (oy * p.out_w + ox) * p.out_c;
+    const int32_t iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
+    if (oy >= y_lo && oy < y_hi && ox >= x_lo && ox < x_hi) {
+      const int8_t* first = input + (iy0 * p.in_w + ix0) * p.in_c;
+      pixel<kKh, kKw>(p, prepared, out, [&](int32_t c) { return InsideTaps{first + c, row_step, column_step}; });
+      return;
     }
-  }
+    for (int32_t ky = 0, t = 0; ky < p.k_h; ++ky) {
+      for (int32_t kx = 0; kx < p.k_w; ++kx, ++t) {
+        const int32_t iy = iy0 + ky * p.dil_h, ix = ix0 + kx * p.dil_w;
+        const bool inside = iy >= 0 && iy < p.in_h && ix >= 0 && ix < p.in_w;
+        padded_pixel[t] = inside ? input + (iy * p.in_w + ix) * p.in_c : nullptr;
+      }
+    }
+    pixel<kKh, kKw>(p, prepared, out, [&](int32_t c) { return PaddedTaps{padded_pixel, p.k_w, c, zero_point_row}; });
+  });
 }
 
 }  // namespace

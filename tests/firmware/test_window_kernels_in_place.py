@@ -2,10 +2,13 @@
 
 The planner lets conv_s8_mve, conv_s8_1x1_mve, dwconv_s8_mve and their DSP counterparts
 (conv_s8_dsp, conv_s8_1x1_dsp, dwconv_s8_dsp) write their output over their dying input,
-starting below it (they walk the pixels forwards only). Three such layers side by side, each a
+starting below it; conv_s8_1x1_mve and dwconv_s8_mve also above it (they walk the pixels
+backwards then, like their references), the others never. Three such layers side by side, each a
 peak the planner must lower, with 20 channels (a partial 16-channel block) on 13x13 pixels (an odd
-count: the 1x1 kernel's single-pixel tail), are compiled for cortex-m55 and cortex-m4; the plan must put each kernel in place, never
-above its input, and the board's outputs must equal the host's on random inputs.
+count: the 1x1 kernel's single-pixel tail), are compiled for cortex-m55 and cortex-m4; the plan
+must put each kernel in place, the forward-only ones below their input, and the board's outputs
+must equal the host's on random inputs. A DS-CNN-like chain of depthwise and pointwise layers on
+qemu-m55 makes the planner alternate directions, so the backward walks run too.
 """
 
 from __future__ import annotations
@@ -26,9 +29,10 @@ from fwutil import requires_cross  # noqa: E402
 
 pytestmark = requires_cross
 
-# board -> (core, the window kernels the chain must run in place)
+# board -> (core, the window kernels the layers must run in place)
 BOARDS = {"qemu-m55": ("cortex-m55", {"conv_s8_mve", "conv_s8_1x1_mve", "dwconv_s8_mve"}),
           "qemu-m4": ("cortex-m4", {"conv_s8_dsp", "conv_s8_1x1_dsp", "dwconv_s8_dsp"})}
+FORWARD_ONLY = {"conv_s8_mve", "conv_s8_dsp", "conv_s8_1x1_dsp", "dwconv_s8_dsp"}
 
 
 class SideBySide(nn.Module):
@@ -64,7 +68,7 @@ def test_the_plan_runs_each_window_kernel_in_place_below_its_input(board_and_pro
     d = program.describe()
     in_place = {d["ops"][step["op"]]["kernel"]: step["shift"] for step in d["plan"]["in_place"]}
     assert kernels <= set(in_place), in_place
-    assert all(in_place[k] >= 0 for k in kernels), in_place  # forwards only: never above
+    assert all(in_place[k] >= 0 for k in kernels & FORWARD_ONLY), in_place  # forwards only: never above
 
 
 def test_board_equals_host_in_place(board_and_program):
@@ -73,3 +77,31 @@ def test_board_equals_host_in_place(board_and_program):
     xs = [rng.randint(-128, 128, size=(3, 20, 13, 13)).astype(np.int8) for _ in range(3)]
     for on_board, on_host in zip(device.run_on_board(program, xs, board, timeout=300), program.run(xs)):
         np.testing.assert_array_equal(on_board, on_host)
+
+
+class DepthwiseChain(nn.Module):
+    """DS-CNN's block structure: depthwise 3x3 and pointwise layers on 64 channels, 25x5."""
+
+    def __init__(self):
+        super().__init__()
+        layers = []
+        for _ in range(3):
+            layers += [nn.Conv2d(64, 64, 3, padding=1, groups=64), nn.ReLU(), nn.Conv2d(64, 64, 1), nn.ReLU()]
+        self.layers = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+def test_mve_chain_alternates_directions_and_equals_the_host():
+    torch.manual_seed(6)
+    rng = np.random.RandomState(6)
+    shape = (1, 64, 25, 5)
+    calibration = [rng.standard_normal(shape).astype(np.float32) for _ in range(8)]
+    ep = torch.export.export(DepthwiseChain().eval(), (torch.from_numpy(calibration[0]),))
+    program = mcuflow.compile(ep, target="cortex-m55", calibration=calibration, io="int8")
+    d = program.describe()
+    above = {d["ops"][s["op"]]["kernel"] for s in d["plan"]["in_place"] if s["shift"] < 0}
+    assert above & {"conv_s8_1x1_mve", "dwconv_s8_mve"}, d["plan"]["in_place"]
+    xs = rng.randint(-128, 128, size=(2,) + shape[1:]).astype(np.int8)
+    np.testing.assert_array_equal(device.run_on_board(program, xs, "qemu-m55", timeout=300)[0], program.run(xs)[0])

@@ -1,7 +1,8 @@
 // Element-wise multiply, int8, DSP: four elements per step. SXTAB16 adds the offsets to two
 // bytes of each input word at once, SMULBB/SMULTT form the exact products (|x + offset| <= 255
 // fits a halfword), and DspOutputStage requantizes each product doubled and shifted left, which
-// mul_product_fits keeps within int32 (elementwise_tiers.h).
+// mul_product_fits keeps within int32 (elementwise_tiers.h); SSAT and a bytewise
+// SSUB8/SEL clamp finish four outputs in one word.
 #include "mcuflow/kernels/elementwise_tiers.h"
 #include "mcuflow/kernels/kernels_dsp.h"
 
@@ -25,9 +26,13 @@ struct Mul {
         act_max(p.act_max) {}
 
   template <bool kFolded>
-  int8_t output(int32_t product) const {
+  int32_t value(int32_t product) const {  // before the activation clamp
     const int32_t v = int32_t(uint32_t(product) << pre_shift);
-    return int8_t(clamp_i32(kFolded ? stage.folded_output(v) : stage(v), act_min, act_max));
+    return kFolded ? stage.folded_output(v) : stage(v);
+  }
+  template <bool kFolded>
+  int8_t output(int32_t product) const {
+    return int8_t(clamp_i32(value<kFolded>(product), act_min, act_max));
   }
 };
 
@@ -37,11 +42,13 @@ inline int32_t tops(int32_t a, int32_t b) { return (a >> 16) * (b >> 16); }
 
 // out[i] = a[i] * b[i * b_step] for i < n.
 template <bool kFolded>
-void mul_run(const Mul& mul, const int8_t* a, const int8_t* b, int32_t b_step, int8_t* out, int32_t n) {
+void mul_run(const Mul& params, const int8_t* a, const int8_t* b, int32_t b_step, int8_t* out, int32_t n) {
+  const Mul mul = params;  // a local copy: the output stores cannot alias it, so it stays in registers
   int32_t i = 0;
 #if defined(__ARM_FEATURE_DSP)
   // b_step 0: the scalar's offset pair, as SXTAB16 would make it.
   const int32_t b_fixed = int32_t((uint32_t(*b + mul.input2_offset) & 0xFFFFu) * 0x10001u);
+  const uint32_t act_min = dsp::byte_splat(mul.act_min), act_max = dsp::byte_splat(mul.act_max);
   for (; i + 4 <= n; i += 4) {
     const int32_t wa = dsp::read_word(a + i);
     const int32_t a02 = __sxtab16(mul.input1_pair, wa), a13 = dsp::sxtab16_odd(mul.input1_pair, wa);
@@ -50,9 +57,10 @@ void mul_run(const Mul& mul, const int8_t* a, const int8_t* b, int32_t b_step, i
       const int32_t wb = dsp::read_word(b + i);
       b02 = __sxtab16(mul.input2_pair, wb), b13 = dsp::sxtab16_odd(mul.input2_pair, wb);
     }
-    const int8_t o0 = mul.output<kFolded>(bottoms(a02, b02)), o1 = mul.output<kFolded>(bottoms(a13, b13));
-    const int8_t o2 = mul.output<kFolded>(tops(a02, b02)), o3 = mul.output<kFolded>(tops(a13, b13));
-    out[i] = o0, out[i + 1] = o1, out[i + 2] = o2, out[i + 3] = o3;
+    const uint32_t bytes =
+        dsp::saturate_pack(mul.value<kFolded>(bottoms(a02, b02)), mul.value<kFolded>(bottoms(a13, b13)),
+                           mul.value<kFolded>(tops(a02, b02)), mul.value<kFolded>(tops(a13, b13)));
+    dsp::write_word(out + i, dsp::clamp_bytes(bytes, act_min, act_max));
   }
 #endif
   for (; i < n; ++i) out[i] = mul.output<kFolded>((a[i] + mul.input1_offset) * (b[i * b_step] + mul.input2_offset));

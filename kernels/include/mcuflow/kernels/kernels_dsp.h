@@ -223,6 +223,31 @@ inline int32_t read_word(const int8_t* p) {  // any alignment: LDR handles it on
   return v;
 }
 
+// --- element-wise kernels: four int8 per word ---
+
+inline uint32_t byte_splat(int32_t v) { return (uint32_t(v) & 0xFFu) * 0x01010101u; }
+
+// Each byte of x clamped to [lo, hi] (byte_splat bounds): SSUB8 sets the GE flag of each byte
+// and SEL picks; one asm, since the flags must reach SEL unchanged.
+inline uint32_t clamp_bytes(uint32_t x, uint32_t lo, uint32_t hi) {
+  uint32_t scratch;
+  __asm__("ssub8 %[t], %[x], %[lo]\n\t"
+          "sel %[x], %[x], %[lo]\n\t"
+          "ssub8 %[t], %[x], %[hi]\n\t"
+          "sel %[x], %[hi], %[x]"
+          : [x] "+r"(x), [t] "=&r"(scratch)
+          : [lo] "r"(lo), [hi] "r"(hi));
+  return x;
+}
+
+// Four values saturated to int8 (SSAT) as the bytes of a word, v0 lowest.
+inline uint32_t saturate_pack(int32_t v0, int32_t v1, int32_t v2, int32_t v3) {
+  return (uint32_t(__ssat(v0, 8)) & 0xFFu) | (uint32_t(__ssat(v1, 8)) & 0xFFu) << 8 |
+         (uint32_t(__ssat(v2, 8)) & 0xFFu) << 16 | uint32_t(__ssat(v3, 8)) << 24;
+}
+
+inline void write_word(int8_t* p, uint32_t v) { std::memcpy(p, &v, sizeof(v)); }
+
 // Bytes 1 and 3 sign-extended to 16 bits. GCC 12 does not fold a rotate into SXTB16 itself.
 inline int32_t sxtb16_odd(int32_t x) {
   int32_t r;

@@ -258,6 +258,9 @@ class Lowering {
   // Why `op` cannot run on an int8 kernel ("" when it can).
   std::string int8_rejection(const Op& op) const {
     if (op.kind == "layer_norm") return "layer_norm has a float32 kernel only";
+    if (op.kind == "softmax" && tensor(op.inputs[0]).shape[softmax_axis(op)] > k::kSoftmaxMaxDepthS8)
+      return "softmax over " + std::to_string(tensor(op.inputs[0]).shape[softmax_axis(op)]) + " values exceeds " +
+             std::to_string(k::kSoftmaxMaxDepthS8) + " (the int8 kernel's 32-bit sum could wrap)";
     if (op.kind == "matmul" && tensor(op.inputs[0]).shape.back() > k::kBatchMatmulMaxDepthS8)
       return "matmul depth " + std::to_string(tensor(op.inputs[0]).shape.back()) + " exceeds " +
              std::to_string(k::kBatchMatmulMaxDepthS8) + " (the int32 accumulator could overflow)";
@@ -651,10 +654,15 @@ class Lowering {
     emit_pool(op, false, kh, kw, kh, kw, 0, 0);
   }
 
+  size_t softmax_axis(const Op& op) const {
+    const int64_t rank = int64_t(tensor(op.inputs[0]).shape.size()), dim = op.int_attr("dim");
+    return size_t(dim < 0 ? dim + rank : dim);
+  }
+
   void lower_softmax(const Op& op) {
     const Tensor& x = tensor(op.inputs[0]);
     k::SoftmaxParams p{};
-    const int dim = int(op.int_attr("dim") < 0 ? op.int_attr("dim") + int64_t(x.shape.size()) : op.int_attr("dim"));
+    const int dim = int(softmax_axis(op));
     p.depth = int32_t(x.shape[size_t(dim)]);
     p.rows = int32_t(x.numel() / p.depth);
     if (int8()) {

@@ -23,7 +23,7 @@ MCUFLOW_TIER_KERNELS(MCUFLOW_HOST_TIER_ENTRY)
 #undef MCUFLOW_HOST_TIER_ENTRY
 
 struct HostTable {
-  const KernelEntry* entries[size_t(KernelId::kCount)];
+  const KernelEntry* entries[kKernelIdCount];
 };
 
 constexpr HostTable make_host_table() {
@@ -41,6 +41,6 @@ constexpr HostTable kHostTable = make_host_table();
 
 }  // namespace
 
-KernelTable all_kernels() { return KernelTable{kHostTable.entries, uint16_t(KernelId::kCount)}; }
+KernelTable all_kernels() { return KernelTable{kHostTable.entries, kKernelIdCount}; }
 
 }  // namespace mcuflow

@@ -349,3 +349,16 @@ def test_cli_lists_fallbacks_and_refuses_them_with_no_fallback(tmp_path):
                         "-o", tmp_path / "refused.mfp")
     assert code == 1 and len(err.strip().splitlines()) == 1 and "float fallback is disabled" in err
     assert not (tmp_path / "refused.mfp").exists()
+
+
+def test_int8_softmax_over_more_than_8191_values_runs_in_float_with_the_reason():
+    """The int8 softmax sums its exps in 32 bits: past 8191 values the sum could wrap, so the
+    compiler keeps such a softmax in float32 (a fallback naming the limit) and the verifier
+    refuses an int8 one."""
+    model = nn.Softmax(dim=-1).eval()
+    xs = [torch.randn(1, 8192) for _ in range(3)]
+    program = mcuflow.compile(torch.export.export(model, (xs[0],)), target="cortex-m55", calibration=xs[1:])
+    fallbacks = program.fallbacks()
+    assert [f["kind"] for f in fallbacks] == ["softmax"] and "exceeds 8191" in fallbacks[0]["reason"], fallbacks
+    out = program.run(xs[0].numpy())[0]
+    np.testing.assert_allclose(out, torch.softmax(xs[0], -1).numpy(), atol=1 / 256)  # one output step

@@ -163,8 +163,6 @@ std::vector<TierCandidate> dsp_candidates() {
        "average pool: SXTAB16 window sums, 8 channels per pass in 16-bit halves, SDIV per channel"},
       {KernelId::maxpool_s8_dsp, KernelId::maxpool_s8, accepts_any_pool, nullptr,
        "max pool: SSUB8 + SEL, 16 channels per pass"},
-      {KernelId::softmax_s8_dsp, KernelId::softmax_s8, softmax_rejects, append_softmax_exp_table,
-       "softmax: SSUB8 + SEL row max, exp table lookup, one UMLAL per output"},
       {KernelId::add_s8_dsp, KernelId::add_s8, add_rejects, add_prepare,
        "add: tabulated input rescaling, SMMLAR output requantization"},
       {KernelId::mul_s8_dsp, KernelId::mul_s8, mul_rejects, nullptr,
@@ -172,6 +170,8 @@ std::vector<TierCandidate> dsp_candidates() {
       {KernelId::clamp_s8_dsp, KernelId::clamp_s8, accepts_all, nullptr, "clamp: SSUB8 + SEL, 4 per word"},
       {KernelId::requantize_s8_dsp, KernelId::requantize_s8, accepts_all, append_requantize_table,
        "requantize: 256-entry byte table"},
+      {KernelId::softmax_s8_dsp, KernelId::softmax_s8, softmax_rejects, append_softmax_exp_table,
+       "softmax: SSUB8 + SEL row max, exp table lookup, one UMLAL per output"},
   };
 }
 

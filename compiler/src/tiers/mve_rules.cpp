@@ -9,9 +9,10 @@
 
 namespace mcuflow::compiler {
 
+void append_requantize_table(LoweredProgram& p, ProgramOp& op);  // dsp_rules.cpp
 std::string softmax_rejects(const LoweredProgram& p, const ProgramOp& op);  // scalar_rules.cpp
 void append_softmax_exp_table(LoweredProgram& p, ProgramOp& op);          // scalar_rules.cpp
-void append_requantize_table(LoweredProgram& p, ProgramOp& op);           // dsp_rules.cpp
+
 namespace {
 
 using format::DType;
@@ -153,16 +154,16 @@ std::vector<TierCandidate> mve_candidates() {
        "average pool: MVE window sums over 32 channels in int16 lanes, exact reciprocal multiply (VMULH)"},
       {KernelId::maxpool_s8_mve, KernelId::maxpool_s8, accepts_all, nullptr,
        "max pool: MVE VMAX over 64 channels per pass, tail-predicated"},
+      {KernelId::mul_s8_mve, KernelId::mul_s8, accepts_all, nullptr, "mul: MVE, four int32 lanes per step"},
+      {KernelId::clamp_s8_mve, KernelId::clamp_s8, accepts_all, nullptr, "clamp: MVE VMAX/VMIN, 16 per step"},
+      {KernelId::requantize_s8_mve, KernelId::requantize_s8, accepts_all, append_requantize_table,
+       "requantize: 256-entry byte table, MVE gather of 16 per step"},
       {KernelId::softmax_s8_mve, KernelId::softmax_s8, softmax_rejects, append_softmax_exp_table,
        "softmax: MVE VMAXV row max, exp table gathered 4 per step, VQRDMULH + VRSHL outputs"},
       {KernelId::quantize_f32_s8_mve, KernelId::quantize_f32_s8, accepts_any_quantization, nullptr,
        "quantize: FPU division per lane, MVE VRINTA, zero point and clamp, 4 per step"},
       {KernelId::dequantize_s8_f32_mve, KernelId::dequantize_s8_f32, dequantize_rejects, nullptr,
        "dequantize: MVE VCVT and VMUL, 4 per step"},
-      {KernelId::mul_s8_mve, KernelId::mul_s8, accepts_all, nullptr, "mul: MVE, four int32 lanes per step"},
-      {KernelId::clamp_s8_mve, KernelId::clamp_s8, accepts_all, nullptr, "clamp: MVE VMAX/VMIN, 16 per step"},
-      {KernelId::requantize_s8_mve, KernelId::requantize_s8, accepts_all, append_requantize_table,
-       "requantize: 256-entry byte table, MVE gather of 16 per step"},
   };
 }
 

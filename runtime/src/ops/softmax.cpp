@@ -13,8 +13,8 @@ Error check_softmax(const OpCheck& c, DType dtype) {
   if (p.rows < 1 || !positive(p.depth)) return Error::kBadParams;
   const uint64_t n = uint64_t(p.rows) * p.depth;
   if (!tensor_is(c, 0, dtype, n) || !output_is(c, dtype, n)) return Error::kBadParams;
-  return ok_if(dtype == DType::kFloat32 || (p.input_multiplier >= 0 && in_range(p.input_left_shift, 0, 31) &&
-                                            p.diff_min <= 0));
+  return ok_if(dtype == DType::kFloat32 || (p.depth <= kernels::kSoftmaxMaxDepthS8 && p.input_multiplier >= 0 &&
+                                            in_range(p.input_left_shift, 0, 31) && p.diff_min <= 0));
 }
 
 }  // namespace

@@ -417,7 +417,7 @@ TEST(Verifier, OpRecords) {
   }
   // Kernel ids.
   EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).kernel = 0; }), Error::kUnknownKernel);
-  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).kernel = uint16_t(KernelId::kCount); }), Error::kUnknownKernel);
+  EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).kernel = kKernelIdCount; }), Error::kUnknownKernel);
   EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).kernel = 0xFFFF; }), Error::kUnknownKernel);
   // Another known kernel with other counts/params: caught, whichever check comes first.
   EXPECT_EQ(load([&](uint8_t* f) { op_record(f, conv).kernel = uint16_t(KernelId::conv_f32); }), Error::kBadParams);
@@ -469,7 +469,7 @@ TEST(Verifier, EveryKernelIdIsKnownOrUnknown) {
 // A table with every kernel but the ones listed.
 struct PartialTable {
   std::vector<const KernelEntry*> entries;
-  PartialTable(std::initializer_list<KernelId> missing, uint16_t count = uint16_t(KernelId::kCount)) {
+  PartialTable(std::initializer_list<KernelId> missing, uint16_t count = kKernelIdCount) {
     const KernelTable all = all_kernels();
     entries.assign(all.entries, all.entries + all.count);
     for (KernelId id : missing) entries[size_t(id)] = nullptr;

@@ -69,6 +69,10 @@ struct PoolParams {            // maxpool_* / avgpool_*: input and output share 
   float act_min_f, act_max_f;
 };
 
+// softmax_s8 sums up to depth terms below 2^19 each (exp in Q12) in 32 bits: below 2^32 up to
+// 8191 terms (at 8192 equal values the sum wraps to 0).
+constexpr int32_t kSoftmaxMaxDepthS8 = 8191;
+
 struct SoftmaxParams {         // softmax_s8 (TFLite int8 softmax, output scale 1/256, zp -128) / softmax_f32
   int32_t rows, depth;
   int32_t input_multiplier, input_left_shift;  // from beta * input_scale, 5 integer bits

@@ -65,9 +65,9 @@ namespace mcuflow {
   X(dwconv_s8_dsp, 66, dwconv_s8)               \
   X(fc_s8_dsp, 67, fc_s8)                       \
   X(dwconv_s8_3x3_dsp, 68, dwconv_s8)           \
+  X(softmax_s8_dsp, 69, softmax_s8)             \
   X(avgpool_s8_dsp, 72, avgpool_s8)             \
   X(maxpool_s8_dsp, 73, maxpool_s8)             \
-  X(softmax_s8_dsp, 69, softmax_s8)             \
   X(add_s8_dsp, 74, add_s8)                     \
   X(mul_s8_dsp, 75, mul_s8)                     \
   X(clamp_s8_dsp, 76, clamp_s8)                 \
@@ -78,10 +78,10 @@ namespace mcuflow {
   X(fc_s8_mve, 99, fc_s8)                       \
   X(add_s8_mve, 100, add_s8)                    \
   X(avgpool_s8_mve, 101, avgpool_s8)            \
-  X(maxpool_s8_mve, 105, maxpool_s8)            \
   X(softmax_s8_mve, 102, softmax_s8)            \
   X(quantize_f32_s8_mve, 103, quantize_f32_s8)  \
   X(dequantize_s8_f32_mve, 104, dequantize_s8_f32) \
+  X(maxpool_s8_mve, 105, maxpool_s8)            \
   X(mul_s8_mve, 106, mul_s8)                    \
   X(clamp_s8_mve, 107, clamp_s8)                \
   X(requantize_s8_mve, 108, requantize_s8)      \
@@ -104,7 +104,18 @@ enum class KernelId : uint16_t {
   MCUFLOW_TIER_KERNELS(MCUFLOW_TIER_KERNEL_ENUM)
 #undef MCUFLOW_KERNEL_ENUM
 #undef MCUFLOW_TIER_KERNEL_ENUM
-  kCount
 };
+
+// One past the largest id, whatever the order of the lists (a table indexed by id has this size).
+constexpr uint16_t kKernelIdCount = [] {
+  uint16_t count = 0;
+#define MCUFLOW_KERNEL_MAX(name, id) count = count > (id) ? count : (id) + 1;
+#define MCUFLOW_TIER_KERNEL_MAX(name, id, reference) MCUFLOW_KERNEL_MAX(name, id)
+  MCUFLOW_KERNELS(MCUFLOW_KERNEL_MAX)
+  MCUFLOW_TIER_KERNELS(MCUFLOW_TIER_KERNEL_MAX)
+#undef MCUFLOW_KERNEL_MAX
+#undef MCUFLOW_TIER_KERNEL_MAX
+  return count;
+}();
 
 }  // namespace mcuflow

@@ -6,7 +6,6 @@
 #pragma once
 #include "../check.h"
 #include "../scalar/checks.h"  // check_softmax_s8_exp_table
-#include "../check.h"
 #include "mcuflow/kernels/params.h"
 #include "mcuflow/runtime/kernel_entries.h"
 
@@ -37,14 +36,14 @@ inline constexpr KernelCheck kernel_check_dwconv_s8_3x3_dsp{sizeof(kernels::DwCo
                                                             1, check_dwconv_s8_3x3_dsp};
 inline constexpr KernelCheck kernel_check_fc_s8_dsp{sizeof(kernels::FcParams), dsp::kScratchSlot + 1, 1,
                                                     check_fc_s8_dsp};
+// The pooling kernels take their reference's input and check (nothing prepared).
+inline constexpr KernelCheck kernel_check_avgpool_s8_dsp{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
+inline constexpr KernelCheck kernel_check_maxpool_s8_dsp{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
 inline constexpr KernelCheck kernel_check_add_s8_dsp{sizeof(kernels::BinaryParams), 3, 1, check_add_s8_dsp};
 inline constexpr KernelCheck kernel_check_mul_s8_dsp{sizeof(kernels::BinaryParams), 2, 1, check_mul_s8_dsp};
 inline constexpr KernelCheck kernel_check_clamp_s8_dsp{sizeof(kernels::ClampParams), 1, 1, check_clamp_s8};
 inline constexpr KernelCheck kernel_check_requantize_s8_dsp{sizeof(kernels::RequantizeParams), 2, 1,
                                                             check_requantize_s8_table};
-// The pooling kernels take their reference's input and check (nothing prepared).
-inline constexpr KernelCheck kernel_check_avgpool_s8_dsp{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
-inline constexpr KernelCheck kernel_check_maxpool_s8_dsp{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
 inline constexpr KernelCheck kernel_check_softmax_s8_dsp = kernel_check_softmax_s8_scalar;
 
 }  // namespace mcuflow::ops

@@ -1,4 +1,5 @@
-"""pytest fixtures for the firmware tests: firmware is built once per session."""
+"""pytest fixtures for the firmware tests: firmware is built once per session (the fixed test
+programs) or once per module (a fresh cache of mcuflow.device builds)."""
 
 from __future__ import annotations
 
@@ -36,3 +37,12 @@ def firmware(tmp_path_factory):
     if not (fwutil.HAVE_CROSS and fwutil.HAVE_QEMU):
         pytest.skip("cross toolchain or qemu-system-arm not installed")
     return FirmwareCache(tmp_path_factory.mktemp("firmware"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fresh_firmware_cache(tmp_path_factory):
+    """mcuflow.device builds of each test module go to a fresh cache: every build really happens."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("MCUFLOW_CACHE_DIR", str(tmp_path_factory.mktemp("fwcache")))
+    yield
+    mp.undo()

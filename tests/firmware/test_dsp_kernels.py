@@ -176,15 +176,6 @@ def branches():
     return specs, compile_branches([layer for layer, _ in specs])
 
 
-@pytest.fixture(scope="module", autouse=True)
-def firmware_cache(tmp_path_factory):
-    """A fresh firmware cache for this module: every build below really happens."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("MCUFLOW_CACHE_DIR", str(tmp_path_factory.mktemp("dsp-fwcache")))
-    yield
-    mp.undo()
-
-
 def layer_of_op(program) -> list[int]:
     """For each op, the index of the layer (model input xs_<i>) it reads."""
     desc = program.describe()

@@ -41,15 +41,6 @@ CONSTANTS_OFFSET = 48  # format::Header::constants_offset
 CRC_OFFSET, CRC_START = 12, 16
 
 
-@pytest.fixture(scope="session", autouse=True)
-def firmware_cache(tmp_path_factory):
-    """A fresh firmware cache per session: every build below really happens once."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("MCUFLOW_CACHE_DIR", str(tmp_path_factory.mktemp("fwcache")))
-    yield
-    mp.undo()
-
-
 # --- layers ---------------------------------------------------------------------------------
 # A case: (description, module, input shapes, input scales). Each input's calibration data is
 # standard normal times its scale, so the scales set the inputs' quantization.

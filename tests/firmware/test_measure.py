@@ -29,14 +29,6 @@ from models import DSCNN, init_bn_stats  # noqa: E402
 pytestmark = requires_cross
 
 
-@pytest.fixture(scope="module", autouse=True)
-def firmware_cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("MCUFLOW_CACHE_DIR", str(tmp_path_factory.mktemp("fwcache")))
-    yield
-    mp.undo()
-
-
 def small_dscnn():
     """DS-CNN with 16 channels: fits qemu-m0's 16 KiB of RAM."""
     return init_bn_stats(DSCNN(channels=16), seed=0).eval()

@@ -36,15 +36,6 @@ LARGE_SWEEP = os.environ.get("MCUFLOW_LARGE_SWEEP") == "1"
 SAMPLES = 24 if LARGE_SWEEP else 6
 
 
-@pytest.fixture(scope="session", autouse=True)
-def firmware_cache(tmp_path_factory):
-    """A fresh firmware cache per session: every build below really happens once."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("MCUFLOW_CACHE_DIR", str(tmp_path_factory.mktemp("fwcache")))
-    yield
-    mp.undo()
-
-
 # --- layer families -------------------------------------------------------------------------
 # Each case: (description, module, input shapes). Activations after a layer are fused into it.
 

@@ -40,15 +40,6 @@ LARGE_SWEEP = os.environ.get("MCUFLOW_LARGE_SWEEP") == "1"
 SAMPLES = 16 if LARGE_SWEEP else 4
 
 
-@pytest.fixture(scope="session", autouse=True)
-def firmware_cache(tmp_path_factory):
-    """A fresh firmware cache per session: every build below really happens once."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("MCUFLOW_CACHE_DIR", str(tmp_path_factory.mktemp("fwcache")))
-    yield
-    mp.undo()
-
-
 def pool(kind, c, hw, k, stride=None, pad=0, ceil=False, act=None):
     """(description, module, input shape): an average (count_include_pad=False) or max pool."""
     layer = (nn.AvgPool2d(k, stride=stride, padding=pad, ceil_mode=ceil, count_include_pad=False) if kind == "avg"

@@ -26,15 +26,6 @@ pytestmark = requires_cross
 SAMPLES = 20
 
 
-@pytest.fixture(scope="session", autouse=True)
-def firmware_cache(tmp_path_factory):
-    """A fresh firmware cache per session: every build below really happens once."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("MCUFLOW_CACHE_DIR", str(tmp_path_factory.mktemp("fwcache")))
-    yield
-    mp.undo()
-
-
 def small_dscnn():
     """DS-CNN with 16 channels: the same layer structure, sized for qemu-m0's 16 KiB of RAM."""
     return init_bn_stats(DSCNN(channels=16), seed=0).eval()

@@ -28,7 +28,7 @@ from mcuflow import device  # noqa: E402
 from fwutil import rejected_on_host_sent_to_board, requires_cross  # noqa: E402
 from test_elementwise_kernels import (CONSTANTS_OFFSET, CRC_OFFSET, CRC_START, LARGE_SWEEP, InPlace,  # noqa: E402
                                       assert_board_matches_host, binary_family, case_kernel, clamp_family,
-                                      compile_cases, element_kernels, firmware_cache, output_shift, random_family,
+                                      compile_cases, element_kernels, output_shift, random_family,
                                       requantize_family, samples)
 
 pytestmark = requires_cross

@@ -93,15 +93,6 @@ def branches():
     return specs, compile_branches([layer for layer, _ in specs])
 
 
-@pytest.fixture(scope="module", autouse=True)
-def firmware_cache(tmp_path_factory):
-    """A fresh firmware cache for this module: every build below really happens."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("MCUFLOW_CACHE_DIR", str(tmp_path_factory.mktemp("scalar-fwcache")))
-    yield
-    mp.undo()
-
-
 def test_scalar_kernels_are_selected_where_they_apply(branches):
     specs, program = branches
     ops = program.metadata["ops"]

@@ -118,15 +118,6 @@ def assert_board_matches_host(program, board: str, seed: int) -> None:
     assert not bad, "\n".join(bad)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def firmware_cache(tmp_path_factory):
-    """A fresh firmware cache for this module: every build below really happens."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("MCUFLOW_CACHE_DIR", str(tmp_path_factory.mktemp("softmax-fwcache")))
-    yield
-    mp.undo()
-
-
 @pytest.fixture(scope="module")
 def programs():
     cache = {}

@@ -22,34 +22,19 @@ struct Mul {
         act_min(vdupq_n_s32(p.act_min)),
         act_max(vdupq_n_s32(p.act_max)) {}
 
-  int32x4_t offset2(int32x4_t x2) const { return vaddq_n_s32(x2, input2_offset); }
-  int32x4_t product(int32x4_t x1, int32x4_t offset_x2) const {
+  int32x4_t prepare(int32x4_t x2) const { return vaddq_n_s32(x2, input2_offset); }
+  int32x4_t combine(int32x4_t x1, int32x4_t offset_x2) const {
     const int32x4_t y = vaddq_n_s32(output(vmulq_s32(vaddq_n_s32(x1, input1_offset), offset_x2)), output_offset);
     return vminq_s32(vmaxq_s32(y, act_min), act_max);
   }
 };
-
-// out[i] = a[i] * b[i] for i < n (b_step 1), or a[i] * b[0] (b_step 0).
-void mul_run(const Mul& mul, const int8_t* a, const int8_t* b, int32_t b_step, int8_t* out, int32_t n) {
-  const int32x4_t b_fixed = mul.offset2(vdupq_n_s32(*b));
-  int32_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const int32x4_t offset_b = b_step ? mul.offset2(vldrbq_s32(b + i)) : b_fixed;
-    vstrbq_s32(out + i, mul.product(vldrbq_s32(a + i), offset_b));
-  }
-  if (i < n) {
-    const mve_pred16_t valid = vctp32q(uint32_t(n - i));
-    const int32x4_t offset_b = b_step ? mul.offset2(vldrbq_z_s32(b + i, valid)) : b_fixed;
-    vstrbq_p_s32(out + i, mul.product(vldrbq_z_s32(a + i, valid), offset_b), valid);
-  }
-}
 
 }  // namespace
 
 void mul_s8_mve(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output) {
   const Mul mul(p);
   binary_runs(p, input1, input2, output, [&mul](const int8_t* a, const int8_t* b, int32_t b_step, int8_t* out,
-                                                int32_t n) { mul_run(mul, a, b, b_step, out, n); });
+                                                int32_t n) { mve::binary_lanes(mul, a, b, b_step, out, n); });
 }
 
 }  // namespace mcuflow::kernels

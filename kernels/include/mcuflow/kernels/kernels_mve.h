@@ -244,6 +244,24 @@ struct Rescale {
   }
 };
 
+// out[i] = op.combine(a[i], op.prepare(b[i])) for i < n (b_step 1), or with b[0] prepared once
+// (b_step 0), four int32 lanes at a time, the tail predicated (add_s8_mve, mul_s8_mve). Each
+// lane reads its inputs before its output is written, so the output may lie exactly over an input.
+template <typename Op>
+inline void binary_lanes(const Op& op, const int8_t* a, const int8_t* b, int32_t b_step, int8_t* out, int32_t n) {
+  const int32x4_t b_fixed = op.prepare(vdupq_n_s32(*b));
+  int32_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const int32x4_t prepared_b = b_step ? op.prepare(vldrbq_s32(b + i)) : b_fixed;
+    vstrbq_s32(out + i, op.combine(vldrbq_s32(a + i), prepared_b));
+  }
+  if (i < n) {
+    const mve_pred16_t valid = vctp32q(uint32_t(n - i));
+    const int32x4_t prepared_b = b_step ? op.prepare(vldrbq_z_s32(b + i, valid)) : b_fixed;
+    vstrbq_p_s32(out + i, op.combine(vldrbq_z_s32(a + i, valid), prepared_b), valid);
+  }
+}
+
 struct GemmArgs {
   int32_t depth;  // k
   int32_t out_c;

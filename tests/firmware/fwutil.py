@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import torch.nn as nn
 
 import mcuflow
 from mcuflow import boards, crossbuild, qemu
@@ -77,3 +78,19 @@ def rejected_on_host_sent_to_board(program, altered: bytes):
     for_board = mcuflow.Program(program.data)
     for_board.data = altered
     return for_board
+
+
+class SideBySide(nn.Module):
+    """Applies each layer to its own inputs (in order); returns every output."""
+
+    def __init__(self, layers, input_counts):
+        super().__init__()
+        self.layers = nn.ModuleList(layers)
+        self.input_counts = input_counts
+
+    def forward(self, *xs):
+        outputs, at = [], 0
+        for layer, n in zip(self.layers, self.input_counts):
+            outputs.append(layer(*xs[at:at + n]))
+            at += n
+        return tuple(outputs)

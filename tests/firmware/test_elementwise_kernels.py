@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 import mcuflow  # noqa: E402
 from mcuflow import device  # noqa: E402
-from fwutil import rejected_on_host_sent_to_board, requires_cross  # noqa: E402
+from fwutil import SideBySide, rejected_on_host_sent_to_board, requires_cross  # noqa: E402
 
 pytestmark = requires_cross
 
@@ -164,22 +164,6 @@ def random_family(kernel, seed, count):
                                 other_shape=(1, shape[1], 1, 1) if other == "broadcast" else None,
                                 scales=(scale, float(10.0 ** rng.uniform(-3, 2)))))
     return cases
-
-
-class SideBySide(nn.Module):
-    """Applies each layer to its own inputs (in order); returns every output."""
-
-    def __init__(self, layers, input_counts):
-        super().__init__()
-        self.layers = nn.ModuleList(layers)
-        self.input_counts = input_counts
-
-    def forward(self, *xs):
-        outputs, at = [], 0
-        for layer, n in zip(self.layers, self.input_counts):
-            outputs.append(layer(*xs[at:at + n]))
-            at += n
-        return tuple(outputs)
 
 
 def input_shapes(cases):

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 import mcuflow  # noqa: E402
 from mcuflow import crossbuild, device, qemu  # noqa: E402
-from fwutil import REPO, rejected_on_host_sent_to_board, requires_cross  # noqa: E402
+from fwutil import REPO, SideBySide, rejected_on_host_sent_to_board, requires_cross  # noqa: E402
 
 pytestmark = requires_cross
 
@@ -161,22 +161,6 @@ def random_family(seed: int, count: int):
             cases.append(conv(int(rng.randint(1, 40)), int(rng.randint(1, 40)), hw, k, stride=stride, pad=pad, dil=dil))
             kernels.append("conv_s8_1x1_mve" if k == (1, 1) and pad == (0, 0) else "conv_s8_mve")
     return cases, kernels
-
-
-class SideBySide(nn.Module):
-    """Applies each layer to its own inputs (in order); returns every output."""
-
-    def __init__(self, layers, input_counts):
-        super().__init__()
-        self.layers = nn.ModuleList(layers)
-        self.input_counts = input_counts
-
-    def forward(self, *xs):
-        outputs, at = [], 0
-        for layer, n in zip(self.layers, self.input_counts):
-            outputs.append(layer(*xs[at:at + n]))
-            at += n
-        return tuple(outputs)
 
 
 def input_shapes(cases):

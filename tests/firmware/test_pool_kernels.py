@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 import mcuflow  # noqa: E402
 from mcuflow import device  # noqa: E402
-from fwutil import rejected_on_host_sent_to_board, requires_cross  # noqa: E402
+from fwutil import SideBySide, rejected_on_host_sent_to_board, requires_cross  # noqa: E402
 
 pytestmark = requires_cross
 
@@ -80,19 +80,8 @@ def random_cases(seed, count):
     return out
 
 
-class SideBySide(nn.Module):
-    """Each layer on its own input; every output returned."""
-
-    def __init__(self, layers):
-        super().__init__()
-        self.layers = nn.ModuleList(layers)
-
-    def forward(self, *xs):
-        return tuple(layer(x) for layer, x in zip(self.layers, xs))
-
-
 def compile_cases(pools, core):
-    model = SideBySide([m for _, m, _ in pools]).eval()
+    model = SideBySide([m for _, m, _ in pools], [1] * len(pools)).eval()
     rng = np.random.RandomState(1)
     calibration = [tuple(rng.standard_normal(shape).astype(np.float32) for _, _, shape in pools) for _ in range(4)]
     ep = torch.export.export(model, tuple(torch.from_numpy(x) for x in calibration[0]))

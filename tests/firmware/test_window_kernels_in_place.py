@@ -35,7 +35,7 @@ BOARDS = {"qemu-m55": ("cortex-m55", {"conv_s8_mve", "conv_s8_1x1_mve", "dwconv_
 FORWARD_ONLY = {"conv_s8_mve", "conv_s8_dsp", "conv_s8_1x1_dsp", "dwconv_s8_dsp"}
 
 
-class SideBySide(nn.Module):
+class ThreeWindowLayers(nn.Module):
     """Three window layers, each on its own input of the same size: every step holds the same
     bytes (the inputs still to read, the outputs made, the current op's pair) plus its scratch,
     and each activation outweighs any op's scratch, so each op is a peak the planner must lower
@@ -57,7 +57,7 @@ def board_and_program(request):
     rng = np.random.RandomState(3)
     shape = (1, 20, 13, 13)
     calibration = [tuple(rng.standard_normal(shape).astype(np.float32) for _ in range(3)) for _ in range(8)]
-    ep = torch.export.export(SideBySide().eval(), tuple(torch.from_numpy(x) for x in calibration[0]))
+    ep = torch.export.export(ThreeWindowLayers().eval(), tuple(torch.from_numpy(x) for x in calibration[0]))
     core = BOARDS[request.param][0]
     return request.param, mcuflow.compile(ep, target=core, calibration=calibration, io="int8")
 

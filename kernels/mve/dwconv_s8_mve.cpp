@@ -207,11 +207,14 @@ void dwconv(const DwConvParams& p, const int8_t* input, const uint8_t* prepared,
   const int32_t y_lo = first_inside(p.pad_top, p.stride_h), x_lo = first_inside(p.pad_left, p.stride_w);
   const int32_t y_hi = end_inside(p.in_h, p.pad_top, (p.k_h - 1) * p.dil_h + 1, p.stride_h, p.out_h);
   const int32_t x_hi = end_inside(p.in_w, p.pad_left, (p.k_w - 1) * p.dil_w + 1, p.stride_w, p.out_w);
-  detail::for_each_output_pixel(p.out_h, p.out_w, input, output, [&](int32_t oy, int32_t ox) {
-    int8_t* out = output + (oy * p.out_w + ox) * p.out_c;
-    const int32_t iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
+  // Locals, not p's fields: the output stores would make the compiler reload those.
+  const int32_t out_w = p.out_w, out_c = p.out_c, in_w = p.in_w, in_c = p.in_c;
+  const int32_t stride_h = p.stride_h, stride_w = p.stride_w, pad_top = p.pad_top, pad_left = p.pad_left;
+  detail::for_each_output_pixel(p.out_h, out_w, input, output, [&](int32_t oy, int32_t ox) {
+    int8_t* out = output + (oy * out_w + ox) * out_c;
+    const int32_t iy0 = oy * stride_h - pad_top, ix0 = ox * stride_w - pad_left;
     if (oy >= y_lo && oy < y_hi && ox >= x_lo && ox < x_hi) {
-      const int8_t* first = input + (iy0 * p.in_w + ix0) * p.in_c;
+      const int8_t* first = input + (iy0 * in_w + ix0) * in_c;
       pixel<kKh, kKw>(p, prepared, out, [&](int32_t c) { return InsideTaps{first + c, row_step, column_step}; });
       return;
     }

@@ -79,4 +79,17 @@ Error check_dequantize(const OpCheck& c);  // dequantize_s8_f32
 
 inline Error ok_if(bool condition) { return condition ? Error::kOk : Error::kBadParams; }
 
+// A prepared table: the constant at `slot` holds `count` elements of T (dtype `dtype`), aligned
+// for T, element i equal to entry(i), its recomputation from the params.
+template <typename T, typename Entry>
+bool table_matches(const OpCheck& c, uint32_t slot, format::DType dtype, int32_t count, Entry entry) {
+  const format::TensorRecord& t = c.tensor(slot);
+  if (!tensor_is(c, slot, dtype, uint64_t(count)) || !read_only(t) || t.offset % sizeof(T) != 0) return false;
+  const T* table = reinterpret_cast<const T*>(c.constants + t.offset);
+  for (int32_t i = 0; i < count; ++i) {
+    if (table[i] != entry(i)) return false;
+  }
+  return true;
+}
+
 }  // namespace mcuflow::ops

@@ -21,10 +21,9 @@ Error check_dwconv_s8_dsp(const OpCheck& c);
 Error check_dwconv_s8_3x3_dsp(const OpCheck& c);
 Error check_fc_s8_dsp(const OpCheck& c);
 // Element-wise (elementwise_check.cpp): add and requantize take their reference's inputs, then
-// their table (kernels_dsp.h); clamp and mul take their reference's inputs only.
+// their table (kernels_dsp.h, kernels_scalar.h); clamp and mul take their reference's inputs only.
 Error check_add_s8_dsp(const OpCheck& c);
 Error check_mul_s8_dsp(const OpCheck& c);
-Error check_requantize_s8_table(const OpCheck& c);  // requantize_s8_dsp and requantize_s8_mve
 
 inline constexpr KernelCheck kernel_check_conv_s8_1x1_dsp{sizeof(kernels::ConvParams), dsp::kScratchSlot + 1, 1,
                                                           check_conv_s8_1x1_dsp};
@@ -42,8 +41,8 @@ inline constexpr KernelCheck kernel_check_maxpool_s8_dsp{sizeof(kernels::PoolPar
 inline constexpr KernelCheck kernel_check_add_s8_dsp{sizeof(kernels::BinaryParams), 3, 1, check_add_s8_dsp};
 inline constexpr KernelCheck kernel_check_mul_s8_dsp{sizeof(kernels::BinaryParams), 2, 1, check_mul_s8_dsp};
 inline constexpr KernelCheck kernel_check_clamp_s8_dsp{sizeof(kernels::ClampParams), 1, 1, check_clamp_s8};
-inline constexpr KernelCheck kernel_check_requantize_s8_dsp{sizeof(kernels::RequantizeParams), 2, 1,
-                                                            check_requantize_s8_table};
+// The same 256-byte table as the scalar tier's (the scalar checks build for every core).
+inline constexpr KernelCheck kernel_check_requantize_s8_dsp = kernel_check_requantize_s8_scalar;
 inline constexpr KernelCheck kernel_check_softmax_s8_dsp = kernel_check_softmax_s8_scalar;
 
 }  // namespace mcuflow::ops

@@ -5,8 +5,7 @@
 // one, their scratch; add and the pooling kernels take their reference's inputs and checks.
 #pragma once
 #include "../check.h"
-#include "../dsp/checks.h"  // check_requantize_s8_table
-#include "../scalar/checks.h"  // check_softmax_s8_exp_table
+#include "../scalar/checks.h"  // the softmax and requantize tables' checks
 #include "mcuflow/kernels/params.h"
 #include "mcuflow/runtime/kernel_entries.h"
 
@@ -34,8 +33,7 @@ inline constexpr KernelCheck kernel_check_fc_s8_mve{sizeof(kernels::FcParams), m
 inline constexpr KernelCheck kernel_check_add_s8_mve{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8};
 inline constexpr KernelCheck kernel_check_mul_s8_mve{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8};
 inline constexpr KernelCheck kernel_check_clamp_s8_mve{sizeof(kernels::ClampParams), 1, 1, check_clamp_s8};
-inline constexpr KernelCheck kernel_check_requantize_s8_mve{sizeof(kernels::RequantizeParams), 2, 1,
-                                                            check_requantize_s8_table};
+inline constexpr KernelCheck kernel_check_requantize_s8_mve = kernel_check_requantize_s8_scalar;
 inline constexpr KernelCheck kernel_check_avgpool_s8_mve{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
 inline constexpr KernelCheck kernel_check_maxpool_s8_mve{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
 inline constexpr KernelCheck kernel_check_softmax_s8_mve = kernel_check_softmax_s8_scalar;

@@ -4,22 +4,6 @@
 #include "mcuflow/kernels/kernels_scalar.h"
 
 namespace mcuflow::ops {
-namespace {
-
-// The constant at `slot` holds `count` elements of T (dtype `dtype`), aligned for T, element i
-// equal to entry(i).
-template <typename T, typename Entry>
-bool table_matches(const OpCheck& c, uint32_t slot, format::DType dtype, int32_t count, Entry entry) {
-  const format::TensorRecord& t = c.tensor(slot);
-  if (!tensor_is(c, slot, dtype, uint64_t(count)) || !read_only(t) || t.offset % sizeof(T) != 0) return false;
-  const T* table = scalar::constant_data<T>(c, slot);
-  for (int32_t i = 0; i < count; ++i) {
-    if (table[i] != entry(i)) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 Error check_add_s8_scalar(const OpCheck& c) {
   if (const Error e = check_binary_s8(c); e != Error::kOk) return e;

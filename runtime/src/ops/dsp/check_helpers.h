@@ -21,15 +21,7 @@ inline bool constant_inputs(const OpCheck& c) {
 // word(i) (the function that prepared it).
 template <typename Word>
 bool prepared_matches(const OpCheck& c, uint32_t slot, int32_t words, Word word) {
-  const format::TensorRecord& t = c.tensor(slot);
-  if (!tensor_is(c, slot, format::DType::kInt32, uint64_t(words)) || !read_only(t) ||
-      t.offset % 4 != 0)
-    return false;
-  const auto* prepared = reinterpret_cast<const int32_t*>(c.constants + t.offset);
-  for (int32_t i = 0; i < words; ++i) {
-    if (prepared[i] != word(i)) return false;
-  }
-  return true;
+  return table_matches<int32_t>(c, slot, format::DType::kInt32, words, word);
 }
 
 inline const int8_t* weights(const OpCheck& c) { return reinterpret_cast<const int8_t*>(c.constants + c.tensor(1).offset); }

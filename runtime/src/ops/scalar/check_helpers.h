@@ -19,19 +19,12 @@ bool prepared_matches(const OpCheck& c, int32_t words, Word word) {
   for (uint32_t slot = 1; slot <= 4; ++slot) {
     if (!read_only(c.tensor(slot))) return false;
   }
-  const format::TensorRecord& t = c.tensor(kPreparedSlot);
-  if (!tensor_is(c, kPreparedSlot, format::DType::kInt32, uint64_t(words)) || !read_only(t) ||
-      t.offset % 4 != 0)
-    return false;
   const auto* weights = constant_data<int8_t>(c, 1);
   const auto* bias = constant_data<int32_t>(c, 2);
   const auto* multipliers = constant_data<int32_t>(c, 3);
   const auto* shifts = constant_data<int32_t>(c, 4);
-  const auto* prepared = constant_data<int32_t>(c, kPreparedSlot);
-  for (int32_t i = 0; i < words; ++i) {
-    if (prepared[i] != word(weights, bias, multipliers, shifts, i)) return false;
-  }
-  return true;
+  return table_matches<int32_t>(c, kPreparedSlot, format::DType::kInt32, words,
+                                [&](int32_t i) { return word(weights, bias, multipliers, shifts, i); });
 }
 
 }  // namespace mcuflow::ops::scalar

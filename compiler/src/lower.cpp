@@ -255,12 +255,22 @@ class Lowering {
     lower_as_float(op, why);
   }
 
+  // The op's "dim" attribute for a tensor of `rank` dims, negative values counted from the end
+  // (shape inference has checked the range).
+  static size_t dim_of(const Op& op, size_t rank) {
+    const int64_t dim = op.int_attr("dim");
+    return size_t(dim < 0 ? dim + int64_t(rank) : dim);
+  }
+
   // Why `op` cannot run on an int8 kernel ("" when it can).
   std::string int8_rejection(const Op& op) const {
     if (op.kind == "layer_norm") return "layer_norm has a float32 kernel only";
-    if (op.kind == "softmax" && tensor(op.inputs[0]).shape[softmax_axis(op)] > k::kSoftmaxMaxDepthS8)
-      return "softmax over " + std::to_string(tensor(op.inputs[0]).shape[softmax_axis(op)]) + " values exceeds " +
-             std::to_string(k::kSoftmaxMaxDepthS8) + " (the int8 kernel's 32-bit sum could wrap)";
+    if (op.kind == "softmax") {
+      const Shape& x = tensor(op.inputs[0]).shape;
+      if (const int64_t depth = x[dim_of(op, x.size())]; depth > k::kSoftmaxMaxDepthS8)
+        return "softmax over " + std::to_string(depth) + " values exceeds " + std::to_string(k::kSoftmaxMaxDepthS8) +
+               " (the int8 kernel's 32-bit sum could wrap)";
+    }
     if (op.kind == "matmul" && tensor(op.inputs[0]).shape.back() > k::kBatchMatmulMaxDepthS8)
       return "matmul depth " + std::to_string(tensor(op.inputs[0]).shape.back()) + " exceeds " +
              std::to_string(k::kBatchMatmulMaxDepthS8) + " (the int32 accumulator could overflow)";
@@ -654,15 +664,10 @@ class Lowering {
     emit_pool(op, false, kh, kw, kh, kw, 0, 0);
   }
 
-  size_t softmax_axis(const Op& op) const {
-    const int64_t rank = int64_t(tensor(op.inputs[0]).shape.size()), dim = op.int_attr("dim");
-    return size_t(dim < 0 ? dim + rank : dim);
-  }
-
   void lower_softmax(const Op& op) {
     const Tensor& x = tensor(op.inputs[0]);
     k::SoftmaxParams p{};
-    const int dim = int(softmax_axis(op));
+    const int dim = int(dim_of(op, x.shape.size()));
     p.depth = int32_t(x.shape[size_t(dim)]);
     p.rows = int32_t(x.numel() / p.depth);
     if (int8()) {
@@ -716,7 +721,7 @@ class Lowering {
 
   void lower_cat(const Op& op) {
     const Tensor& y = tensor(op.outputs[0]);
-    const int64_t logical_dim = op.int_attr("dim") < 0 ? op.int_attr("dim") + int64_t(y.shape.size()) : op.int_attr("dim");
+    const int64_t logical_dim = int64_t(dim_of(op, y.shape.size()));
     const auto order = physical_order(layout_of(y), y.shape.size());
     const auto axis = size_t(std::find(order.begin(), order.end(), int(logical_dim)) - order.begin());
     const std::vector<int32_t> y_dims = physical_dims(y);
@@ -916,7 +921,7 @@ class Lowering {
       if (int8()) g.fill = int8_bound(value, y.quant, false);
       else std::memcpy(&g.fill, &value, sizeof(g.fill));
     } else if (op.kind == "slice") {
-      const size_t dim = size_t(op.int_attr("dim") < 0 ? op.int_attr("dim") + int64_t(rank) : op.int_attr("dim"));
+      const size_t dim = dim_of(op, rank);
       g.start[dim] = op.int_attr("start");
       g.num[dim] = op.int_attr("step");
     } else if (op.kind == "expand") {

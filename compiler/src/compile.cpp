@@ -131,6 +131,8 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
   const Target target = find_target(options.target);
   if (g.inputs.empty()) throw CompileError("the model has no tensor inputs");
   if (g.outputs.empty()) throw CompileError("the model has no outputs");
+  if (options.stream_input && options.patches == 1)
+    throw CompileError("stream_input fetches the input rows of patch bands: it needs patches > 1");
   run_graph_passes(g);
   std::string quantization_report;
   LowerOptions lowering{Precision::kFloat32, false};
@@ -156,8 +158,6 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
     return lp;
   };
   LoweredProgram lp = lower_and_plan(g);
-  if (options.stream_input && options.patches == 1)
-    throw CompileError("stream_input fetches the input rows of patch bands: it needs patches > 1");
   // Bands recompute halo rows: kept only when their plan is smaller. A streamed input changes
   // which stage end the pass estimates best, and the estimate can miss: with stream_input the
   // bands are planned both ways and the smallest plan is kept.

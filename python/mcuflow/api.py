@@ -419,7 +419,7 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
                                          stream_input, observer=observer, percentile=percentile))
 
         program = compile_with(copy_weights)
-        if not copy_weights and weights_leave_fast_memory(program, memory):
+        if not copy_weights and weights_leave_fast_memory(program, memory, regions):
             program = compile_with(True)
     except _core.CompileError as e:
         raise UnsupportedModelError(str(e)) from None

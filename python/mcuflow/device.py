@@ -85,14 +85,13 @@ def memory_regions(memory) -> tuple[list[tuple[str, int, bool]], bool]:
     return sorted(regions, key=lambda r: not r[2]), bool(memory.get("weights_in_slow_memory", False))
 
 
-def weights_leave_fast_memory(program: Program, memory) -> bool:
-    """Whether a program planned for board `memory` (a board name) does not fit the board's fast
-    code memory and goes to slow memory (program_region): then its costliest weights belong in
+def weights_leave_fast_memory(program: Program, memory, regions) -> bool:
+    """Whether a program planned for board `memory` (a board name; `regions` from
+    memory_regions(memory)) does not fit the board's fast code memory and goes to slow memory
+    (program_region) while a fast RAM region is planned: then its costliest weights belong in
     fast RAM, as on a board whose code memory is slow."""
-    if not isinstance(memory, str) or memory.endswith(".json"):
-        return False
-    board = _board(memory)
-    return any(r.fast for r in board.regions if r.kind == "ram") and not program_region(program, board).fast
+    return (isinstance(memory, str) and not memory.endswith(".json") and any(fast for _, _, fast in regions)
+            and not program_region(program, _board(memory)).fast)
 
 
 def _arena_regions(program: Program, board) -> list:

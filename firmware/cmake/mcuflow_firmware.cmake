@@ -2,8 +2,9 @@
 #                      [INCLUDE_DIRS <dir>...] [DEFINES <NAME=VALUE>...]
 #                      [O3_SOURCES <src>...] [STACK_SIZE <bytes>])
 #
-# Builds <target>.elf for an mcuflow board with its startup code, semihosting
-# board interface and linker script, plus <target>.map and <target>.bin.
+# Builds <target>.elf for an mcuflow board with its startup code, board interface
+# (semihosting, or the UART protocol where board.cmake sets MCUFLOW_BOARD_CONSOLE uart)
+# and linker script, plus <target>.map and <target>.bin.
 # Use together with the toolchain file arm-none-eabi.cmake beside this file
 # (CMake >= 3.20).
 # Runtime code is built with -Os, O3_SOURCES (kernels) with -O3.
@@ -20,12 +21,17 @@ function(mcuflow_add_firmware target)
     file(GLOB known RELATIVE "${MCUFLOW_FIRMWARE_DIR}/boards" "${MCUFLOW_FIRMWARE_DIR}/boards/*")
     message(FATAL_ERROR "unknown mcuflow board '${ARG_BOARD}'; known boards: ${known}")
   endif()
+  set(MCUFLOW_BOARD_CONSOLE semihosting)
   include("${board_dir}/board.cmake")
+  set(board_io "${MCUFLOW_FIRMWARE_DIR}/common/semihost.c")
+  if(MCUFLOW_BOARD_CONSOLE STREQUAL "uart")
+    set(board_io "${MCUFLOW_FIRMWARE_DIR}/common/uart_io.c")
+  endif()
 
   add_executable(${target}
     ${ARG_SOURCES} ${ARG_O3_SOURCES}
     "${MCUFLOW_FIRMWARE_DIR}/common/startup.c"
-    "${MCUFLOW_FIRMWARE_DIR}/common/semihost.c"
+    "${board_io}"
     "${MCUFLOW_FIRMWARE_DIR}/common/cxx_support.c"
     "${board_dir}/board.c")
   string(TOUPPER "${ARG_BOARD}" board_macro)
@@ -38,7 +44,7 @@ function(mcuflow_add_firmware target)
     $<$<COMPILE_LANGUAGE:C>:-std=gnu11>
     $<$<COMPILE_LANGUAGE:CXX>:-std=c++17>)
   foreach(src ${ARG_SOURCES} ${MCUFLOW_FIRMWARE_DIR}/common/startup.c
-              ${MCUFLOW_FIRMWARE_DIR}/common/semihost.c
+              ${board_io}
               ${MCUFLOW_FIRMWARE_DIR}/common/cxx_support.c ${board_dir}/board.c)
     set_source_files_properties(${src} TARGET_DIRECTORY ${target} PROPERTIES COMPILE_OPTIONS -Os)
   endforeach()

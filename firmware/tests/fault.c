@@ -4,6 +4,7 @@
  *   2  unbounded recursion: on Armv8-M Mainline MSPLIM turns the stack
  *      overflow into a fault -> exit MCUFLOW_EXIT_HARDFAULT
  *   3  hang forever (host-side timeout test)
+ *   4  store to and load from FAULT_ADDRESS: a HardFault if no memory answers there
  */
 #include <stdint.h>
 
@@ -34,6 +35,13 @@ int main(void)
 #elif FAULT_KIND == 3
     for (;;) {
         __asm__ volatile("nop");
+    }
+#elif FAULT_KIND == 4
+    volatile uint32_t *word = (volatile uint32_t *)(FAULT_ADDRESS);
+    *word = 0x5A5AA5A5u;
+    if (*word != 0x5A5AA5A5u) {
+        board_puts("fault test: the word did not keep its value\n");
+        return 1;
     }
 #endif
     board_puts("fault test: no fault happened\n");

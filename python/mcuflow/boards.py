@@ -81,6 +81,9 @@ class Board:
     qemu_cpu: Optional[str] = None  # -cpu, when not the machine's default
     # regions that take the program when it does not fit the code region, in order of preference
     program_fallback: Tuple[str, ...] = ()
+    # how console and host files travel: "semihosting", or "uart" (the framed protocol of
+    # firmware/common/uart_io.c, python/mcuflow/uart.py) on QEMU's first serial port
+    console: str = "semihosting"
 
     @property
     def mcpu(self) -> str:
@@ -260,6 +263,37 @@ _BOARD_LIST = [
                "ITCM goes to SRAM (QEMU also models the QSPI flash, 8 MiB of ROM at 0x28000000, but "
                "behind an MPC at a Non-secure address while the firmware runs Secure)."),
         program_fallback=("SRAM",),
+    ),
+    Board(
+        name="stm32f405",
+        qemu_machine="netduinoplus2",
+        core="cortex-m4",
+        arch="armv7e-m",
+        cpu_flags=("-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard"),
+        regions=(
+            MemoryRegion("FLASH", 0x08000000, 1 * MiB, "code", note="on-chip flash"),
+            MemoryRegion("SRAM1", 0x20000000, 112 * KiB, "ram", arena_section=".mcuflow_arena",
+                         note="SRAM1"),
+            MemoryRegion("SRAM2", 0x2001C000, 16 * KiB, "ram", arena_section=".mcuflow_arena_sram2",
+                         note="SRAM2"),
+        ),
+        code_region="FLASH",
+        ram_region="SRAM1",
+        arena_region="SRAM1",
+        timer="STM32 TIM2 (32-bit up-counter), PSC=31; the DWT cycle counter on the chip",
+        timer_base=0x40000000,
+        timer_clock_hz=1_000_000_000,
+        tick_hz=31_250_000,
+        icount_shift=5,
+        has_fpu=True,
+        has_dsp=True,
+        has_mve=False,
+        tier="dsp",
+        default_stack_size=8 * KiB,
+        console="uart",
+        notes=("The STM32F405 as it is (QEMU netduinoplus2): console and host files over USART1, no "
+               "semihosting; the 64 KiB CCM is not used (QEMU 7.2 does not model it). QEMU's TIM2 input "
+               "clock measures 1 GHz: PSC=31 makes one tick per instruction at shift 5."),
     ),
 ]
 

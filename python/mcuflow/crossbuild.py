@@ -145,7 +145,7 @@ def board_support_sources(board: Union[str, Board]) -> List[Path]:
     fw = firmware_dir()
     return [
         fw / "common" / "startup.c",
-        fw / "common" / "semihost.c",
+        fw / "common" / ("uart_io.c" if b.console == "uart" else "semihost.c"),
         fw / "common" / "cxx_support.c",
         fw / "boards" / b.name / "board.c",
     ]

@@ -5,6 +5,8 @@
 in ``cwd`` (semihosting file paths are relative to it), waits at most
 ``timeout_s`` seconds, and returns ``(exit_code, stdout)``. The exit code is
 the one the firmware passed to ``board_exit`` (semihosting SYS_EXIT_EXTENDED).
+A board without semihosting (``console="uart"``) talks over its UART on QEMU's
+stdio instead, and :mod:`mcuflow.uart` serves its files from ``cwd`` the same way.
 A firmware that does not finish in time is killed and :class:`QemuTimeoutError`
 names the timeout.
 
@@ -76,11 +78,16 @@ def qemu_command(elf: PathLike, board: Union[str, Board], *, icount: bool = True
     cmd = [qemu, "-M", b.qemu_machine]
     if b.qemu_cpu:
         cmd += ["-cpu", b.qemu_cpu]
-    # Semihosting console output goes to a stdio chardev (QEMU's default
-    # would be stderr); the UART and monitor are not connected.
-    cmd += ["-nographic", "-serial", "none", "-monitor", "none",
-            "-chardev", "stdio,id=mcuflow_semihost",
-            "-semihosting-config", "enable=on,target=native,chardev=mcuflow_semihost"]
+    if b.console == "uart":
+        # The first UART on stdio, no semihosting; the firmware ends with a system reset,
+        # which -no-reboot turns into QEMU's exit.
+        cmd += ["-nographic", "-serial", "stdio", "-monitor", "none", "-no-reboot"]
+    else:
+        # Semihosting console output goes to a stdio chardev (QEMU's default
+        # would be stderr); the UART and monitor are not connected.
+        cmd += ["-nographic", "-serial", "none", "-monitor", "none",
+                "-chardev", "stdio,id=mcuflow_semihost",
+                "-semihosting-config", "enable=on,target=native,chardev=mcuflow_semihost"]
     if icount:
         cmd += ["-icount", f"shift={b.icount_shift}"]
     cmd += list(extra_args)
@@ -112,6 +119,9 @@ def run(elf: PathLike, board: Union[str, Board], timeout_s: float = 60.0,
         raise QemuError("qemu-system-arm not found on PATH (apt-get install qemu-system-arm)")
     cmd = qemu_command(elf_path, b, icount=icount, extra_args=extra_args)
     workdir = str(Path(cwd).resolve()) if cwd is not None else None
+    if b.console == "uart":
+        from .uart import run_serial
+        return run_serial(cmd, b.name, elf_path.name, workdir, timeout_s)
     t0 = time.monotonic()
     try:
         proc = subprocess.Popen(cmd, cwd=workdir, stdin=subprocess.DEVNULL,

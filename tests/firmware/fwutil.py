@@ -20,6 +20,9 @@ FW_TESTS = FIRMWARE / "tests"
 
 
 BOARD_NAMES = boards.board_names()
+# The six QEMU development boards (semihosting): the large program suites run on these; the
+# STM32F405 has its own lean suite (test_stm32f405.py).
+DEV_BOARDS = [b for b in BOARD_NAMES if boards.get_board(b).console == "semihosting"]
 
 HAVE_CROSS = crossbuild.toolchain_available()
 HAVE_QEMU = qemu.qemu_available()

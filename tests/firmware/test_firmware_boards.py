@@ -18,10 +18,11 @@ EXPECTED = {
     "qemu-m7": ("mps2-an500", "cortex-m7"),
     "qemu-m33": ("mps2-an505", "cortex-m33"),
     "qemu-m55": ("mps3-an547", "cortex-m55"),
+    "stm32f405": ("netduinoplus2", "cortex-m4"),
 }
 
 
-def test_six_boards():
+def test_the_boards():
     assert sorted(BOARD_NAMES) == sorted(EXPECTED)
     for name, (machine, cpu) in EXPECTED.items():
         b = boards.get_board(name)
@@ -48,7 +49,7 @@ def test_float_and_vector_flags():
     assert "-mfloat-abi=hard" in m55.cpu_flags and m55.has_mve and m55.tier == "mve"
     assert not any(f.startswith("-mfpu") for f in boards.get_board("qemu-m0").cpu_flags)
     assert [b.name for b in boards.BOARDS.values() if b.has_dsp] == [
-        "qemu-m4", "qemu-m7", "qemu-m33", "qemu-m55"]
+        "qemu-m4", "qemu-m7", "qemu-m33", "qemu-m55", "stm32f405"]
 
 
 def test_memory_maps_from_the_brief():
@@ -62,6 +63,10 @@ def test_memory_maps_from_the_brief():
     assert (m55.region("ITCM").base, m55.region("ITCM").size) == (0x0, 512 * 1024)
     assert (m55.region("DTCM").base, m55.region("DTCM").size) == (0x20000000, 512 * 1024)
     assert (m55.region("SRAM").base, m55.region("SRAM").size) == (0x01000000, 2 * 1024 * 1024)
+    # RM0090: flash 1 MiB at 0x08000000; SRAM1 112 KiB + SRAM2 16 KiB at 0x20000000
+    f4 = boards.get_board("stm32f405")
+    assert [(r.name, r.base, r.size) for r in f4.regions] == [
+        ("FLASH", 0x08000000, 1024 * 1024), ("SRAM1", 0x20000000, 112 * 1024), ("SRAM2", 0x2001C000, 16 * 1024)]
 
 
 @pytest.mark.parametrize("name", BOARD_NAMES)
@@ -125,6 +130,7 @@ def test_board_cmake_matches_table(name):
     assert m and tuple(m.group(1).split()) == b.cpu_flags
     assert f"set(MCUFLOW_BOARD_QEMU_MACHINE {b.qemu_machine})" in text
     assert f"set(MCUFLOW_BOARD_ICOUNT_SHIFT {b.icount_shift})" in text
+    assert ("set(MCUFLOW_BOARD_CONSOLE uart)" in text) == (b.console == "uart")
 
 
 def test_toolchain_file_has_no_cpu():

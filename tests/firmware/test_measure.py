@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 import mcuflow  # noqa: E402
 from mcuflow import bench, boards, cli, crossbuild, device, measure  # noqa: E402
-from fwutil import BOARD_NAMES, requires_cross  # noqa: E402
+from fwutil import DEV_BOARDS, requires_cross  # noqa: E402
 from models import DSCNN, init_bn_stats  # noqa: E402
 
 pytestmark = requires_cross
@@ -41,7 +41,7 @@ def arm_none_eabi_size(elf: Path) -> dict:
     return {"text": text, "data": data, "bss": bss}
 
 
-@pytest.mark.parametrize("board_name", BOARD_NAMES)
+@pytest.mark.parametrize("board_name", DEV_BOARDS)
 def test_size_reconciles_with_arm_none_eabi_size(board_name, tmp_path):
     board = boards.get_board(board_name)
     model = small_dscnn()

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 import mcuflow  # noqa: E402
 from mcuflow import cli, device  # noqa: E402
 from mcuflow.boards import get_board  # noqa: E402
-from fwutil import BOARD_NAMES, requires_cross  # noqa: E402
+from fwutil import DEV_BOARDS, requires_cross  # noqa: E402
 from models import DSCNN, init_bn_stats, make_model  # noqa: E402
 
 pytestmark = requires_cross
@@ -55,8 +55,8 @@ def program_for(name, board, precision="int8"):
 
 
 # DS-CNN (64 channels) needs more than qemu-m0's 16 KiB; its 16-channel variant runs everywhere.
-CASES = [(m, b) for b in BOARD_NAMES for m in ("ds_cnn_16", "resnet")] + \
-        [("ds_cnn", b) for b in BOARD_NAMES if b != "qemu-m0"]
+CASES = [(m, b) for b in DEV_BOARDS for m in ("ds_cnn_16", "resnet")] + \
+        [("ds_cnn", b) for b in DEV_BOARDS if b != "qemu-m0"]
 
 
 @pytest.mark.parametrize("name, board", CASES)

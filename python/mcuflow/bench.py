@@ -206,7 +206,7 @@ def cmd_bench(args) -> int:
 def add_commands(sub) -> None:
     b = sub.add_parser("bench", help="latency of a program on an emulated board (instructions under QEMU)")
     b.add_argument("program")
-    b.add_argument("--board", required=True, help="qemu-m0, qemu-m3, qemu-m4, qemu-m7, qemu-m33, qemu-m55")
+    b.add_argument("--board", required=True, help="qemu-m0, qemu-m3, qemu-m4, qemu-m7, qemu-m33, qemu-m55, stm32f405")
     b.add_argument("--warmup", type=int, default=2, help="unmeasured runs after the cold one (default 2)")
     b.add_argument("--runs", type=int, default=20, help="measured runs (default 20)")
     b.add_argument("--input", help="X.npy or X.npz: the first sample is benchmarked (default: seeded random)")

@@ -405,6 +405,6 @@ def cmd_firmware(args) -> int:
 def add_commands(sub) -> None:
     f = sub.add_parser("firmware", help="build firmware that runs a program on a board")
     f.add_argument("program")
-    f.add_argument("--board", required=True, help="qemu-m0, qemu-m3, qemu-m4, qemu-m7, qemu-m33, qemu-m55")
+    f.add_argument("--board", required=True, help="qemu-m0, qemu-m3, qemu-m4, qemu-m7, qemu-m33, qemu-m55, stm32f405")
     f.add_argument("-o", "--output", required=True, help="output directory")
     f.set_defaults(func=cmd_firmware)

@@ -31,7 +31,8 @@ extern "C" {
 void board_init(void);
 
 /* Write a NUL-terminated string to the host console (semihosting
- * SYS_WRITE0). Written as is: no newline is appended. */
+ * SYS_WRITE0, or a console frame on a UART board: firmware/common/uart_io.c).
+ * Written as is: no newline is appended. */
 void board_puts(const char *s);
 
 /* Stop the program; the QEMU process exits with status (code & 0xFF)

@@ -12,6 +12,9 @@ guest instruction. The board timer ticks every ``tick_ns`` ns (``tick_ns <=
 instructions exactly (``firmware/common/mcuflow_internal.h``). Figures measured
 this way are "instructions (QEMU)", never cycles.
 
+A board with a board file (``firmware/boards/<name>/board.json``, :mod:`mcuflow.boardfile`)
+takes its memory regions, the regions of code, stack and arena, and its stack size from it.
+
 This module imports nothing beyond the standard library.
 """
 
@@ -19,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
+
+from .boardfile import MemoryRegion, board_file, load
 
 __all__ = [
     "MemoryRegion",
@@ -31,28 +36,6 @@ __all__ = [
 
 KiB = 1024
 MiB = 1024 * 1024
-
-
-@dataclass(frozen=True)
-class MemoryRegion:
-    """One memory region of a board (a MEMORY entry of its link.ld)."""
-
-    name: str  # region name in link.ld, e.g. "RAM", "DTCM"
-    base: int
-    size: int
-    kind: str  # "code" (program, constants, weights) or "ram"
-    fast: bool = False  # tightly coupled / single-cycle memory on real silicon
-    arena_section: Optional[str] = None  # output section placing an arena here
-    program_section: Optional[str] = None  # input section placing the program here (not code regions)
-    note: str = ""
-
-    @property
-    def end(self) -> int:
-        return self.base + self.size
-
-    @property
-    def size_kib(self) -> int:
-        return self.size // KiB
 
 
 @dataclass(frozen=True)
@@ -161,6 +144,13 @@ def _mps2(name: str, machine: str, core: str, arch: str, flags, fpu: bool, dsp: 
     )
 
 
+def _memory_from_board_file(name: str) -> dict:
+    layout = load(board_file(name))
+    return dict(name=layout.name, regions=layout.regions, code_region=layout.code_region,
+                ram_region=layout.ram_region, arena_region=layout.arena_region,
+                default_stack_size=layout.stack_size)
+
+
 _BOARD_LIST = [
     Board(
         name="qemu-m0",
@@ -265,21 +255,11 @@ _BOARD_LIST = [
         program_fallback=("SRAM",),
     ),
     Board(
-        name="stm32f405",
+        **_memory_from_board_file("stm32f405"),
         qemu_machine="netduinoplus2",
         core="cortex-m4",
         arch="armv7e-m",
         cpu_flags=("-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard"),
-        regions=(
-            MemoryRegion("FLASH", 0x08000000, 1 * MiB, "code", note="on-chip flash"),
-            MemoryRegion("SRAM1", 0x20000000, 112 * KiB, "ram", arena_section=".mcuflow_arena",
-                         note="SRAM1"),
-            MemoryRegion("SRAM2", 0x2001C000, 16 * KiB, "ram", arena_section=".mcuflow_arena_sram2",
-                         note="SRAM2"),
-        ),
-        code_region="FLASH",
-        ram_region="SRAM1",
-        arena_region="SRAM1",
         timer="STM32 TIM2 (32-bit up-counter), PSC=31; the DWT cycle counter on the chip",
         timer_base=0x40000000,
         timer_clock_hz=1_000_000_000,
@@ -289,7 +269,6 @@ _BOARD_LIST = [
         has_dsp=True,
         has_mve=False,
         tier="dsp",
-        default_stack_size=8 * KiB,
         console="uart",
         notes=("The STM32F405 as it is (QEMU netduinoplus2): console and host files over USART1, no "
                "semihosting; the 64 KiB CCM is not used (QEMU 7.2 does not model it). QEMU's TIM2 input "

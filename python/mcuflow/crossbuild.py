@@ -3,7 +3,8 @@
 :func:`build_firmware` compiles a list of C/C++/assembly sources together with
 the board support (``firmware/common`` startup + semihosting, the board's
 ``board.c``) using ``arm-none-eabi-gcc``/``g++`` directly, links them with the
-board's ``link.ld`` and writes into ``out_dir``:
+board's ``link.ld`` (generated into ``out_dir`` from its ``board.json`` where it has one,
+:mod:`mcuflow.boardfile`) and writes into ``out_dir``:
 
 * ``firmware.elf``, ``firmware.map``, ``firmware.bin``
 * ``build_info.json``: compiler and version, every flag, ``-mcpu``, the board,
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
+from .boardfile import BoardFileError, board_linker_script, firmware_dir
 from .boards import Board, get_board
 
 __all__ = [
@@ -105,14 +107,6 @@ class FirmwareBuild:
     bin: Path
     build_info: Path
     info: Dict[str, object] = field(default_factory=dict)
-
-
-def firmware_dir() -> Path:
-    """The firmware/ tree (override with MCUFLOW_FIRMWARE_DIR)."""
-    env = os.environ.get("MCUFLOW_FIRMWARE_DIR")
-    if env:
-        return Path(env).resolve()
-    return Path(__file__).resolve().parents[2] / "firmware"
 
 
 def _prefix() -> str:
@@ -321,7 +315,10 @@ def build_firmware(
         for j in compile_jobs:
             _compile(j)
 
-    ld_script = Path(linker_script).resolve() if linker_script else fw / "boards" / b.name / "link.ld"
+    try:  # generated into the build directory for a board with a board file
+        ld_script = Path(linker_script).resolve() if linker_script else board_linker_script(b.name, out)
+    except BoardFileError as e:
+        raise FirmwareError(str(e), board=b.name) from None
     elf = out / "firmware.elf"
     map_path = out / "firmware.map"
     binp = out / "firmware.bin"

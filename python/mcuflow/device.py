@@ -256,13 +256,13 @@ def _harness_source(root: Path, harness: str) -> Path:
     return root / "firmware" / "harness" / f"{harness}.cpp"
 
 
-_FIRMWARE_INPUTS = {".h", ".c", ".cpp", ".S", ".ld"}
+_FIRMWARE_INPUTS = {".h", ".c", ".cpp", ".S", ".ld", ".json"}  # .json: board files
 
 
 def _source_digest(root: Path, harness: str) -> str:
     """Every file a firmware build may read (sources, headers anywhere below runtime/, kernels/
     and firmware/, linker scripts, the build flags' module), so an edit to any rebuilds."""
-    h = hashlib.sha256(Path(__file__).with_name("crossbuild.py").read_bytes())
+    h = hashlib.sha256(b"".join(Path(__file__).with_name(m).read_bytes() for m in ("crossbuild.py", "boardfile.py")))
     files = [_harness_source(root, harness)] + sorted(
         f for d in ("runtime", "kernels", "firmware") for f in (root / d).rglob("*") if f.suffix in _FIRMWARE_INPUTS)
     for f in files:

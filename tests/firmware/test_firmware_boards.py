@@ -10,6 +10,7 @@ from fractions import Fraction
 import pytest
 
 from fwutil import BOARD_NAMES, FIRMWARE, PYTHON_DIR, boards, crossbuild
+from mcuflow import boardfile
 
 EXPECTED = {
     "qemu-m0": ("microbit", "cortex-m0"),
@@ -97,10 +98,15 @@ _MEM_RE = re.compile(r"^\s*(\w+)\s*\((\w+)\)\s*:\s*ORIGIN\s*=\s*(0x[0-9A-Fa-f]+)
                      re.M)
 
 
+def linker_script_text(name, tmp_path):
+    """The board's hand-written link.ld, or the one generated from its board file."""
+    return boardfile.board_linker_script(name, tmp_path).read_text()
+
+
 @pytest.mark.parametrize("name", BOARD_NAMES)
-def test_link_ld_matches_table(name):
+def test_link_ld_matches_table(name, tmp_path):
     b = boards.get_board(name)
-    text = (FIRMWARE / "boards" / name / "link.ld").read_text()
+    text = linker_script_text(name, tmp_path)
     regions = {}
     for m in _MEM_RE.finditer(text):
         size = int(m.group(4)) * {"": 1, "K": 1024, "M": 1024 * 1024}[m.group(5)]
@@ -147,7 +153,7 @@ def test_modules_import_without_torch():
         "sys.modules['torch'] = None\n"  # any 'import torch' now fails
         f"stub = types.ModuleType('mcuflow'); stub.__path__ = [{str(PYTHON_DIR / 'mcuflow')!r}]\n"
         "sys.modules['mcuflow'] = stub\n"
-        "for m in ('boards', 'crossbuild', 'qemu'): importlib.import_module('mcuflow.' + m)\n"
+        "for m in ('boards', 'boardfile', 'crossbuild', 'qemu', 'uart'): importlib.import_module('mcuflow.' + m)\n"
         "print('ok')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -21,7 +21,7 @@ import torch
 
 import mcuflow
 from mcuflow import bench, boards, crossbuild, device, measure, qemu, zoo
-from fwutil import REPO, parse_calib, requires_cross
+from fwutil import REPO, parse_calib, requires_cmake, requires_cross
 
 pytestmark = requires_cross
 
@@ -175,3 +175,17 @@ def test_a_missing_input_file_is_one_clear_error(digits, tmp_path):
     (tmp_path / "batch.bin").write_bytes(np.uint32(1).tobytes())  # but no in_0_0.bin
     with pytest.raises(device.DeviceError, match=r"code 2 \(input/output file error\): mcuflow: cannot read in_0_0.bin"):
         device.run_harness(fw.elf, BOARD, tmp_path, timeout=60)
+
+
+@requires_cmake
+def test_a_cmake_build_generates_the_linker_script_from_the_board_file(tmp_path):
+    build = tmp_path / "build"
+    for cmd in (["cmake", "-S", REPO / "firmware", "-B", build, f"-DMCUFLOW_BOARD={BOARD}",
+                 f"-DCMAKE_TOOLCHAIN_FILE={REPO / 'firmware' / 'cmake' / 'arm-none-eabi.cmake'}"],
+                ["cmake", "--build", build, "--target", "calib"]):
+        p = subprocess.run(list(map(str, cmd)), capture_output=True, text=True)
+        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert "Generated from board.json" in (build / "mcuflow_board_stm32f405" / "link.ld").read_text()
+    rc, out = qemu.run_elf(build / "calib.elf", BOARD, timeout_s=60, cwd=tmp_path)
+    body, empty, rows, _ = parse_calib(out)
+    assert rc == 0 and {d - body * n for n, d in rows} == {empty}, out

@@ -1,5 +1,6 @@
 #include "mcuflow/compiler/compile.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -38,6 +39,37 @@ std::string json_float(float value) {
   std::ostringstream os;
   os << std::setprecision(9) << value;
   return os.str();
+}
+
+// Activations beyond this magnitude come from mis-scaled data (raw sensor counts, a unit
+// mistake, uninitialized memory), not from a float32 model on its real inputs.
+constexpr float kImplausibleMagnitude = 1e12f;
+
+// The calibration ranges that cannot fit real inputs: tensors that held one value in every
+// sample (all-zero data) and ranges no float32 model reaches on real inputs (data scaled by
+// 1e30). One line each; the program still compiles (docs/quantization.md).
+std::vector<std::string> degenerate_ranges(const Graph& g, size_t samples) {
+  std::vector<std::string> constant, huge;
+  for (const Tensor& t : g.tensors) {
+    if (t.constant || !(t.observed_min <= t.observed_max)) continue;
+    if (t.observed_min == t.observed_max) constant.push_back(t.name + " = " + json_float(t.observed_min));
+    const float magnitude = std::max(std::fabs(t.observed_min), std::fabs(t.observed_max));
+    if (magnitude > kImplausibleMagnitude) huge.push_back(t.name + " reaches " + json_float(magnitude));
+  }
+  const auto listed = [](const std::vector<std::string>& items) {
+    std::string text;
+    for (size_t i = 0; i < items.size() && i < 3; ++i) text += (i ? ", " : "") + items[i];
+    return text + (items.size() > 3 ? ", ..." : "");
+  };
+  std::vector<std::string> warnings;
+  if (!constant.empty())
+    warnings.push_back("calibration: " + std::to_string(constant.size()) + " activation(s) held one value in all " +
+                       std::to_string(samples) + " samples (" + listed(constant) +
+                       "): their ranges fit no other input; give varied, representative samples");
+  if (!huge.empty())
+    warnings.push_back("calibration: " + std::to_string(huge.size()) + " activation range(s) beyond 1e12 (" +
+                       listed(huge) + "): is the calibration data scaled as the model's real inputs?");
+  return warnings;
 }
 
 }  // namespace
@@ -91,6 +123,7 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
     if (!t.constant && !(std::isfinite(t.observed_min) && std::isfinite(t.observed_max)) && t.observed_min <= t.observed_max)
       throw CompileError("tensor " + t.name + " reached NaN or Inf during calibration");
   }
+  const std::vector<std::string> warnings = degenerate_ranges(g, calibration.size());  // the observed ranges
 
   std::ostringstream report;
   report << "{\"observer\":" << json_string(observer_name(observer.kind));
@@ -121,6 +154,11 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
       tensor.observed_min = range.lo;
       tensor.observed_max = range.hi;
     }
+    report << ']';
+  }
+  if (!warnings.empty()) {
+    report << ",\"warnings\":[";
+    for (size_t i = 0; i < warnings.size(); ++i) report << (i ? "," : "") << json_string(warnings[i]);
     report << ']';
   }
   report << '}';

@@ -10,14 +10,15 @@ import hashlib
 import json
 import numbers
 import os
-import tempfile
+import re
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from . import _core
 from .errors import InputError, McuflowError, UnsupportedModelError
+from .outputs import write_file
 
 MAGIC = b"MFP1"
 # Program metadata "source" key listing the calibration samples' hashes (see sample_hash).
@@ -32,6 +33,34 @@ def sample_hash(sample: Sequence[np.ndarray]) -> str:
     for x in sample:
         digest.update(np.ascontiguousarray(x, dtype=np.float32).tobytes())
     return digest.hexdigest()[:16]
+
+
+_POSITIONAL_NAME = re.compile(r"arr_[0-9]+")  # what np.savez(path, x, y) calls unnamed arrays
+
+
+def arrays_by_input_name(arrays: Mapping[str, Any], names: Sequence[str | None], what: str,
+                         error: type[McuflowError] = InputError) -> list:
+    """The values of ``arrays`` in input order: by name when its keys are the inputs' ``names``
+    (in any order); in file order when the arrays carry no names (numpy's arr_0, arr_1, ...) or
+    the program lacks them (None); a single array for a single input. Anything else — a missing,
+    extra or unknown name — raises ``error`` with one line naming it."""
+    keys = [str(k) for k in arrays]
+    values = list(arrays.values())
+    if set(keys) == set(names) and len(keys) == len(names):
+        return [arrays[n] for n in names]
+    unnamed = all(_POSITIONAL_NAME.fullmatch(k) for k in keys) or None in names
+    if len(keys) == len(names) and (unnamed or len(keys) == 1):
+        return values
+    listed = (f"{what} has {len(keys)} array{'s' if len(keys) != 1 else ''} ({', '.join(keys) or 'none'}), "
+              f"the model takes {len(names)} input{'s' if len(names) != 1 else ''} ({', '.join(map(str, names))})")
+    if unnamed:
+        raise error(listed)
+    missing = [str(n) for n in names if n not in keys]
+    unknown = [k for k in keys if k not in names]
+    detail = "; ".join(part for part in (f"no array named {', '.join(missing)}" if missing else "",
+                                         f"{', '.join(unknown)} name{'s' if len(unknown) == 1 else ''} no input"
+                                         if unknown else "") if part)
+    raise error(f"{listed}: {detail}")
 
 
 class Program:
@@ -67,26 +96,27 @@ class Program:
         return _core.strip_metadata(self.data)
 
     def save(self, path: str | os.PathLike) -> None:
-        """Writes the program atomically: a failed write never leaves a partial file."""
-        path = Path(path)
-        fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=path.name, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(self.data)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        """Writes the program atomically (outputs.write_file): a failed write never leaves a
+        partial file, and the file gets the user's umask."""
+        write_file(path, self.data)
 
     # --- facts ---
 
     @property
     def inputs(self) -> list[dict]:
-        return self._host.inputs
+        """Per input: dtype, shape (logical), layout, quantization, ``tensor`` (its index) and
+        ``name`` (the model's, from the metadata; None in a program without it)."""
+        return self._named(self._host.inputs)
 
     @property
     def outputs(self) -> list[dict]:
-        return self._host.outputs
+        return self._named(self._host.outputs)
+
+    def _named(self, io: list[dict]) -> list[dict]:
+        tensors = self.metadata.get("tensors", [])
+        for d in io:
+            d["name"] = tensors[d["tensor"]]["name"] if d["tensor"] < len(tensors) else None
+        return io
 
     @property
     def arena_bytes(self) -> int:
@@ -114,6 +144,8 @@ class Program:
     def _batched_inputs(self, inputs) -> tuple[list[np.ndarray], int, bool]:
         if isinstance(inputs, (np.ndarray,)) or hasattr(inputs, "detach"):
             inputs = [inputs]
+        elif isinstance(inputs, Mapping):
+            inputs = arrays_by_input_name(inputs, [spec["name"] for spec in self.inputs], "the inputs dict")
         arrays = []
         for x in inputs:
             if hasattr(x, "detach"):
@@ -136,6 +168,8 @@ class Program:
             else:
                 raise InputError(f"input {i} has shape {list(a.shape)}; the program expects {list(shape)}"
                                  f" (or a batch of them along dim 0)")
+            if n == 0:
+                raise InputError(f"input {i} holds no samples (a batch of 0)")
             if batch is not None and n != batch:
                 raise InputError(f"inputs have different batch sizes ({batch} and {n})")
             batch, batched = n, batched or is_batched
@@ -204,6 +238,7 @@ class Program:
             "plan": self.metadata.get("plan", {}),
             "schedule": self.metadata.get("schedule", {}),
             "quantization": self.metadata.get("quantization", {}),
+            "warnings": self.warnings(),
             "inputs": [_io_json(x) for x in self.inputs],
             "outputs": [_io_json(x) for x in self.outputs],
             "ops": ops,
@@ -226,6 +261,7 @@ class Program:
                          f"{op['source']}")
         lines.append(f"total MACs: {total_macs}")
         lines += _quantization_lines(d["quantization"])
+        lines += [f"WARNING: {w}" for w in self.warnings()]
         fallbacks = self.fallbacks()
         if fallbacks:
             lines.append(f"float fallbacks: {len(fallbacks)} model op(s) run on float32 kernels between a dequantize "
@@ -233,6 +269,43 @@ class Program:
             for f in fallbacks:
                 lines.append(f"  op {f['index']} {f['kind']} ({f['kernel']}) at {f['source']}: {f['reason']}")
         return "\n".join(lines)
+
+    def warnings(self) -> list[str]:
+        """Why this program may be of no use, one line each (``mcuflow compile`` prints them,
+        ``summary()`` and ``mcuflow inspect`` show them): calibration ranges that fit no real input
+        (the compiler's, docs/quantization.md), a memory plan larger than the board regions it
+        was planned into, a program larger than the code memory of every board with the target's
+        core."""
+        found = list(self.metadata.get("quantization", {}).get("warnings", []))
+        for r in self.metadata.get("plan", {}).get("regions", []):
+            if "capacity" in r and r["bytes"] > r["capacity"]:
+                found.append(f"memory plan: region {r['name']} needs {r['bytes']} bytes, the board leaves "
+                             f"{r['capacity']} for the plan: the program cannot run there")
+        too_small = self._boards_too_small()
+        if too_small:
+            found.append(too_small)
+        return found
+
+    def _boards_too_small(self) -> str | None:
+        from .boards import BOARDS, KiB
+        from .device import CODE_RESERVE, DeviceError, program_region
+
+        target = self.metadata.get("target")
+        boards = [b for b in BOARDS.values() if b.core == target]
+        size = len(self.device_image)
+
+        def fits(board) -> bool:
+            try:
+                region = program_region(self, board)
+            except DeviceError:  # planned for regions this board lacks
+                return False
+            return region.name != board.code_region or size + CODE_RESERVE <= region.size
+
+        if not boards or any(fits(b) for b in boards):
+            return None
+        codes = ", ".join(f"{b.name} {b.region(b.code_region).size // KiB} KiB" for b in boards)
+        return (f"program: {size} bytes (without metadata) fit no {target} board's code memory ({codes}, "
+                f"{CODE_RESERVE // KiB} KiB of it kept for runtime and kernels)")
 
     def fallbacks(self) -> list[dict]:
         """The model ops of an int8 program that run on a float32 kernel, in execution order:
@@ -345,6 +418,35 @@ def check_observer(observer: Any, percentile: Any, precision: str) -> float:
     return float(percentile)
 
 
+def check_compile_options(*, target: str, precision: str, io: str, observer: str, percentile: float | None,
+                          fallback: str, memory: Any, patches: int, stream_input: bool):
+    """Every compile option on its own, before the model is looked at (``mcuflow compile`` runs
+    this before importing torch): the percentile to use, the memory regions and whether weights
+    belong in fast memory (device.memory_regions). InputError for the first bad one."""
+    from .device import memory_regions
+
+    if not isinstance(target, str):
+        raise InputError(f"target is a name such as 'cortex-m55', got {type(target).__name__}")
+    try:
+        _core.target_tier(target)
+    except _core.CompileError as e:
+        raise InputError(str(e)) from None
+    if precision not in ("int8", "fp32"):
+        raise InputError(f"unknown precision '{precision}' (int8 or fp32)")
+    if io not in ("float32", "int8"):
+        raise InputError(f"unknown io '{io}' (float32 or int8)")
+    regions, copy_weights = memory_regions(memory)
+    if isinstance(patches, bool) or not isinstance(patches, int) or not 1 <= patches <= 64:
+        raise InputError(f"patches must be a whole number from 1 to 64, got {patches!r}")
+    if fallback not in ("float", "error"):
+        raise InputError(f"unknown fallback '{fallback}' (float or error)")
+    if not isinstance(stream_input, bool):
+        raise InputError(f"stream_input must be True or False, got {stream_input!r}")
+    if stream_input and patches == 1:
+        raise InputError("stream_input fetches the input rows of patch bands: it needs patches > 1")
+    return check_observer(observer, percentile, precision), regions, copy_weights
+
+
 def compile(exported_program, target: str = "cortex-m55", calibration: Any = None, *,
             precision: str = "int8", io: str = "float32", source: dict[str, str] | None = None,
             observer: str = "minmax", percentile: float | None = None,
@@ -381,26 +483,16 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     ``"streamed": True`` in ``Program.inputs``.
     ``source``: provenance strings stored in the program's metadata under "source" (``mcuflow
     compile`` records the model file's name and SHA-256 there).
+    A program that compiles may still be of no use (degenerate calibration, a plan or program
+    too large for the board): ``Program.warnings()`` says why; ``mcuflow compile`` prints it.
     """
     from .calibration import normalize_calibration
+    from .device import weights_leave_fast_memory
     from .frontend import describe, user_inputs
 
-    if precision not in ("int8", "fp32"):
-        raise InputError(f"unknown precision '{precision}' (int8 or fp32)")
-    if io not in ("float32", "int8"):
-        raise InputError(f"unknown io '{io}' (float32 or int8)")
-    from .device import memory_regions, weights_leave_fast_memory
-
-    regions, copy_weights = memory_regions(memory)
-    if isinstance(patches, bool) or not isinstance(patches, int) or not 1 <= patches <= 64:
-        raise InputError(f"patches must be a whole number from 1 to 64, got {patches!r}")
-    if fallback not in ("float", "error"):
-        raise InputError(f"unknown fallback '{fallback}' (float or error)")
-    if not isinstance(stream_input, bool):
-        raise InputError(f"stream_input must be True or False, got {stream_input!r}")
-    if stream_input and patches == 1:
-        raise InputError("stream_input fetches the input rows of patch bands: it needs patches > 1")
-    percentile = check_observer(observer, percentile, precision)
+    percentile, regions, copy_weights = check_compile_options(
+        target=target, precision=precision, io=io, observer=observer, percentile=percentile, fallback=fallback,
+        memory=memory, patches=patches, stream_input=stream_input)
     if source is not None and not (isinstance(source, dict)
                                    and all(isinstance(k, str) and isinstance(v, str) for k, v in source.items())):
         raise InputError("source maps strings to strings")

@@ -9,8 +9,9 @@ Accepted forms of ``data``:
 * an iterable (list, generator, DataLoader ...) of samples, each a tuple/list with one
   tensor/array per input — or, for a single-input model, a bare tensor/array;
 * a dict (or ``numpy.load``-ed ``.npz``, or the path of one) with one array per input — by
-  input name when the keys are the input names, else in input order — each with a leading
-  batch dimension;
+  input name (``api.arrays_by_input_name``: in file order only when the arrays carry no names,
+  as ``np.savez(path, x, y)`` saves them; a missing, extra or unknown name is an error) — each
+  with a leading batch dimension;
 * a single tensor/array with a leading batch dimension, for a single-input model.
 
 Arrays with a leading batch dimension (``[N·b, ...rest]`` where the exported input is
@@ -27,6 +28,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .api import arrays_by_input_name
 from .errors import CalibrationError
 
 __all__ = ["normalize_calibration", "normalize", "input_signature"]
@@ -143,16 +145,7 @@ def _expand_group(arrays: Sequence[Any], sig, where: str, start: int) -> list[tu
 
 
 def _from_mapping(data: Mapping, sig) -> list[tuple[np.ndarray, ...]]:
-    keys = list(data.keys())
-    names = [n for n, _ in sig]
-    if len(keys) != len(sig):
-        raise CalibrationError(
-            f"calibration data has {len(keys)} array{'s' if len(keys) != 1 else ''} ({', '.join(map(str, keys))}), "
-            f"the model takes {len(sig)} input{'s' if len(sig) != 1 else ''} ({', '.join(names)})")
-    if set(keys) == set(names):
-        arrays = [data[n] for n in names]
-    else:
-        arrays = [data[k] for k in keys]
+    arrays = arrays_by_input_name(data, [n for n, _ in sig], "calibration data", CalibrationError)
     return _expand_group(arrays, sig, "arrays", 0)
 
 

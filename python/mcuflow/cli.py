@@ -17,35 +17,43 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError, McuflowError
+from .outputs import check_output_parent, refuse_overwriting_inputs, write_file
 
 EXIT_USER_ERROR = 1
 EXIT_INTERNAL_ERROR = 2
 
 
-def load_arrays(path: str, what: str) -> list[np.ndarray]:
-    """Arrays of an .npy (one) or .npz (one per input, in file order) file."""
+def load_arrays(path: str, what: str) -> np.ndarray | dict[str, np.ndarray]:
+    """The array of an .npy file, or the arrays of an .npz file by name (one per input: matched
+    to the model's input names, api.arrays_by_input_name)."""
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{what} file {path} does not exist")
     try:
         if p.suffix == ".npz":
             with np.load(p, allow_pickle=False) as z:
-                arrays = [z[k] for k in z.files]
-        else:
-            arrays = [np.load(p, allow_pickle=False)]
+                arrays = {k: z[k] for k in z.files}
+            if not arrays:
+                raise InputError(f"{what} file {path} holds no arrays")
+            return arrays
+        return np.load(p, allow_pickle=False)
     except (ValueError, OSError, zipfile.BadZipFile, EOFError) as e:
         raise InputError(f"cannot read {what} file {path}: {e}") from None
-    if not arrays:
-        raise InputError(f"{what} file {path} holds no arrays")
+
+
+def load_array(path: str, what: str) -> np.ndarray:
+    """The one array of an .npy file (or of an .npz file holding one)."""
+    arrays = load_arrays(path, what)
+    if isinstance(arrays, dict):
+        if len(arrays) != 1:
+            raise InputError(f"{what} file {path} holds {len(arrays)} arrays ({', '.join(arrays)}); give one")
+        (arrays,) = arrays.values()
     return arrays
 
 
 def save_arrays(path: str, arrays: list[np.ndarray]) -> None:
     """Writes an .npz with output_0, output_1, … atomically."""
-    p = Path(path)
-    tmp = p.with_name(p.name + ".tmp.npz")
-    np.savez(tmp, **{f"output_{i}": a for i, a in enumerate(arrays)})
-    os.replace(tmp, p)
+    write_file(path, lambda f: np.savez(f, **{f"output_{i}": a for i, a in enumerate(arrays)}))
 
 
 def load_exported(path: str):
@@ -79,24 +87,31 @@ def percentile_option(text: str | None) -> float | None:
 
 
 def cmd_compile(args) -> int:
-    from .api import compile as compile_model
+    from .api import check_compile_options, compile as compile_model
 
-    ep = load_exported(args.model)
+    # Every mistake in the arguments is found here, before torch is imported and the model loaded.
+    if not Path(args.model).is_file():
+        raise InputError(f"model file {args.model} does not exist")
     calibration = None
     if args.precision == "int8":
         if not args.calibration:
             raise InputError("--calibration CALIB.npz is required for int8 (or pass --precision fp32)")
         calibration = load_arrays(args.calibration, "calibration")
+    check_output_parent(args.output)
+    refuse_overwriting_inputs(args.output, {"the model": args.model, "the calibration data": args.calibration})
+    options = dict(target=args.target, precision=args.precision, io=args.io, observer=args.observer,
+                   percentile=percentile_option(args.percentile), memory=args.memory, patches=args.patches,
+                   stream_input=args.stream_input, fallback="error" if args.no_fallback else "float")
+    check_compile_options(**options)
+    ep = load_exported(args.model)
     # Provenance for measurement records (mcuflow size / bench): which files made this program.
     source = {"model_file": Path(args.model).name, "model_sha256": file_sha256(args.model)}
     if calibration is not None:
         source["calibration_sha256"] = file_sha256(args.calibration)
-    program = compile_model(ep, target=args.target, calibration=calibration, precision=args.precision, io=args.io,
-                            observer=args.observer, percentile=percentile_option(args.percentile),
-                            memory=args.memory, patches=args.patches, stream_input=args.stream_input,
-                            fallback="error" if args.no_fallback else "float",
-                            source=source)
+    program = compile_model(ep, calibration=calibration, source=source, **options)
     program.save(args.output)
+    for warning in program.warnings():
+        print(f"mcuflow compile: WARNING: {warning}", file=sys.stderr)
     print(f"wrote {args.output}: {len(program.data)} bytes, arena {program.arena_bytes} bytes "
           f"(lower bound {program.arena_lower_bound})")
     return 0
@@ -130,6 +145,8 @@ def cmd_run(args) -> int:
 
     program = Program.load(args.program)
     inputs = load_arrays(args.input, "input")
+    check_output_parent(args.output)
+    refuse_overwriting_inputs(args.output, {"the program": args.program, "the input": args.input})
     if args.board == "host":
         outputs = program.run(inputs)
     else:
@@ -155,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compile", help="compile a torch.export .pt2 model into an .mfp program")
     c.add_argument("model", help="MODEL.pt2 written by torch.export.save")
     c.add_argument("--target", default="cortex-m55", help="cortex-m0 … cortex-m85 (default cortex-m55)")
-    c.add_argument("--calibration", help="CALIB.npz: one array per model input, leading batch dimension")
+    c.add_argument("--calibration", help="CALIB.npz: one array per model input, named as the input, leading batch dimension")
     c.add_argument("--precision", choices=["int8", "fp32"], default="int8")
     c.add_argument("--io", choices=["float32", "int8"], default="float32", help="program input/output dtype")
     c.add_argument("--observer", default="minmax",
@@ -182,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run a program on the host runtime or an emulated board")
     r.add_argument("program")
-    r.add_argument("--input", required=True, help="X.npy or X.npz (one array per input, batch dimension first)")
+    r.add_argument("--input", required=True, help="X.npy or X.npz (one array per input, named as the input; batch dimension first)")
     r.add_argument("-o", "--output", required=True, help="Y.npz")
     r.add_argument("--board", default="host", help="host (default) or an emulated board such as qemu-m55")
     r.add_argument("--timeout", type=float, default=120.0, help="seconds before a hung board run is killed")

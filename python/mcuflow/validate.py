@@ -18,7 +18,6 @@ import os
 import platform
 import shutil
 import sys
-import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ import numpy as np
 
 from .api import CALIBRATION_SAMPLES_KEY, Program, compile as compile_program, sample_hash
 from .errors import InputError, McuflowError
+from .outputs import commit_dir, refuse_overwriting_inputs, staging_dir
 
 RECORD_FORMAT = "mcuflow-validation-record"
 RECORD_VERSION = 1
@@ -215,6 +215,12 @@ def is_record(path: Path) -> bool:
     return (Path(path) / MANIFEST).is_file()
 
 
+def check_record_target(target: Path) -> None:
+    """A record may replace only a record or an empty directory."""
+    if target.exists() and not (target.is_dir() and (is_record(target) or not any(target.iterdir()))):
+        raise InputError(f"{target} exists and is not a validation record: choose another -o directory")
+
+
 class RecordWriter:
     """Builds a record in ``<target>.partial-XXXX`` beside the target, streaming results into it,
     and renames it into place only when complete. With ``target=None`` nothing is written."""
@@ -225,11 +231,9 @@ class RecordWriter:
         self._stream = None
         if self.target is None:
             return
-        if self.target.exists() and not (self.target.is_dir() and (is_record(self.target)
-                                                                     or not any(self.target.iterdir()))):
-            raise InputError(f"{self.target} exists and is not a validation record: choose another -o directory")
+        check_record_target(self.target)
         self.target.parent.mkdir(parents=True, exist_ok=True)
-        self.dir = Path(tempfile.mkdtemp(dir=self.target.parent, prefix=f"{self.target.name}.partial-"))
+        self.dir = staging_dir(self.target, prefix=f"{self.target.name}.partial-")
         self._stream = open(self.dir / STREAM, "a")
 
     def event(self, **fields) -> None:
@@ -264,20 +268,15 @@ class RecordWriter:
             shutil.copyfile(source, self.path(name))
 
     def commit(self, manifest: dict) -> Path | None:
-        """Hashes every file into the manifest, writes it last, then swaps the directory in."""
+        """Hashes every file into the manifest, writes it last, then swaps the directory in
+        (outputs.commit_dir: the old record or the new one is at the target whenever killed)."""
         if self.dir is None:
             return None
         self._stream.close()
         files = sorted(p for p in self.dir.rglob("*") if p.is_file())
         manifest["files"] = {str(p.relative_to(self.dir)): file_sha256(p) for p in files}
         self.write_json(MANIFEST, manifest)
-        old = None
-        if self.target.exists():
-            old = Path(tempfile.mkdtemp(dir=self.target.parent, prefix=f"{self.target.name}.old-"))
-            self.target.rename(old / "record")
-        self.dir.rename(self.target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        commit_dir(self.dir, self.target)
         return self.target
 
     def abandon(self) -> None:
@@ -301,10 +300,9 @@ def _json_default(obj):
 
 def _eval_samples(eval_inputs, program: Program) -> tuple[list[np.ndarray], list[list[np.ndarray]]]:
     """The evaluation arrays (one per input) and their samples, each exactly as the program takes it."""
-    if isinstance(eval_inputs, Mapping) or hasattr(eval_inputs, "files"):
-        keys = eval_inputs.files if hasattr(eval_inputs, "files") else list(eval_inputs)
-        eval_inputs = [eval_inputs[k] for k in keys]
-    arrays, count, batched = program._batched_inputs(eval_inputs)
+    if hasattr(eval_inputs, "files") and not isinstance(eval_inputs, Mapping):  # an open NpzFile
+        eval_inputs = {k: eval_inputs[k] for k in eval_inputs.files}
+    arrays, count, batched = program._batched_inputs(eval_inputs)  # a dict: by input name
     arrays = [np.ascontiguousarray(a) for a in arrays]
     for i, a in enumerate(arrays):
         finite = np.isfinite(a.reshape(count if batched else 1, -1)).all(axis=1)
@@ -711,6 +709,43 @@ class _Run:
     model_path: Path | None
 
 
+@dataclass
+class _Request:
+    """What check_request found usable."""
+    budgets: dict
+    budgets_text: str | None
+    eval_arrays: list[np.ndarray]
+    samples: list[list[np.ndarray]]
+    labels: np.ndarray | None
+    classifier: bool
+
+
+def check_request(program: Program, eval_inputs, labels, board: str, budgets, record_dir, worst: int) -> _Request:
+    """Every check that needs neither the model nor a compile (program, board, budgets, record
+    directory, evaluation inputs and labels): `mcuflow validate` runs it before loading the model,
+    so a mistake is reported in well under a second; validate() runs it first."""
+    from .device import _board, check_fits, check_tiers
+
+    if not isinstance(program, Program):
+        raise InputError(f"program must be an mcuflow.Program, got {type(program).__name__}")
+    for what, specs in (("input", program.inputs), ("output", program.outputs)):
+        if any(s["dtype"] != np.float32 for s in specs):
+            raise InputError(f"validate needs a program with float32 {what}s (compile with io='float32')")
+    if worst < 0:
+        raise InputError(f"worst must be 0 or more, got {worst}")
+    check_tiers(program, _board(board))  # before any stage runs: a board that cannot run it is bad input
+    check_fits(program, board)
+    budget_table, budgets_text = load_budgets(budgets)
+    if record_dir is not None:
+        check_record_target(Path(record_dir))
+    eval_arrays, samples = _eval_samples(eval_inputs, program)
+    labels = _check_labels(labels, len(samples))
+    classifier = is_classifier(program)
+    if labels is not None and not classifier:
+        raise InputError("labels given, but the program's output is not one [1, classes] tensor")
+    return _Request(budget_table, budgets_text, eval_arrays, samples, labels, classifier)
+
+
 def validate(model, exported_program, program: Program, eval_inputs, labels=None, board: str = "qemu-m55",
              budgets=None, record_dir: str | os.PathLike | None = None, *, worst: int = 5,
              float_tolerance: float | None = None, progress: bool | None = None,
@@ -725,27 +760,12 @@ def validate(model, exported_program, program: Program, eval_inputs, labels=None
     max_float_abs_error, else 1e-4). ``progress``: bar on stderr (None: when stderr is a terminal
     and there are at least 500 inputs). ``model_path``: the .pt2 ``exported_program`` came from.
     """
-    from .device import _board, check_fits, check_tiers
-
-    if not isinstance(program, Program):
-        raise InputError(f"program must be an mcuflow.Program, got {type(program).__name__}")
-    for what, specs in (("input", program.inputs), ("output", program.outputs)):
-        if any(s["dtype"] != np.float32 for s in specs):
-            raise InputError(f"validate needs a program with float32 {what}s (compile with io='float32')")
-    if worst < 0:
-        raise InputError(f"worst must be 0 or more, got {worst}")
-    check_tiers(program, _board(board))  # before any stage runs: a board that cannot run it is bad input
-    check_fits(program, board)
-    budget_table, budgets_text = load_budgets(budgets)
-    if float_tolerance is None:
-        float_tolerance = budget_table.get("quality", {}).get("max_float_abs_error", DEFAULT_FLOAT_TOLERANCE)
     if model is not None and getattr(model, "training", False):
         raise InputError("the model is in training mode: call model.eval() before validating")
-    eval_arrays, samples = _eval_samples(eval_inputs, program)
-    labels = _check_labels(labels, len(samples))
-    classifier = is_classifier(program)
-    if labels is not None and not classifier:
-        raise InputError("labels given, but the program's output is not one [1, classes] tensor")
+    request = check_request(program, eval_inputs, labels, board, budgets, record_dir, worst)
+    budget_table, eval_arrays, samples, labels = request.budgets, request.eval_arrays, request.samples, request.labels
+    if float_tolerance is None:
+        float_tolerance = budget_table.get("quality", {}).get("max_float_abs_error", DEFAULT_FLOAT_TOLERANCE)
     float_program = compile_program(exported_program, target=program.metadata.get("target", "cortex-m55"),
                                     precision="fp32")
     if [o["shape"] for o in float_program.outputs] != [o["shape"] for o in program.outputs]:
@@ -757,8 +777,8 @@ def validate(model, exported_program, program: Program, eval_inputs, labels=None
         eager=model if model is not None else exported_program.module(),
         eager_model=(f"the nn.Module given ({type(model).__name__})" if model is not None else
                      "exported_program.module() (no nn.Module given: eager = the exported module)"),
-        eval_arrays=eval_arrays, samples=samples, labels=labels, classifier=classifier, board=board,
-        budgets=budget_table, budgets_text=budgets_text,
+        eval_arrays=eval_arrays, samples=samples, labels=labels, classifier=request.classifier, board=board,
+        budgets=budget_table, budgets_text=request.budgets_text,
         budgets_name=str(budgets) if isinstance(budgets, (str, os.PathLike)) else ("given as a dict" if budgets else None),
         float_tolerance=float_tolerance, worst=worst, progress=bool(progress), timeout=timeout,
         model_path=Path(model_path) if model_path is not None else None)
@@ -1001,7 +1021,7 @@ EXIT_VALIDATION_FAILED = 3
 
 
 def cmd_validate(args) -> int:
-    from .cli import load_arrays, load_exported
+    from .cli import load_array, load_arrays, load_exported
 
     if args.compare:
         print(compare_records(*args.compare))
@@ -1012,7 +1032,13 @@ def cmd_validate(args) -> int:
         raise InputError(f"validate needs {', '.join(missing)} (or --compare OLD_RECORD NEW_RECORD)")
     program = Program.load(args.program)
     eval_inputs = load_arrays(args.eval, "evaluation")
-    labels = load_arrays(args.labels, "labels")[0] if args.labels else None
+    labels = load_array(args.labels, "labels") if args.labels else None
+    if not Path(args.model).is_file():
+        raise InputError(f"model file {args.model} does not exist")
+    refuse_overwriting_inputs(args.output, {"the model": args.model, "the program": args.program,
+                                            "the evaluation data": args.eval, "the labels": args.labels,
+                                            "the budgets": args.budgets})
+    check_request(program, eval_inputs, labels, args.board, args.budgets, args.output, args.worst)
     exported = load_exported(args.model)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CalibrationReuseWarning)  # the report says it, loudly
@@ -1031,7 +1057,7 @@ def add_commands(sub) -> None:
                                    f"line (exit {EXIT_VALIDATION_FAILED} on any FAIL), and an atomic record directory.")
     v.add_argument("--model", help="MODEL.pt2 written by torch.export.save (eager = its exported module)")
     v.add_argument("--program", help="model.mfp compiled from that model")
-    v.add_argument("--eval", help="EVAL.npz: one array per model input, leading batch dimension")
+    v.add_argument("--eval", help="EVAL.npz: one array per model input, named as the input, leading batch dimension")
     v.add_argument("--labels", help="LABELS.npy: one integer class per evaluation input")
     v.add_argument("--board", default="qemu-m55", help="emulated board (default qemu-m55)")
     v.add_argument("--budgets", help="budgets.toml: flash, ram, latency per board, quality (docs/validation.md)")

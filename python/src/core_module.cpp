@@ -202,9 +202,12 @@ class HostProgram {
   py::list io_info(bool inputs) const {
     py::list out;
     const uint32_t n = inputs ? program_.input_count() : program_.output_count();
+    const auto* h = reinterpret_cast<const format::Header*>(bytes_);
+    const auto* io = reinterpret_cast<const uint16_t*>(bytes_ + h->io_offset);  // verified by load
     for (uint32_t i = 0; i < n; ++i) {
       const TensorInfo t = inputs ? program_.input(i) : program_.output(i);
       py::dict d;
+      d["tensor"] = io[inputs ? i : program_.input_count() + i];  // its metadata entry holds the model's name
       d["dtype"] = numpy_dtype(t.dtype);
       d["shape"] = logical_shape(t);
       d["physical_shape"] = std::vector<int64_t>(t.dims, t.dims + t.rank);
@@ -461,6 +464,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("regions") = std::vector<std::tuple<std::string, uint32_t, bool>>{}, py::arg("copy_weights") = false,
         py::arg("patches") = 1, py::arg("stream_input") = false, py::arg("observer") = "minmax",
         py::arg("percentile") = 99.99);
+  m.def("target_tier", [](const std::string& target) { return find_target(target).tier; },
+        "The kernel tier of a target name; CompileError naming the known targets otherwise.");
   m.def("kernel_ids", [] {
     std::map<std::string, int> ids;
 #define MCUFLOW_KERNEL_ID(name, id) ids[#name] = id;

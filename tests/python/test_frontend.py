@@ -770,9 +770,11 @@ def test_calibration_dict_npz_and_single_array(tmp_path):
     out = normalize_calibration({"y": ys, "x": xs}, SIG2)
     _check_samples(out, SIG2, 6)
     np.testing.assert_array_equal(out[2][1], ys[2:3])
-    # ... else in input order
-    out = normalize_calibration({"a": xs, "b": ys}, SIG2)
+    # ... in input order only when the arrays carry no names (np.savez(path, x, y))
+    out = normalize_calibration({"arr_0": xs, "arr_1": ys}, SIG2)
     np.testing.assert_array_equal(out[2][0], xs[2:3])
+    msg = _calib_error({"a": xs, "b": ys}, SIG2)
+    assert msg.endswith("no array named x, y; a, b name no input"), msg
     # npz, as a path and as a loaded file
     path = tmp_path / "calib.npz"
     np.savez(path, x=xs, y=ys)

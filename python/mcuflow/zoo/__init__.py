@@ -27,7 +27,6 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
-import tempfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import numpy as np
 
 from ..errors import InputError
+from ..outputs import write_file
 
 if TYPE_CHECKING:
     import torch
@@ -325,17 +325,6 @@ def count_parameters_and_macs(module, inputs) -> tuple[int, int]:
 
 # --- CLI ---------------------------------------------------------------------------------
 
-def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    """Runs ``write(tmp)`` next to ``path`` and renames: a failure leaves nothing behind."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}", suffix=path.suffix)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-
-
 def cmd_export(args) -> int:
     import torch
 
@@ -354,8 +343,8 @@ def cmd_export(args) -> int:
     ep = model.export()
     input_name = user_inputs(ep)[0][0]
     data = model.calibration(args.samples)
-    _atomic_write(output, lambda tmp: torch.export.save(ep, str(tmp)))
-    _atomic_write(calibration_path, lambda tmp: np.savez(tmp, **{input_name: data}))
+    write_file(output, lambda f: torch.export.save(ep, f))
+    write_file(calibration_path, lambda f: np.savez(f, **{input_name: data}))
     source = f"checkpoint {args.checkpoint}" if args.checkpoint else f"seed {args.seed} random weights"
     print(f"wrote {output} ({model.name}, {source}) and {calibration_path} ({args.samples} calibration samples, "
           f"input '{input_name}' {list(data.shape)})")

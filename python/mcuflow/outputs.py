@@ -1,0 +1,154 @@
+"""Writing what a command outputs: whole or not at all, with the user's umask, never over its inputs.
+
+A file or directory appears under its final name in one rename, after its bytes reached the disk
+(fsync), so a kill at any instruction leaves the old contents or the new ones at the target, never
+a half-written file and never nothing where a complete output was. tempfile creates its files
+0600 and its directories 0700; they get the mode open() and mkdir() would have given (0666 and
+0777 less the umask) before they appear.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import BinaryIO, Callable, Mapping
+
+from .errors import InputError
+
+_RENAME_EXCHANGE = 2  # renameat2(2) flag: swap two existing paths in one step (Linux 3.15+)
+_AT_FDCWD = -100
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it where the system allows."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)  # no /proc: the only portable read sets it, so put it straight back
+    os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    return 0o666 & ~current_umask()
+
+
+def dir_mode() -> int:
+    return 0o777 & ~current_umask()
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_file(path: str | os.PathLike, content: bytes | Callable[[BinaryIO], None]) -> None:
+    """Writes ``content`` (bytes, or a function writing into a binary file object) to ``path``:
+    a temporary file beside it, fsynced, given the user's mode, then one os.replace."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if callable(content):
+                content(f)
+            else:
+                f.write(content)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, file_mode())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_path(path.parent)
+
+
+def staging_dir(target: str | os.PathLike, prefix: str | None = None) -> Path:
+    """A new directory beside ``target`` (same file system, so commit_dir can rename it), with the
+    user's mode. ``prefix`` defaults to ``.<name>.partial-``."""
+    target = Path(target)
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=prefix or f".{target.name}.partial-"))
+    os.chmod(staging, dir_mode())
+    return staging
+
+
+def _sync_tree(root: Path) -> None:
+    for dirpath, _, filenames in os.walk(root):
+        for name in filenames:
+            _fsync_path(Path(dirpath) / name)
+        _fsync_path(Path(dirpath))
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swaps two existing paths atomically; False where the system cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    if not hasattr(libc, "renameat2"):
+        return False
+    if libc.renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    errno = ctypes.get_errno()
+    if errno in (22, 38, 95):  # EINVAL, ENOSYS, EOPNOTSUPP: this file system cannot exchange
+        return False
+    raise OSError(errno, os.strerror(errno), str(b))
+
+
+def commit_dir(staging: str | os.PathLike, target: str | os.PathLike) -> None:
+    """Makes the complete directory ``staging`` appear as ``target`` in one step, after syncing
+    its files: rename(2) onto a missing or empty target; an existing one is exchanged with it
+    (renameat2 RENAME_EXCHANGE) and its old contents, now at the staging name, removed. A kill at
+    any point leaves the old or the new directory at ``target`` (old contents possibly left under
+    the staging name). Without the exchange (not Linux) the old directory is renamed aside first:
+    a kill between the two renames leaves it there, not at ``target``."""
+    staging, target = Path(staging), Path(target)
+    _sync_tree(staging)
+    try:
+        os.rename(staging, target)  # atomic onto a missing target or an empty directory
+    except OSError:
+        if not target.is_dir():
+            raise
+        if not _exchange(staging, target):
+            aside = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.old-"))
+            os.rename(target, aside / target.name)
+            os.rename(staging, target)
+            staging = aside
+        _fsync_path(target.parent)
+        shutil.rmtree(staging, ignore_errors=True)
+        return
+    _fsync_path(target.parent)
+
+
+def check_output_parent(path: str | os.PathLike, flag: str = "-o") -> None:
+    """The directory an output goes into exists (checked before any expensive step)."""
+    parent = Path(path).absolute().parent
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist"
+        raise InputError(f"{flag} {path}: the directory {parent} {what}")
+
+
+def refuse_overwriting_inputs(output: str | os.PathLike, inputs: Mapping[str, str | os.PathLike | None],
+                              flag: str = "-o") -> None:
+    """Refuses an output that is one of the command's inputs (the same file, by any path) or a
+    directory holding one: writing it would destroy what the user gave. ``inputs`` maps a
+    description ("the model") to its path (None: not given)."""
+    out = Path(output)
+    if not out.exists():
+        return
+    for what, path in inputs.items():
+        if path is None or not Path(path).exists():
+            continue
+        if os.path.samefile(out, path):
+            raise InputError(f"{flag} {output} is {what} given to this command: choose another output")
+        if out.is_dir() and Path(path).resolve().is_relative_to(out.resolve()):
+            raise InputError(f"{flag} {output} holds {what} given to this command ({path}): choose another output")

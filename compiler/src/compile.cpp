@@ -41,6 +41,32 @@ std::string json_float(float value) {
   return os.str();
 }
 
+// The first three items, then "..." when there are more.
+std::string listed(const std::vector<std::string>& items) {
+  std::string text;
+  for (size_t i = 0; i < items.size() && i < 3; ++i) text += (i ? ", " : "") + items[i];
+  return text + (items.size() > 3 ? ", ..." : "");
+}
+
+// A narrowed range that saturates more than this share of an activation's calibration values
+// clips real signal, not a few outliers.
+constexpr double kSaturatedShare = 0.01;
+
+// The share of the histogram's values outside `range` (each bin's values spread uniformly over it).
+double share_outside(const Histogram& h, const Range& range) {
+  const auto& counts = h.counts();
+  double outside = 0, total = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    const double left = h.edge(i), right = h.edge(i + 1), width = right - left;
+    if (!(width > 0)) continue;  // a bin narrower than float resolution holds no values
+    const double below = std::clamp((double(range.lo) - left) / width, 0.0, 1.0);
+    const double above = std::clamp((right - double(range.hi)) / width, 0.0, 1.0);
+    outside += double(counts[i]) * std::min(1.0, below + above);
+    total += double(counts[i]);
+  }
+  return total > 0 ? outside / total : 0.0;
+}
+
 // Activations beyond this magnitude come from mis-scaled data (raw sensor counts, a unit
 // mistake, uninitialized memory), not from a float32 model on its real inputs.
 constexpr float kImplausibleMagnitude = 1e12f;
@@ -56,11 +82,6 @@ std::vector<std::string> degenerate_ranges(const Graph& g, size_t samples) {
     const float magnitude = std::max(std::fabs(t.observed_min), std::fabs(t.observed_max));
     if (magnitude > kImplausibleMagnitude) huge.push_back(t.name + " reaches " + json_float(magnitude));
   }
-  const auto listed = [](const std::vector<std::string>& items) {
-    std::string text;
-    for (size_t i = 0; i < items.size() && i < 3; ++i) text += (i ? ", " : "") + items[i];
-    return text + (items.size() > 3 ? ", ..." : "");
-  };
   std::vector<std::string> warnings;
   if (!constant.empty())
     warnings.push_back("calibration: " + std::to_string(constant.size()) + " activation(s) held one value in all " +
@@ -123,7 +144,7 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
     if (!t.constant && !(std::isfinite(t.observed_min) && std::isfinite(t.observed_max)) && t.observed_min <= t.observed_max)
       throw CompileError("tensor " + t.name + " reached NaN or Inf during calibration");
   }
-  const std::vector<std::string> warnings = degenerate_ranges(g, calibration.size());  // the observed ranges
+  std::vector<std::string> warnings = degenerate_ranges(g, calibration.size());  // the observed ranges
 
   std::ostringstream report;
   report << "{\"observer\":" << json_string(observer_name(observer.kind));
@@ -143,10 +164,17 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
     });
     report << ",\"bins\":" << kHistogramBins << ",\"narrowed\":[";
     const char* sep = "";
+    std::vector<std::string> saturated;
     for (const auto& [t, histogram] : histograms) {
       Tensor& tensor = g.tensors[size_t(t)];
       const Range range = observer_range(histogram, observer);
       if (range.lo == tensor.observed_min && range.hi == tensor.observed_max) continue;
+      const double share = share_outside(histogram, range);
+      if (share > kSaturatedShare) {
+        std::ostringstream item;
+        item << tensor.name << ' ' << std::setprecision(3) << 100 * share << '%';
+        saturated.push_back(item.str());
+      }
       report << sep << "{\"tensor\":" << json_string(tensor.name) << ",\"observed\":["
              << json_float(tensor.observed_min) << ',' << json_float(tensor.observed_max) << "],\"range\":["
              << json_float(range.lo) << ',' << json_float(range.hi) << "]}";
@@ -155,6 +183,10 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
       tensor.observed_max = range.hi;
     }
     report << ']';
+    if (!saturated.empty())
+      warnings.push_back("calibration: " + std::to_string(saturated.size()) + " activation(s) saturate more than 1% " +
+                         "of their calibration values at the int8 limits (" + listed(saturated) +
+                         "): the observer clipped too much (a higher percentile, or minmax)");
   }
   if (!warnings.empty()) {
     report << ",\"warnings\":[";

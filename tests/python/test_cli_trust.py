@@ -141,6 +141,15 @@ def test_degenerate_calibration_warns_on_stderr_and_in_inspect(wide_model, tmp_p
     assert any(fragment in w for w in json.loads(run_cli("inspect", tmp_path / "m.mfp", "--json").stdout)["warnings"])
 
 
+def test_an_observer_that_clips_a_large_share_warns(wide_model, tmp_path):
+    args = ["compile", wide_model / "m.pt2", "--calibration", wide_model / "calib.npz", "-o", tmp_path / "m.mfp",
+            "--observer", "percentile", "--percentile"]
+    r = run_cli(*args, "60")
+    assert r.returncode == 0 and "saturate more than 1% of their calibration values" in r.stderr, r.stderr
+    r = run_cli(*args, "99.99")
+    assert r.returncode == 0 and "WARNING" not in r.stderr, r.stderr
+
+
 def test_representative_calibration_gives_no_warning(wide_model, tmp_path):
     r = run_cli("compile", wide_model / "m.pt2", "--calibration", wide_model / "calib.npz", "-o", tmp_path / "m.mfp")
     assert r.returncode == 0 and "WARNING" not in r.stderr, r.stderr

@@ -132,6 +132,13 @@ class Program:
         return self._host.arena_lower_bound
 
     @property
+    def kernels(self) -> list[str]:
+        """The kernel of each op, named from the op records' kernel ids: what the device links
+        and loads (the metadata, absent from a device image, is not consulted)."""
+        names = {kernel_id: name for name, kernel_id in _core.kernel_ids().items()}
+        return [names[op["kernel"]] for op in self._host.ops]
+
+    @property
     def header(self) -> dict:
         return dict(self._host.header)
 

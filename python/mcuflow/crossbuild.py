@@ -197,6 +197,14 @@ def _lang(path: Path) -> str:
     raise FirmwareError(f"don't know how to compile {path} (suffix {suffix!r})")
 
 
+def _within(path: Path, out: Path) -> Path:
+    """`path` relative to the output directory when it lies inside it, else as given."""
+    try:
+        return path.relative_to(out)
+    except ValueError:
+        return path
+
+
 def _run(cmd: List[str], what: str, board: str, cwd: Optional[Path] = None) -> subprocess.CompletedProcess:
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
@@ -270,42 +278,44 @@ def build_firmware(
     obj_dir = out / "obj"
     obj_dir.mkdir(parents=True, exist_ok=True)
 
+    # Lists, not sets: the link order (and so the image) must not follow PYTHONHASHSEED.
     user_sources = [Path(s).resolve() for s in sources]
-    o3 = {Path(s).resolve() for s in o3_sources}
-    for s in o3:
-        if s not in user_sources:
-            user_sources.append(s)
+    o3 = list(dict.fromkeys(Path(s).resolve() for s in o3_sources))
+    user_sources += [s for s in o3 if s not in user_sources]
     all_sources = (board_support_sources(b) if with_board_support else []) + user_sources
     for s in all_sources:
         if not s.is_file():
             raise FirmwareError(f"source file not found: {s}", board=b.name)
 
     incs = [fw / "include", fw / "common"] + [Path(i).resolve() for i in include_dirs]
-    inc_flags = [f"-I{i}" for i in incs]
+    inc_flags = [f"-I{_within(i, out)}" for i in incs]
     board_macro = "MCUFLOW_BOARD_" + re.sub(r"[^A-Za-z0-9]", "_", b.name).upper()
     def_flags = [f"-D{board_macro}=1", f'-DMCUFLOW_BOARD_NAME="{b.name}"'] + _norm_defines(defines)
     cpu = list(b.cpu_flags)
 
+    # Every tool runs in `out`, and files in it are named relative to it: with the prefix map
+    # (debug info's directories and file names), no image depends on where it was built.
+    prefix_map = [f"-ffile-prefix-map={out}=."]
     compile_jobs = []
     source_records = []
     for idx, src in enumerate(all_sources):
         lang = _lang(src)
         opt = kernel_opt_level if src in o3 else opt_level
-        obj = obj_dir / f"{idx:03d}_{src.stem}.o"
+        obj = _within(obj_dir / f"{idx:03d}_{src.stem}.o", out)
         if lang == "c":
             cmd = [gcc] + cpu + [opt] + COMMON_FLAGS + C_FLAGS + list(extra_cflags)
         elif lang == "c++":
             cmd = [gxx] + cpu + [opt] + COMMON_FLAGS + CXX_FLAGS + list(extra_cxxflags)
         else:
             cmd = [gcc] + cpu + ["-x", "assembler-with-cpp"] + COMMON_FLAGS
-        cmd += inc_flags + def_flags + ["-c", str(src), "-o", str(obj)]
+        cmd += prefix_map + inc_flags + def_flags + ["-c", str(_within(src, out)), "-o", str(obj)]
         compile_jobs.append((cmd, src, obj))
-        source_records.append({"path": str(src), "lang": lang,
+        source_records.append({"path": str(_within(src, out)), "lang": lang,
                                "opt": opt if lang != "asm" else None, "object": obj.name})
 
     def _compile(job):
         cmd, src, _ = job
-        _run(cmd, f"compiling {src.name}", b.name)
+        _run(cmd, f"compiling {src.name}", b.name, cwd=out)
 
     workers = jobs or min(len(compile_jobs), os.cpu_count() or 1) or 1
     if workers > 1:
@@ -322,14 +332,14 @@ def build_firmware(
     elf = out / "firmware.elf"
     map_path = out / "firmware.map"
     binp = out / "firmware.bin"
-    ldflags = cpu + ["-T", str(ld_script)] + LD_FLAGS + [f"-Wl,-Map={map_path}"]
+    ldflags = cpu + ["-T", str(_within(ld_script, out))] + LD_FLAGS + [f"-Wl,-Map={map_path.name}"]
     if stack_size is not None:
         ldflags.append(f"-Wl,--defsym=__stack_size__={int(stack_size)}")
     ldflags += list(extra_ldflags)
     # libm after the objects so float kernels (roundf, expf) resolve; unused code is collected.
-    link_cmd = [gcc] + ldflags + [str(o) for _, _, o in compile_jobs] + ["-lm", "-o", str(elf)]
+    link_cmd = [gcc] + ldflags + [str(o) for _, _, o in compile_jobs] + ["-lm", "-o", elf.name]
     try:
-        _run(link_cmd, "linking firmware.elf", b.name)
+        _run(link_cmd, "linking firmware.elf", b.name, cwd=out)
     except FirmwareError as e:
         overflow = parse_memory_overflow(e.stderr, b)
         if overflow:
@@ -351,10 +361,11 @@ def build_firmware(
             "opt_level": opt_level,
             "kernel_opt_level": kernel_opt_level,
             "defines": def_flags,
-            "include_dirs": [str(i) for i in incs],
+            "file_prefix_map": "<output directory>=.",
+            "include_dirs": [str(_within(i, out)) for i in incs],
             "ldflags": ldflags,
         },
-        "linker_script": str(ld_script),
+        "linker_script": str(_within(ld_script, out)),
         "stack_size": stack_size,
         "sources": source_records,
         "outputs": {"elf": elf.name, "map": map_path.name, "bin": binp.name},

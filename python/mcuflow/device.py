@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -21,7 +22,8 @@ import numpy as np
 from . import _core
 from .api import Program
 from .boards import UnknownBoardError, get_board
-from .crossbuild import FirmwareBuild, FirmwareError, build_firmware
+from .boardfile import firmware_dir
+from .crossbuild import FirmwareBuild, FirmwareError, build_firmware, compiler_version, tool_path
 from .errors import InputError, McuflowError
 from .qemu import QemuError, QemuTimeoutError, run as qemu_run
 
@@ -97,6 +99,9 @@ def weights_leave_fast_memory(program: Program, memory, regions) -> bool:
 def _arena_regions(program: Program, board) -> list:
     """The board region holding each memory region of the program's plan."""
     names = [r["name"] for r in program.metadata.get("plan", {}).get("regions", [])] or ["arena"]
+    if len(names) != len(program.region_bytes):  # the names live in the metadata only
+        raise DeviceError(f"{board.name}: the program plans {len(program.region_bytes)} memory regions and carries "
+                          "no metadata naming them: build from the .mfp file with its metadata")
     regions = []
     for name in names:
         try:
@@ -126,7 +131,7 @@ def _board(name: str):
 
 
 def used_kernels(program: Program) -> list[str]:
-    return sorted({op["kernel"] for op in program.metadata.get("ops", [])})
+    return sorted(set(program.kernels))
 
 
 TIERS = ("reference", "scalar", "dsp", "mve")
@@ -184,12 +189,23 @@ def check_tiers(program: Program, board) -> None:
                           f"instructions: compile with --target {board.core}")
 
 
+def _data_directives(image: bytes) -> str:
+    """The bytes as assembler data: the program is in the source itself, never a file the
+    assembler looks up by name (it would search the working directory first). Words are
+    little-endian, as the program format and every Cortex-M board are."""
+    whole = len(image) // 4 * 4
+    words = np.frombuffer(image[:whole], dtype="<u4").tolist()
+    lines = ["  .4byte " + ",".join(f"0x{w:08x}" for w in words[i:i + 16]) + "\n" for i in range(0, len(words), 16)]
+    if whole < len(image):
+        lines.append("  .byte " + ",".join(f"0x{b:02x}" for b in image[whole:]) + "\n")
+    return "".join(lines)
+
+
 def generate_sources(program: Program, out_dir: Path, board) -> list[Path]:
     """Writes the program blob, the kernel table, the arena buffers (one per memory region, in
     `board`'s section for it) and the model header; returns their sources."""
     out_dir.mkdir(parents=True, exist_ok=True)
     image = program.device_image
-    (out_dir / "model.mfp").write_bytes(image)
     ids = _core.kernel_ids()
     kernels = used_kernels(program)
     region = program_region(program, board)
@@ -200,7 +216,7 @@ def generate_sources(program: Program, out_dir: Path, board) -> list[Path]:
         "  .balign 16\n"
         "  .global mcuflow_program\n"
         "mcuflow_program:\n"
-        "  .incbin \"model.mfp\"\n"
+        + _data_directives(image) +
         "  .global mcuflow_program_end\n"
         "mcuflow_program_end:\n")
     (out_dir / "mcuflow_model.h").write_text(
@@ -257,67 +273,117 @@ def _harness_source(root: Path, harness: str) -> Path:
 
 
 _FIRMWARE_INPUTS = {".h", ".c", ".cpp", ".S", ".ld", ".json"}  # .json: board files
+# What a firmware build writes into its directory (generate_sources, build_firmware, _build_into).
+FIRMWARE_OUTPUTS = {"firmware.elf", "firmware.map", "firmware.bin", "build_info.json", "program.mfp", "link.ld",
+                    "generated", "obj"}
 
 
-def _source_digest(root: Path, harness: str) -> str:
-    """Every file a firmware build may read (sources, headers anywhere below runtime/, kernels/
-    and firmware/, linker scripts, the build flags' module), so an edit to any rebuilds."""
-    h = hashlib.sha256(b"".join(Path(__file__).with_name(m).read_bytes() for m in ("crossbuild.py", "boardfile.py")))
+def _build_digest(root: Path, harness: str) -> str:
+    """Everything besides the program that decides a firmware image: the cross compiler, the
+    modules that generate sources, choose flags and define boards, and every file a build may
+    read (sources, headers anywhere below runtime/, kernels/ and firmware/, linker scripts, board
+    files) with its path (debug info names it), so a change to any rebuilds."""
+    h = hashlib.sha256(f"{tool_path('gcc')}\n{compiler_version()}\n".encode())
+    for module in ("crossbuild.py", "device.py", "boards.py", "boardfile.py"):
+        h.update(Path(__file__).with_name(module).read_bytes())
+    trees = [root / d for d in ("runtime", "kernels", "firmware")] + [firmware_dir()]
     files = [_harness_source(root, harness)] + sorted(
-        f for d in ("runtime", "kernels", "firmware") for f in (root / d).rglob("*") if f.suffix in _FIRMWARE_INPUTS)
+        {f for d in trees for f in d.rglob("*") if f.suffix in _FIRMWARE_INPUTS})
     for f in files:
-        h.update(str(f.relative_to(root)).encode())
+        h.update(str(f).encode())
         h.update(f.read_bytes())
     return h.hexdigest()
 
 
-def build(program: Program, board_name: str, out_dir: str | os.PathLike, harness: str = "main") -> FirmwareBuild:
-    """Generates and builds the firmware for `program` on `board_name` into `out_dir`; `harness`
-    names the application around it (firmware/harness/<harness>.cpp, one of HARNESSES)."""
-    board = _board(board_name)
+def _build_into(program: Program, board, out: Path, harness: str) -> None:
+    """Generates and builds the firmware in the new directory `out`."""
     check_fits(program, board.name)
     check_tiers(program, board)
     root = source_root()
-    out = Path(out_dir)
     generated = generate_sources(program, out / "generated", board)
     kernels = _kernel_sources(root, used_kernels(program))
     sources = _runtime_sources(root, board_tiers(board)) + [_harness_source(root, harness)] + generated
     try:
-        fw = build_firmware(board.name, sources, out, o3_sources=kernels,
-                            include_dirs=[root / "runtime" / "include", root / "kernels" / "include", out / "generated"])
+        build_firmware(board.name, sources, out, o3_sources=kernels,
+                       include_dirs=[root / "runtime" / "include", root / "kernels" / "include", out / "generated"])
     except FirmwareError as e:
         msg = e.message
         if "needs" in msg and "KiB" in msg:
             raise DeviceError(f"{board.name}: {msg}") from None
         raise DeviceError(f"firmware build for {board.name} failed: {e}") from None
-    program.save(out / "program.mfp")  # with its metadata, for `mcuflow size` and other tools
-    return fw
+    (out / "program.mfp").write_bytes(program.data)  # with its metadata, for `mcuflow size` and other tools
+
+
+def _staged_build(program: Program, board, target: Path, harness: str) -> Path:
+    """Builds the firmware in a new directory beside `target` (the same file system, so a rename
+    moves it into place) and returns it; a failed build leaves nothing behind. Directories and
+    files get the modes the umask gives."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = target.parent / f".{target.name}.partial-{secrets.token_hex(6)}"
+    staging.mkdir()
+    try:
+        _build_into(program, board, staging, harness)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return staging
+
+
+def _firmware_in(out: Path, board) -> FirmwareBuild:
+    info_path = out / "build_info.json"
+    info = json.loads(info_path.read_text()) if info_path.is_file() else {}
+    return FirmwareBuild(board=board, out_dir=out, elf=out / "firmware.elf", map=out / "firmware.map",
+                         bin=out / "firmware.bin", build_info=info_path, info=info)
+
+
+def _check_replaceable(out: Path) -> None:
+    """A firmware directory is replaced whole, so it may hold only what a build writes."""
+    if out.exists() and not out.is_dir():
+        raise DeviceError(f"{out} exists and is not a directory")
+    others = sorted(p.name for p in out.iterdir() if p.name not in FIRMWARE_OUTPUTS) if out.is_dir() else []
+    if others:
+        raise DeviceError(f"{out} holds files a firmware build does not write ({', '.join(others[:3])}"
+                          f"{', ...' if len(others) > 3 else ''}): give a new directory or one mcuflow firmware wrote")
+
+
+def build(program: Program, board_name: str, out_dir: str | os.PathLike, harness: str = "main") -> FirmwareBuild:
+    """Generates and builds the firmware for `program` on `board_name` into `out_dir`; `harness`
+    names the application around it (firmware/harness/<harness>.cpp, one of HARNESSES). The
+    directory is written whole or not at all: the build runs beside it and replaces it at the
+    end, so after a failed build an earlier firmware there is as it was."""
+    board = _board(board_name)
+    out = Path(out_dir).absolute()
+    _check_replaceable(out)
+    staging = _staged_build(program, board, out, harness)
+    old = out.parent / f".{out.name}.old-{secrets.token_hex(6)}"
+    try:
+        if out.exists():
+            out.rename(old)
+        staging.rename(out)
+    except OSError as e:
+        if old.exists() and not out.exists():
+            old.rename(out)
+        shutil.rmtree(staging, ignore_errors=True)
+        raise DeviceError(f"cannot replace {out}: {e.strerror}") from None
+    shutil.rmtree(old, ignore_errors=True)
+    return _firmware_in(out, board)
 
 
 def cached_build(program: Program, board_name: str, harness: str = "main") -> FirmwareBuild:
-    """Builds once per (program, board, harness, firmware sources); later calls reuse the ELF."""
+    """Builds once per content: the program's bytes, the board, the harness and everything else
+    that decides the image (_build_digest); later calls, from any directory, reuse the ELF."""
     board = _board(board_name)
-    root = source_root()
-    key = hashlib.sha256(program.data + board.name.encode() + harness.encode()
-                         + _source_digest(root, harness).encode()).hexdigest()[:20]
+    key = hashlib.sha256("\0".join([hashlib.sha256(program.data).hexdigest(), board.name, harness,
+                                     _build_digest(source_root(), harness)]).encode()).hexdigest()[:20]
     cache = Path(os.environ.get("MCUFLOW_CACHE_DIR", Path.home() / ".cache" / "mcuflow")) / "firmware"
     target = cache / f"{board.name}-{harness}-{key}"
-    if (target / "firmware.elf").is_file():
-        info = json.loads((target / "build_info.json").read_text()) if (target / "build_info.json").is_file() else {}
-        return FirmwareBuild(board=board, out_dir=target, elf=target / "firmware.elf", map=target / "firmware.map",
-                             bin=target / "firmware.bin", build_info=target / "build_info.json", info=info)
-    cache.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=cache, prefix=f".{board.name}-"))
-    try:
-        build(program, board.name, staging, harness)
+    if not (target / "firmware.elf").is_file():
+        staging = _staged_build(program, board, target, harness)
         try:
             staging.rename(target)
         except OSError:  # a concurrent build finished first: use it
             shutil.rmtree(staging, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return cached_build(program, board.name, harness)
+    return _firmware_in(target, board)
 
 
 def _physical_bytes(a: np.ndarray, spec: dict) -> bytes:

@@ -421,6 +421,7 @@ class HostProgram {
     for (uint32_t i = 0; i < h->op_count; ++i) {
       const auto& r = records[i];
       py::dict d;
+      d["kernel"] = r.kernel;  // KernelId: what the device links and loads
       d["inputs"] = std::vector<int>(r.tensors, r.tensors + r.input_count);
       d["outputs"] = std::vector<int>(r.tensors + r.input_count, r.tensors + r.input_count + r.output_count);
       d["params_bytes"] = r.params_bytes;

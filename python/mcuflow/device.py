@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -25,6 +24,7 @@ from .boards import UnknownBoardError, get_board
 from .boardfile import firmware_dir
 from .crossbuild import FirmwareBuild, FirmwareError, build_firmware, compiler_version, tool_path
 from .errors import InputError, McuflowError
+from .outputs import commit_dir, staging_dir
 from .qemu import QemuError, QemuTimeoutError, run as qemu_run
 
 KiB = 1024
@@ -315,18 +315,25 @@ def _build_into(program: Program, board, out: Path, harness: str) -> None:
 
 
 def _staged_build(program: Program, board, target: Path, harness: str) -> Path:
-    """Builds the firmware in a new directory beside `target` (the same file system, so a rename
-    moves it into place) and returns it; a failed build leaves nothing behind. Directories and
-    files get the modes the umask gives."""
+    """Builds the firmware in a new directory beside `target` (outputs.staging_dir: the user's
+    modes, the same file system, so outputs.commit_dir can swap it in) and returns it; a failed
+    build leaves nothing behind."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = target.parent / f".{target.name}.partial-{secrets.token_hex(6)}"
-    staging.mkdir()
+    staging = staging_dir(target)
     try:
         _build_into(program, board, staging, harness)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return staging
+
+
+def _commit(staging: Path, target: Path) -> None:
+    try:
+        commit_dir(staging, target)
+    except OSError as e:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise DeviceError(f"cannot replace {target}: {e.strerror}") from None
 
 
 def _firmware_in(out: Path, board) -> FirmwareBuild:
@@ -349,23 +356,12 @@ def _check_replaceable(out: Path) -> None:
 def build(program: Program, board_name: str, out_dir: str | os.PathLike, harness: str = "main") -> FirmwareBuild:
     """Generates and builds the firmware for `program` on `board_name` into `out_dir`; `harness`
     names the application around it (firmware/harness/<harness>.cpp, one of HARNESSES). The
-    directory is written whole or not at all: the build runs beside it and replaces it at the
-    end, so after a failed build an earlier firmware there is as it was."""
+    directory is written whole or not at all: the build runs beside it and replaces it in one
+    step at the end, so after a failed build an earlier firmware there is as it was."""
     board = _board(board_name)
     out = Path(out_dir).absolute()
     _check_replaceable(out)
-    staging = _staged_build(program, board, out, harness)
-    old = out.parent / f".{out.name}.old-{secrets.token_hex(6)}"
-    try:
-        if out.exists():
-            out.rename(old)
-        staging.rename(out)
-    except OSError as e:
-        if old.exists() and not out.exists():
-            old.rename(out)
-        shutil.rmtree(staging, ignore_errors=True)
-        raise DeviceError(f"cannot replace {out}: {e.strerror}") from None
-    shutil.rmtree(old, ignore_errors=True)
+    _commit(_staged_build(program, board, out, harness), out)
     return _firmware_in(out, board)
 
 
@@ -377,12 +373,8 @@ def cached_build(program: Program, board_name: str, harness: str = "main") -> Fi
                                      _build_digest(source_root(), harness)]).encode()).hexdigest()[:20]
     cache = Path(os.environ.get("MCUFLOW_CACHE_DIR", Path.home() / ".cache" / "mcuflow")) / "firmware"
     target = cache / f"{board.name}-{harness}-{key}"
-    if not (target / "firmware.elf").is_file():
-        staging = _staged_build(program, board, target, harness)
-        try:
-            staging.rename(target)
-        except OSError:  # a concurrent build finished first: use it
-            shutil.rmtree(staging, ignore_errors=True)
+    if not (target / "firmware.elf").is_file():  # a concurrent build of the same content swaps in the same bytes
+        _commit(_staged_build(program, board, target, harness), target)
     return _firmware_in(target, board)
 
 

@@ -74,3 +74,19 @@ def test_cmake_runtime_links_only_the_programs_kernels_and_size_accounts_for_it(
     assert groups["runtime_core"]["bytes"] > 0 and groups["kernel_table"]["bytes"] > 0
     assert groups["program"]["bytes"] == len(program.data)
     assert report["ram"]["arena"] == {"RAM": program.arena_bytes}
+
+
+def test_cmake_reads_the_kernels_from_the_op_records_of_a_program_without_metadata(example, tmp_path):
+    """A device image (Program.device_image: no metadata) configures the runtime with the kernels
+    its op records name, as `mcuflow firmware` links them."""
+    program, _ = example
+    stripped = tmp_path / "stripped.mfp"
+    stripped.write_bytes(program.device_image)
+    build = tmp_path / "build"
+    p = subprocess.run(["cmake", "-S", str(REPO / "examples" / "cmake_firmware"), "-B", str(build),
+                        f"-DCMAKE_TOOLCHAIN_FILE={REPO / 'firmware' / 'cmake' / 'arm-none-eabi.cmake'}",
+                        f"-DMCUFLOW_BOARD={BOARD}", f"-DMCUFLOW_MODEL={stripped}"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    table = (build / "mcuflow_mcuflow" / "mcuflow_kernel_table.cpp").read_text()
+    linked = set(re.findall(r"&mcuflow::ops::kernel_entry_(\w+);", table))
+    assert linked == set(program.kernels) and len(linked) >= 3

@@ -113,6 +113,7 @@ def families():
             dwconv(17, (7, 7), 3), dwconv(33, (6, 5), 5, pad=2), dwconv(24, (9, 9), 3, stride=2, pad=1, dil=2),
             dwconv(20, (8, 6), (3, 1), pad=(1, 0)), dwconv(5, (4, 4), 2), dwconv(48, (3, 3), 3, pad=2),
             dwconv(3, (10, 10), 7, stride=3, pad=3, act=nn.ReLU6), dwconv(31, (4, 7), (1, 3), pad=(0, 1)),
+            dwconv(35, (6, 6), 3, pad=1, act=nn.ReLU6), dwconv(32, (4, 9), 3, stride=2, pad=1, act=nn.ReLU),
         ],
         "add_s8_mve": [
             add((1, 16, 8, 8)), add((1, 3, 5, 7)), add((1, 1, 1, 1)), add((1, 32, 4, 4), relu=True),
@@ -267,6 +268,37 @@ def test_left_shifting_requantization_matches_host():
     assert_board_matches_host(program, cases, seed=5)
 
 
+class CancellingDepthwise(nn.Module):
+    """A 3x3 depthwise conv whose middle column nearly cancels its left one and whose right one
+    is zero, padded along the height only: on inputs constant along the width (its calibration)
+    the outputs are far smaller
+    than single products, so requantization shifts left (which the 3x3 kernel skips for ops
+    that never do)."""
+
+    def __init__(self, channels):
+        super().__init__()
+        self.layer = nn.Conv2d(channels, channels, 3, padding=(1, 0), groups=channels)
+        with torch.no_grad():
+            self.layer.weight[..., 1] = -0.999 * self.layer.weight[..., 0]
+            self.layer.weight[..., 2] = 0
+            self.layer.bias.mul_(1e-3)
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+def test_left_shifting_depthwise_requantization_matches_host():
+    torch.manual_seed(4)
+    cases = [("dwconv 3x3 left shift", CancellingDepthwise(40), [(1, 40, 5, 6)])]
+    rng = np.random.RandomState(2)
+    calibration = [(np.repeat(rng.standard_normal((1, 40, 5, 1)), 6, axis=3).astype(np.float32),) for _ in range(4)]
+    ep = torch.export.export(cases[0][1].eval(), (torch.from_numpy(calibration[0][0]),))
+    program = mcuflow.compile(ep, target="cortex-m55", calibration=calibration, io="int8")
+    assert layer_kernels(program) == ["dwconv_s8_mve"]
+    assert requantization_shifts(program, 0).max() > 0
+    assert_board_matches_host(program, cases, seed=6)
+
+
 # --- selection ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("case, reason", [
@@ -294,19 +326,23 @@ CONSTANTS_OFFSET = 48  # format::Header::constants_offset
 CRC_OFFSET, CRC_START = 12, 16
 
 
-def test_device_rejects_prepared_inputs_that_disagree_with_the_reference_inputs():
-    """A program whose prepared channel table disagrees with its reference inputs would make the
+@pytest.mark.parametrize("case, byte", [
+    (conv(16, 8, (4, 4), 1), 0),  # the low byte of channel 0's folded bias
+    (dwconv(20, (5, 5), 3, pad=1), -1),  # the depthwise zero point row's last byte
+])
+def test_device_rejects_prepared_inputs_that_disagree_with_the_reference_inputs(case, byte):
+    """A program whose prepared input disagrees with its reference inputs would make the
     board compute something else than the host: the device verifier refuses it, and so does the
     host's."""
-    program = compile_cases([conv(16, 8, (4, 4), 1)])
+    program = compile_cases([case])
     packed = program._host.ops[0]["inputs"][5]
     record = program._host.tensors[packed]
     data = bytearray(program.data)
-    at = struct.unpack_from("<I", data, CONSTANTS_OFFSET)[0] + record["offset"]
-    data[at] = (data[at] + 1) % 256  # the low byte of channel 0's folded bias
+    at = struct.unpack_from("<I", data, CONSTANTS_OFFSET)[0] + record["offset"] + byte % record["bytes"]
+    data[at] = (data[at] + 1) % 256
     struct.pack_into("<I", data, CRC_OFFSET, zlib.crc32(bytes(data[CRC_START:])))
     tampered = rejected_on_host_sent_to_board(program, bytes(data))
-    x = random_int8_samples([conv(16, 8, (4, 4), 1)], 0, 1)[0]
+    x = random_int8_samples([case], 0, 1)[0]
     with pytest.raises(device.DeviceError, match="bad_params"):
         device.run_on_board(tampered, x, BOARD)
 

@@ -44,13 +44,14 @@ void append_prepared_input(LoweredProgram& p, ProgramOp& op, const Layout& layou
   const kernels::MveReferenceInputs reference{weights.data(), bias.data(), multipliers.data(), shifts.data(),
                                               per_channel_requant, input_offset};
   std::vector<uint8_t> bytes;
-  bytes.reserve(size_t(layout.blocks()) * size_t(layout.block_bytes()));
+  bytes.reserve(size_t(layout.total_bytes()));
   kernels::mve_emit_prepared(layout, reference, [&](uint8_t byte) {
     bytes.push_back(byte);
     return true;
   });
   op.inputs.push_back(add_constant_tensor(p, p.tensors[op.inputs[1]].name + ".mve", DType::kInt8,
-                                          {layout.blocks(), layout.block_bytes() / 16, 16}, std::move(bytes)));
+                                          {layout.blocks(), layout.total_bytes() / (16 * layout.blocks()), 16},
+                                          std::move(bytes)));
 }
 
 kernels::MveGemmLayout conv_gemm_layout(const ConvParams& c) { return {c.k_h * c.k_w * c.in_c, c.out_c}; }

@@ -19,6 +19,8 @@
 //     left shift max(shift, 0), minus right shift min(shift, 0) (padding channels: zero);
 //     depthwise lists each row's channels in the kernel's accumulator order;
 //   depthwise only, the block's weights, int8 [k_h * k_w taps][16 channels], zero padded.
+// Depthwise only, after the blocks: a zero point row, int8 [16 * blocks] of the input zero
+// point, which padding taps read in place of an input pixel (any channel offset stays inside it).
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -56,6 +58,7 @@ struct MveGemmLayout {
   constexpr int32_t blocks() const { return (out_c + kMveGemmBlock - 1) / kMveGemmBlock; }
   constexpr int32_t table_bytes() const { return kMveTableRows * kRowEntries * 4; }
   constexpr int32_t block_bytes() const { return table_bytes(); }
+  constexpr int32_t total_bytes() const { return blocks() * block_bytes(); }
   // The channel of entry e of a block's table rows; -1: padding.
   constexpr int32_t table_channel(int32_t block, int32_t e) const {
     const int32_t oc = block * kMveGemmBlock + e;
@@ -66,9 +69,13 @@ struct MveGemmLayout {
     for (int32_t k = 0; k < depth; ++k) sum += weights[oc * depth + k];
     return sum;
   }
-  // Nothing: the kernels read the reference weights.
+  // Nothing: the kernels read the reference weights; nothing after the blocks either.
   template <typename Emit>
   bool emit_weights(int32_t, const int8_t*, Emit&) const {
+    return true;
+  }
+  template <typename Emit>
+  bool emit_tail(int32_t, Emit&) const {
     return true;
   }
 };
@@ -80,6 +87,8 @@ struct MveDwLayout {
   constexpr int32_t blocks() const { return (channels + kMveDwGroup - 1) / kMveDwGroup; }
   constexpr int32_t table_bytes() const { return kMveTableRows * kRowEntries * 4; }
   constexpr int32_t block_bytes() const { return table_bytes() + taps * kMveDwGroup; }
+  constexpr int32_t zero_point_row_at() const { return blocks() * block_bytes(); }
+  constexpr int32_t total_bytes() const { return zero_point_row_at() + blocks() * kMveDwGroup; }
   // Each row lists the four accumulators' lanes in turn.
   constexpr int32_t table_channel(int32_t block, int32_t e) const {
     const int32_t c = block * kMveDwGroup + kMveDwFirstChannel[e / 4] + 4 * (e % 4);
@@ -97,6 +106,14 @@ struct MveDwLayout {
       for (int32_t c = block * kMveDwGroup; c < (block + 1) * kMveDwGroup; ++c) {
         if (!emit(c < channels ? uint8_t(weights[t * channels + c]) : uint8_t{0})) return false;
       }
+    }
+    return true;
+  }
+  // The zero point row.
+  template <typename Emit>
+  bool emit_tail(int32_t input_offset, Emit& emit) const {
+    for (int32_t i = zero_point_row_at(); i < total_bytes(); ++i) {
+      if (!emit(uint8_t(-input_offset))) return false;
     }
     return true;
   }
@@ -144,7 +161,7 @@ bool mve_emit_prepared(const Layout& layout, const MveReferenceInputs& r, Emit e
     }
     if (!layout.emit_weights(block, r.weights, emit)) return false;
   }
-  return true;
+  return layout.emit_tail(r.input_offset, emit);
 }
 
 // Two activation rows interleaved for the GEMM (mve::interleave_rows): whole chunks of 16 each.
@@ -204,6 +221,11 @@ namespace mcuflow::kernels::mve {
 #define MCUFLOW_MVE_RQ_SHIFT_RIGHT(acc, row, fixup)    \
   "vand " fixup ", " acc ", " row "\n\t"              \
   "vshr.s32 " fixup ", " fixup ", #31\n\t"            \
+  "vqadd.s32 " acc ", " acc ", " fixup "\n\t"         \
+  "vrshl.s32 " acc ", " acc ", " row "\n\t"
+// The same where every lane shifts right (row < 0): the sign alone says which lanes step down.
+#define MCUFLOW_MVE_RQ_SHIFT_RIGHT_ALL(acc, row, fixup) \
+  "vshr.s32 " fixup ", " acc ", #31\n\t"              \
   "vqadd.s32 " acc ", " acc ", " fixup "\n\t"         \
   "vrshl.s32 " acc ", " acc ", " row "\n\t"
 #define MCUFLOW_MVE_RQ_OUTPUT(acc, offset)             \
@@ -552,10 +574,9 @@ inline void gemm_row_12(const GemmRowFrame& frame, int32x4_t act_min, int32x4_t 
 #undef MCUFLOW_MVE_2X4_CHUNK
 #undef MCUFLOW_MVE_2X4_PARTIAL_CHUNK
 #undef MCUFLOW_MVE_RQ_LOAD
-#undef MCUFLOW_MVE_RQ_SHIFT_LEFT
-#undef MCUFLOW_MVE_RQ_MULTIPLY
-#undef MCUFLOW_MVE_RQ_SHIFT_RIGHT
 #undef MCUFLOW_MVE_RQ_OUTPUT
+// MCUFLOW_MVE_RQ_SHIFT_LEFT, _MULTIPLY, _SHIFT_RIGHT and _SHIFT_RIGHT_ALL stay defined: the
+// depthwise kernel's assembly uses them too.
 
 // Stores a block's outputs: four, or the `channels` of a partial last block.
 inline void store_block(int8_t* out, int32x4_t y, int32_t channels) {

@@ -28,7 +28,7 @@ const T* constant_data(const OpCheck& c, uint32_t slot) {
 template <typename Layout>
 bool prepared_input_valid(const OpCheck& c, const Layout& layout, int32_t input_offset, bool per_channel_requant) {
   if (c.tensor(1).bytes >= kMaxWeightBytes) return false;
-  const int32_t bytes = layout.blocks() * layout.block_bytes();
+  const int32_t bytes = layout.total_bytes();
   const kernels::MveReferenceInputs reference{constant_data<int8_t>(c, 1), constant_data<int32_t>(c, 2),
                                               constant_data<int32_t>(c, 3), constant_data<int32_t>(c, 4),
                                               per_channel_requant, input_offset};

@@ -18,6 +18,9 @@ struct Dw3 {
   }
 
   // Slot `slot` of every channel of the chunk takes input row iy (zeros outside the input).
+  // Each pair of columns j, j+1 reads two pixels, a padding column a word of zero points
+  // that stays in place (step 0) while an input pixel's pointer moves on by four channels:
+  // every pair takes the same branch-free loop.
   void fill(int32_t iy, int32_t slot) const {
     const int32_t offset = p.input_offset;
     if (iy < 0 || iy >= p.in_h) {
@@ -25,34 +28,29 @@ struct Dw3 {
       return;
     }
     const int32_t offset_pair = int32_t((uint32_t(offset) & 0xFFFFu) * 0x10001u);
-    const int32_t groups = chunk_size / 4, stride = 3 * row_length;  // between channels' rows
+    const int32_t zero_points = int32_t(uint32_t(uint8_t(-offset)) * 0x01010101u);  // x - zero point = 0
+    const int8_t* padding = reinterpret_cast<const int8_t*>(&zero_points);
+    const int32_t groups = chunk_size / 4, word_stride = 3 * row_length / 2;  // between channels' rows, in words
     const int8_t* pixel_row = input + iy * p.in_w * p.in_c + chunk_first;
     for (int32_t j = 0; j < row_length; j += 2) {  // columns j, j+1: input columns ix, ix+1
       const int32_t ix = j - p.pad_left;
-      if (ix >= 0 && ix + 1 < p.in_w) {
-        const int8_t* src = pixel_row + ix * p.in_c;
-        int32_t* dst = reinterpret_cast<int32_t*>(row(0, slot) + j);
-        const int32_t next_pixel = p.in_c, word_stride = stride / 2;  // stride in int32 words
-        for (int32_t g = groups; g > 0; --g, src += 4, dst += 4 * word_stride) {
-          const int32_t v0 = dsp::read_word(src), v1 = dsp::read_word(src + next_pixel);
-          const int32_t e0 = __sxtab16(offset_pair, v0), o0 = dsp::sxtab16_odd(offset_pair, v0);
-          const int32_t e1 = __sxtab16(offset_pair, v1), o1 = dsp::sxtab16_odd(offset_pair, v1);
-          dst[0] = dsp::pack_low_halves(e0, e1);                    // channel 4g
-          dst[word_stride] = dsp::pack_low_halves(o0, o1);          // 4g + 1
-          dst[2 * word_stride] = dsp::pack_high_halves(e0, e1);     // 4g + 2
-          dst[3 * word_stride] = dsp::pack_high_halves(o0, o1);     // 4g + 3
-        }
-        for (int32_t c = 4 * groups; c < chunk_size; ++c) {
-          row(c, slot)[j] = int16_t(pixel_row[ix * p.in_c + c] + offset);
-          row(c, slot)[j + 1] = int16_t(pixel_row[(ix + 1) * p.in_c + c] + offset);
-        }
-        continue;
+      const bool inside0 = ix >= 0 && ix < p.in_w, inside1 = ix + 1 >= 0 && ix + 1 < p.in_w;
+      const int8_t* src0 = inside0 ? pixel_row + ix * p.in_c : padding;
+      const int8_t* src1 = inside1 ? pixel_row + (ix + 1) * p.in_c : padding;
+      const int32_t step0 = inside0 ? 4 : 0, step1 = inside1 ? 4 : 0;
+      int32_t* dst = reinterpret_cast<int32_t*>(row(0, slot) + j);
+      for (int32_t g = groups; g > 0; --g, src0 += step0, src1 += step1, dst += 4 * word_stride) {
+        const int32_t v0 = dsp::read_word(src0), v1 = dsp::read_word(src1);
+        const int32_t e0 = __sxtab16(offset_pair, v0), o0 = dsp::sxtab16_odd(offset_pair, v0);
+        const int32_t e1 = __sxtab16(offset_pair, v1), o1 = dsp::sxtab16_odd(offset_pair, v1);
+        dst[0] = dsp::pack_low_halves(e0, e1);                    // channel 4g
+        dst[word_stride] = dsp::pack_low_halves(o0, o1);          // 4g + 1
+        dst[2 * word_stride] = dsp::pack_high_halves(e0, e1);     // 4g + 2
+        dst[3 * word_stride] = dsp::pack_high_halves(o0, o1);     // 4g + 3
       }
-      for (int32_t k = 0; k < 2; ++k) {  // a border pair: padding is 0
-        const bool inside = ix + k >= 0 && ix + k < p.in_w;
-        for (int32_t c = 0; c < chunk_size; ++c) {
-          row(c, slot)[j + k] = int16_t(inside ? pixel_row[(ix + k) * p.in_c + c] + offset : 0);
-        }
+      for (int32_t c = 4 * groups; c < chunk_size; ++c) {
+        row(c, slot)[j] = int16_t(inside0 ? pixel_row[ix * p.in_c + c] + offset : 0);
+        row(c, slot)[j + 1] = int16_t(inside1 ? pixel_row[(ix + 1) * p.in_c + c] + offset : 0);
       }
     }
   }
@@ -93,10 +91,12 @@ void run(const DwConvParams& params, const dsp::Output& o, const DspTables& t, c
         }
       }
       int32_t* acc = reinterpret_cast<int32_t*>(scratch + chunk * 3 * d.row_length);
-      const int32_t pairs = (p.out_w + 1) / 2;
-      dsp::dw3_output_row(d.chunk_size, pairs, d.row(0, slot[0]), d.row(0, slot[1]), d.row(0, slot[2]),
+      // Whole pairs of output pixels and an odd last one (a single pixel: one pair, half used).
+      const int32_t pairs = p.out_w > 1 ? p.out_w / 2 : 1;
+      const bool odd = p.out_w > 1 && p.out_w % 2;
+      dsp::dw3_output_row(d.chunk_size, pairs, odd, d.row(0, slot[0]), d.row(0, slot[1]), d.row(0, slot[2]),
                           3 * d.row_length, weights + kDspDw3WeightWords * d.chunk_first, acc);
-      requantize_row<kFast>(o, t, d.chunk_first, d.chunk_size, acc, 2 * pairs, p.out_w, pixel_stride,
+      requantize_row<kFast>(o, t, d.chunk_first, d.chunk_size, acc, 2 * (pairs + odd), p.out_w, pixel_stride,
                             output + oy * p.out_w * pixel_stride);
     }
   }

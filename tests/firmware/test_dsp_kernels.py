@@ -120,6 +120,10 @@ def cases() -> list[tuple[Layer, str]]:
         (conv(38, 38, 3, (5, 60), padding=1, groups=38, activation="relu"), "dwconv_s8_3x3_dsp"),
         (conv(4, 4, 3, (5, 5), padding=1, groups=4, activation="tiny"), "dwconv_s8_3x3_dsp"),
         (large_bias(conv(12, 12, 3, (4, 4), padding=1, groups=12)), "dwconv_s8_3x3_dsp"),
+        # odd output widths (a last single pixel), one output column, padding on one side only
+        (conv(64, 64, 3, (25, 5), padding=1, groups=64, activation="relu"), "dwconv_s8_3x3_dsp"),
+        (conv(7, 7, 3, (4, 1), padding=1, groups=7), "dwconv_s8_3x3_dsp"),
+        (conv(9, 9, 3, (5, 5), padding=(1, 0), groups=9), "dwconv_s8_3x3_dsp"),
         # other depthwise: strides, dilation, larger and non-square windows
         (conv(13, 13, 3, (9, 7), stride=2, padding=1, groups=13), "dwconv_s8_dsp"),
         (conv(16, 16, 5, (7, 7), padding=2, groups=16), "dwconv_s8_dsp"),

@@ -453,14 +453,15 @@ inline void dw_taps(int32_t taps, const int8_t* const* tap_input, int32_t c, con
 
 // Depthwise 3x3 (kernels_dsp.h, dwconv_s8_3x3_dsp), one output row for `channels` channels:
 // channel k's kernel rows start at r0, r1, r2 + k * channel_step (int16 rows, column 0); its
-// weight pairs are w[5k..5k+4]. For `pairs` >= 1 pairs of output pixels the three rows' sums
-// go to acc (two int32 per pair, channel after channel): 26 instructions per pair and 18
-// multiply-accumulates, 11 more per channel. Written out because GCC spills the weights here;
+// weight pairs are w[5k..5k+4]. For `pairs` >= 1 pairs of output pixels, then one more pixel
+// when `odd`, the three rows' sums go to acc (two int32 per pair and for the odd pixel,
+// channel after channel): 26 instructions per pair and 18 multiply-accumulates, 15 for the odd
+// pixel and its nine, 14 more per channel. Written out because GCC spills the weights here;
 // loop ends stay in memory since every register is taken.
-inline void dw3_output_row(int32_t channels, int32_t pairs, const int16_t* r0, const int16_t* r1, const int16_t* r2,
-                           int32_t channel_step, const int32_t* w, int32_t* acc) {
+inline void dw3_output_row(int32_t channels, int32_t pairs, bool odd, const int16_t* r0, const int16_t* r1,
+                           const int16_t* r2, int32_t channel_step, const int32_t* w, int32_t* acc) {
   // Between channels the row pointers, which moved 4 bytes per pair, go on to the next channel.
-  const int32_t row_advance = 2 * channel_step - 4 * pairs, pair_bytes = 8 * pairs;
+  const int32_t row_advance = 2 * channel_step - 4 * pairs, pair_bytes = 8 * pairs, odd_pixel = odd;
   const int32_t* const w_end = w + kDspDw3WeightWords * channels;
   int32_t* acc_end;
   register int32_t w0 __asm__("r4"), w1 __asm__("r5"), w2 __asm__("r6"), w2_01 __asm__("r8"), w2_2 __asm__("r9");
@@ -497,6 +498,23 @@ inline void dw3_output_row(int32_t channels, int32_t pairs, const int16_t* r0, c
       "ldr %[t], %[acc_end]\n\t"
       "cmp %[acc], %[t]\n\t"
       "bne 1b\n\t"
+      "ldr %[t], %[odd_pixel]\n\t"
+      "cmp %[t], #0\n\t"
+      "beq 2f\n\t"
+      "ldr %[t], [%[r0]]\n\t"  // the odd pixel x: columns x, x+1, then x+2 of each row
+      "smuad %[a0], %[t], %[w0]\n\t"
+      "ldr %[t], [%[r0], #4]\n\t"
+      "smlabb %[a0], %[t], %[w2_01], %[a0]\n\t"
+      "ldr %[t], [%[r1]]\n\t"
+      "smlad %[a0], %[t], %[w1], %[a0]\n\t"
+      "ldr %[t], [%[r1], #4]\n\t"
+      "smlabt %[a0], %[t], %[w2_01], %[a0]\n\t"
+      "ldr %[t], [%[r2]]\n\t"
+      "smlad %[a0], %[t], %[w2], %[a0]\n\t"
+      "ldr %[t], [%[r2], #4]\n\t"
+      "smlabb %[a0], %[t], %[w2_2], %[a0]\n\t"
+      "str %[a0], [%[acc]], #8\n\t"
+      "2:\n\t"
       "ldr %[t], %[row_advance]\n\t"
       "add %[r0], %[r0], %[t]\n\t"
       "add %[r1], %[r1], %[t]\n\t"
@@ -507,7 +525,7 @@ inline void dw3_output_row(int32_t channels, int32_t pairs, const int16_t* r0, c
       : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [acc] "+r"(acc), [w] "+r"(w), [a0] "=&r"(a0), [a1] "=&r"(a1),
         [t] "=&r"(t), [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w2_01] "=&r"(w2_01), [w2_2] "=&r"(w2_2),
         [acc_end] "=m"(acc_end)
-      : [pair_bytes] "m"(pair_bytes), [row_advance] "m"(row_advance), [w_end] "m"(w_end)
+      : [pair_bytes] "m"(pair_bytes), [row_advance] "m"(row_advance), [w_end] "m"(w_end), [odd_pixel] "m"(odd_pixel)
       : "cc", "memory");
 }
 

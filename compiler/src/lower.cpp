@@ -89,6 +89,7 @@ double activation_value(int function, double alpha, double x) {
     case k::kActElu: return x > 0.0 ? x : alpha * std::expm1(x);
     case k::kActLeakyRelu: return x > 0.0 ? x : x * alpha;
     case k::kActNeg: return -x;
+    case k::kActMish: return x * std::tanh(std::log1p(std::exp(x)));
     default: return std::fabs(x);
   }
 }
@@ -330,6 +331,8 @@ class Lowering {
     if (op.kind == "softmax") return lower_softmax(op);
     if (op.kind == "relu" || op.kind == "clamp") return lower_clamp(op);
     if (op.kind == "cat") return lower_cat(op);
+    if (op.kind == "prelu") return lower_prelu(op);
+    if (op.kind == "upsample_bilinear2d") return lower_upsample_bilinear(op);
     if (op.kind == "reshape") return lower_reshape(op);
     if (op.kind == "permute") return lower_permute(op);
     if (op.kind == "identity") {
@@ -732,15 +735,14 @@ class Lowering {
     int64_t offset = 0;
     for (int input : op.inputs) {
       const Tensor& x = tensor(input);
-      if (x.constant) fail(op, "cat of a constant tensor is not supported");
-      if (x.nhwc != y.nhwc) fail(op, "inputs have different layouts");
+      if (!x.constant && x.nhwc != y.nhwc) fail(op, "inputs have different layouts");
       k::ConcatSliceParams p{};
       p.outer = int32_t(outer);
       p.in_c = int32_t(x.shape[logical_dim] * after);
       p.out_c = int32_t(y.shape[logical_dim] * after);
       p.offset_c = int32_t(offset);
       offset += p.in_c;
-      if (int8() && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point)) {
+      if (int8() && !x.constant && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point)) {
         const QuantizedMultiplier m = quantize_multiplier(double(x.quant.scale) / y.quant.scale);
         p.requantize = 1;
         p.input_offset = -x.quant.zero_point;
@@ -748,9 +750,19 @@ class Lowering {
         p.multiplier = m.multiplier;
         p.shift = m.shift;
       }
-      emit(int8() ? KernelId::concat_slice_s8 : KernelId::concat_slice_f32, {activation(input)}, {out},
-           params_bytes(p), &op);
+      emit(int8() ? KernelId::concat_slice_s8 : KernelId::concat_slice_f32,
+           {x.constant ? cat_constant(x, y) : activation(input)}, {out}, params_bytes(p), &op);
     }
+  }
+
+  // A constant piece of a cat (a class token) in the output's layout and quantization, so
+  // the copy into the output needs no requantization.
+  int cat_constant(const Tensor& x, const Tensor& y) {
+    std::vector<int32_t> dims;
+    for (int d : physical_order(layout_of(y), x.shape.size())) dims.push_back(int32_t(x.shape[size_t(d)]));
+    const std::vector<float> phys = to_physical(x.data, x.shape, layout_of(y));
+    if (!int8()) return constant(x.name, DType::kFloat32, dims, phys);
+    return constant(x.name + ".int8", DType::kInt8, dims, quantize_values(phys, y.quant));
   }
 
   // A physical permutation from `in` (program tensor) to a new tensor with dims `out_dims`,
@@ -1030,7 +1042,8 @@ class Lowering {
     static const std::pair<const char*, int> kFunctions[] = {
         {"sigmoid", k::kActSigmoid}, {"tanh", k::kActTanh}, {"hardswish", k::kActHardswish},
         {"hardsigmoid", k::kActHardsigmoid}, {"silu", k::kActSilu}, {"gelu", k::kActGelu},
-        {"elu", k::kActElu}, {"leaky_relu", k::kActLeakyRelu}, {"neg", k::kActNeg}, {"abs", k::kActAbs}};
+        {"elu", k::kActElu}, {"leaky_relu", k::kActLeakyRelu}, {"neg", k::kActNeg}, {"abs", k::kActAbs},
+        {"mish", k::kActMish}};
     for (const auto& [name, function] : kFunctions) {
       if (kind == name) return function;
     }
@@ -1070,6 +1083,88 @@ class Lowering {
     }
     const int tid = constant(y.name + ".table", DType::kInt8, {256}, table);
     emit(KernelId::lut_s8, {in, tid}, {out}, params_bytes(k::LutParams{int32_t(x.numel())}), &op);
+  }
+
+  // PReLU: the slopes per channel of the physical [outer][channels][inner] order (NHWC: channels
+  // innermost), int8 slopes symmetric per tensor.
+  void lower_prelu(const Op& op) {
+    const Tensor& x = tensor(op.inputs[0]);
+    const Tensor& y = tensor(op.outputs[0]);
+    const Tensor& w = tensor(op.inputs[1]);
+    k::PreluParams p{};
+    p.channels = int32_t(w.numel());
+    p.inner = 1;
+    if (p.channels > 1 && layout_of(x) == Layout::kPlain)
+      for (size_t d = 2; d < x.shape.size(); ++d) p.inner *= int32_t(x.shape[d]);
+    p.outer = int32_t(x.numel() / (int64_t(p.channels) * p.inner));
+    const int in = activation(op.inputs[0]);
+    const int out = activation(op.outputs[0]);
+    if (!int8()) {
+      const int wid = constant(w.name, DType::kFloat32, {p.channels}, w.data);
+      emit(KernelId::prelu_f32, {in, wid}, {out}, params_bytes(p), &op);
+      return;
+    }
+    const SymmetricWeights slopes = quantize_symmetric(w.data, 1);
+    const QuantizedMultiplier positive = quantize_multiplier(double(x.quant.scale) / y.quant.scale);
+    const QuantizedMultiplier negative =
+        quantize_multiplier(double(x.quant.scale) * slopes.scales[0] / y.quant.scale);
+    p.input_offset = -x.quant.zero_point;
+    p.output_offset = y.quant.zero_point;
+    p.positive_multiplier = positive.multiplier;
+    p.positive_shift = positive.shift;
+    p.negative_multiplier = negative.multiplier;
+    p.negative_shift = negative.shift;
+    p.act_min = -128;
+    p.act_max = 127;
+    const int wid = constant(w.name, DType::kInt8, {p.channels}, slopes.q);
+    emit(KernelId::prelu_s8, {in, wid}, {out}, params_bytes(p), &op);
+  }
+
+  // Source indices and weights of bilinear resizing along one axis, in float32 as PyTorch's
+  // upsample_bilinear2d computes them (area_pixel_compute_scale / _source_index, its opmath
+  // type for float input): `scale_factor` 0 when the output size was given.
+  static void bilinear_axis(int64_t in, int64_t out, bool align_corners, double scale_factor,
+                            std::vector<int32_t>& taps, std::vector<float>& weights) {
+    float scale;
+    if (align_corners) scale = out > 1 ? float(in - 1) / float(out - 1) : 0.0f;
+    else scale = scale_factor > 0.0 ? float(1.0 / scale_factor) : float(in) / float(out);
+    for (int64_t o = 0; o < out; ++o) {
+      float src = align_corners ? scale * float(o) : scale * (float(o) + 0.5f) - 0.5f;
+      if (src < 0.0f) src = 0.0f;
+      const int64_t i0 = std::min(int64_t(std::floor(src)), in - 1);
+      taps.push_back(int32_t(i0));
+      taps.push_back(int32_t(i0 < in - 1 ? i0 + 1 : i0));
+      weights.push_back(std::clamp(src - float(i0), 0.0f, 1.0f));
+    }
+  }
+
+  void lower_upsample_bilinear(const Op& op) {
+    const Tensor& x = tensor(op.inputs[0]);
+    const Tensor& y = tensor(op.outputs[0]);
+    require_batch1(op, x);
+    if (layout_of(x) != Layout::kNhwc || layout_of(y) != Layout::kNhwc) fail(op, "internal: bilinear resize of a non-image tensor");
+    const bool align_corners = op.int_attr("align_corners") != 0;
+    k::ResizeBilinearParams p{int32_t(x.shape[2]), int32_t(x.shape[3]), int32_t(x.shape[1]), int32_t(y.shape[2]),
+                              int32_t(y.shape[3])};
+    std::vector<int32_t> taps;
+    std::vector<float> weights;
+    bilinear_axis(p.in_h, p.out_h, align_corners, op.float_attr("scale_h"), taps, weights);
+    bilinear_axis(p.in_w, p.out_w, align_corners, op.float_attr("scale_w"), taps, weights);
+    const int in = activation(op.inputs[0]);
+    const int out = activation(op.outputs[0]);
+    const int32_t entries = p.out_h + p.out_w;
+    const int tid = constant(y.name + ".taps", DType::kInt32, {2 * entries}, taps);
+    if (!int8()) {
+      const int wid = constant(y.name + ".weights", DType::kFloat32, {entries}, weights);
+      emit(KernelId::resize_bilinear_f32, {in, tid, wid}, {out}, params_bytes(p), &op);
+      return;
+    }
+    // Fixed-point weights, rounded to nearest: the output keeps the input's quantization.
+    std::vector<int32_t> fixed(weights.size());
+    for (size_t i = 0; i < weights.size(); ++i)
+      fixed[i] = int32_t(std::lround(double(weights[i]) * (1 << k::kResizeWeightBits)));
+    const int wid = constant(y.name + ".weights", DType::kInt32, {entries}, fixed);
+    emit(KernelId::resize_bilinear_s8, {in, tid, wid}, {out}, params_bytes(p), &op);
   }
 
   // --- reductions ---

@@ -32,7 +32,7 @@ namespace {
 bool keeps_input_quant(const std::string& kind) {
   static const char* kKinds[] = {"max_pool2d", "avg_pool2d", "mean",  "adaptive_avg_pool2d", "reshape",
                                  "permute",    "relu",       "clamp", "identity",            "slice",
-                                 "expand",     "amax",       "upsample_nearest2d"};
+                                 "expand",     "amax",       "upsample_nearest2d", "upsample_bilinear2d"};
   return std::find(std::begin(kKinds), std::end(kKinds), kind) != std::end(kKinds);
 }
 

@@ -286,6 +286,17 @@ Shape infer_upsample(const Graph& g, const Op& op) {
   return out;
 }
 
+Shape infer_upsample_bilinear(const Graph& g, const Op& op) {
+  Shape out = in_shape(g, op, 0);
+  if (out.size() != 4) fail(op, "expects a 4-D input");
+  const auto size = pair_attr(op, "size");
+  if (size[0] < 1 || size[1] < 1) fail(op, "output size must be positive");
+  if (!(op.float_attr("scale_h") >= 0.0 && op.float_attr("scale_w") >= 0.0)) fail(op, "scale factors must be positive");
+  out[2] = size[0];
+  out[3] = size[1];
+  return out;
+}
+
 Shape infer_matmul(const Graph& g, const Op& op) {
   const Shape& a = in_shape(g, op, 0);
   const Shape& b = in_shape(g, op, 1);
@@ -311,6 +322,15 @@ Shape infer_binary(const Graph& g, const Op& op) {  // add, sub, mul, minimum, m
   if (op.inputs.size() != 2) fail(op, "expects two inputs");
   if (op.has_attr("alpha") && op.float_attr("alpha") != 1.0) fail(op, "alpha != 1 is not supported");
   return broadcast(op, in_shape(g, op, 0), in_shape(g, op, 1));
+}
+
+Shape infer_prelu(const Graph& g, const Op& op) {  // x, weight: one slope, or one per channel (dim 1)
+  const Shape& x = in_shape(g, op, 0);
+  const Tensor& w = g.tensors[op.inputs.at(1)];
+  const int64_t channels = x.size() >= 2 ? x[1] : 1;
+  if (op.inputs.size() != 2 || !w.constant || (w.numel() != 1 && w.numel() != channels))
+    fail(op, "expects a constant weight of 1 or " + std::to_string(channels) + " slopes");
+  return x;
 }
 
 Shape infer_clamp(const Graph& g, const Op& op) {
@@ -345,6 +365,8 @@ const std::map<std::string, std::function<Shape(const Graph&, const Op&)>>& rule
       {"gelu", same_as_input},
       {"elu", same_as_input},
       {"leaky_relu", same_as_input},
+      {"prelu", infer_prelu},
+      {"mish", same_as_input},
       {"neg", same_as_input},
       {"abs", same_as_input},
       {"sub", infer_binary},
@@ -359,6 +381,7 @@ const std::map<std::string, std::function<Shape(const Graph&, const Op&)>>& rule
       {"conv_transpose2d", infer_conv_transpose2d},
       {"matmul", infer_matmul},
       {"upsample_nearest2d", infer_upsample},
+      {"upsample_bilinear2d", infer_upsample_bilinear},
       {"layer_norm", infer_layer_norm},
   };
   return kRules;

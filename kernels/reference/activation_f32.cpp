@@ -27,6 +27,7 @@ float apply(int32_t function, float alpha, float x) {
     case kActElu: return x > 0.0f ? x : alpha * std::expm1(x);
     case kActLeakyRelu: return x > 0.0f ? x : x * alpha;
     case kActNeg: return -x;
+    case kActMish: return x * std::tanh(std::log1p(std::exp(x)));
     default: return std::fabs(x);  // kActAbs (the verifier admits no other value)
   }
 }

@@ -90,6 +90,9 @@ SUPPORTED_KINDS: tuple[str, ...] = (
     "matmul",
     "upsample_nearest2d",
     "layer_norm",
+    "prelu",
+    "mish",
+    "upsample_bilinear2d",
 )
 
 # Stand-in for an open clamp bound (the contract keeps infinities out of the program).
@@ -698,10 +701,49 @@ def _in(d: _Describer, node, a):
     return d.arg(node, a)
 
 
+def _as_rows(d: _Describer, node, kind: str, x, rest: list, attrs: dict, val=None):
+    """A 1-D op over (N, C, L) sent as its 2-D op over the (N, C, 1, L) view (a reshape on
+    each side), so 1-D layers get the 2-D kernels of every tier and the passes that fold pads
+    and batch norms into convolutions; the compiler keeps chains of them in image layout."""
+    xs = _shape_of(d, x)
+    if len(xs) not in (2, 3):
+        raise d.unsupported(node, f"expects a 2-D (C, L) or 3-D (N, C, L) input, got {_shape_str(xs)}")
+    out = d.out_shape(node, val)
+    rows_in = ([1] if len(xs) == 2 else []) + xs[:-1] + [1, xs[-1]]
+    rows_out = rows_in[:1] + out[-2:-1] + [1, out[-1]]
+    rows = d.emit(node, "reshape", [_in(d, node, x)], {"shape": rows_in}, shape=rows_in)
+    y = d.emit(node, kind, [rows] + rest, attrs, shape=rows_out)
+    return d.emit(node, "reshape", [y], {"shape": out}, val=val)
+
+
+def _conv1d(d: _Describer, node, x, w, b, stride, padding, dilation, groups, padding_end=None):
+    """Conv1d as the conv2d of one row: weight (O, I, K) → (O, I, 1, K)."""
+    wv = d.env.get(w) if isinstance(w, torch.fx.Node) else None
+    if not isinstance(wv, _Const):
+        raise d.unsupported(node, "weights must be constant")
+    one = lambda v, name: [int(s) for s in (v if isinstance(v, (list, tuple)) else [v])]  # noqa: E731
+    attrs = {}
+    for name, value, row in (("stride", stride, 1), ("padding", padding, 0), ("dilation", dilation, 1)):
+        vals = one(value, name)
+        if len(vals) != 1:
+            raise d.unsupported(node, f"{name} has {len(vals)} values, expected 1")
+        attrs[name] = [row, vals[0]]
+    attrs["groups"] = int(groups)
+    if padding_end is not None:
+        attrs["padding_end"] = [0, int(padding_end)]
+    rest = [_Const(wv.tensor.unsqueeze(2), wv.name)]
+    if b is not None:
+        rest.append(_in(d, node, b))
+    return _as_rows(d, node, "conv2d", x, rest, attrs)
+
+
 def _convolution(d: _Describer, node, kind: str, what: str, x, w, b, pairs: dict, groups, extra=None):
     """A conv2d / conv_transpose2d op: ``pairs`` are its two-value attributes, ``extra`` any
     others; ``what`` names the operation in errors."""
     wrank = _rank(d, w)
+    if wrank == 3 and kind == "conv2d":
+        return _conv1d(d, node, x, w, b, pairs["stride"], pairs["padding"], pairs["dilation"], groups,
+                       (extra or {}).get("padding_end"))
     if wrank is not None and wrank != 4:
         raise d.unsupported(node, f"only 2-D {what} is supported (weight has rank {wrank})")
     try:
@@ -729,29 +771,48 @@ def _h_conv2d(d, node):
                  a["dilation"], a["groups"])
 
 
+def _same_padding(d, node, a, spatial: int):
+    """(padding, padding_end or None) of padding='same'/'valid' for ``spatial`` dims."""
+    mode = a["padding"]
+    if mode == "valid":
+        return [0] * spatial, None
+    if mode != "same":
+        raise d.unsupported(node, f"padding={mode!r}")
+    dilation = a["dilation"] if isinstance(a["dilation"], (list, tuple)) else [a["dilation"]]
+    dilation = [int(v) for v in dilation] * (spatial if len(dilation) == 1 else 1)
+    wv = d.val_of(a["weight"])
+    if wv is None and isinstance(d.env.get(a["weight"]), _Const):
+        wv = d.env[a["weight"]].tensor
+    if wv is None or wv.dim() != spatial + 2:
+        raise d.unsupported(node, f"padding='same' needs a {spatial + 2}-D weight")
+    # PyTorch puts the odd extra row/column of 'same' padding at the bottom/right.
+    totals = [dil * (int(k) - 1) for k, dil in zip(wv.shape[2:], dilation)]
+    padding = [t // 2 for t in totals]
+    padding_end = [t - t // 2 for t in totals]
+    return padding, (padding_end if padding_end != padding else None)
+
+
 @_handles("aten.conv2d.padding")
 def _h_conv2d_padding(d, node):
     a = _bind(node)
-    mode = a["padding"]
-    dilation = _pair(a["dilation"])
-    if mode == "valid":
-        padding = [0, 0]
-    elif mode == "same":
-        wv = d.val_of(a["weight"])
-        if wv is None and isinstance(d.env.get(a["weight"]), _Const):
-            wv = d.env[a["weight"]].tensor
-        if wv is None or wv.dim() != 4:
-            raise d.unsupported(node, "padding='same' needs a 4-D weight")
-        # PyTorch puts the odd extra row/column of 'same' padding at the bottom/right.
-        totals = [dil * (int(k) - 1) for k, dil in zip(wv.shape[2:], dilation)]
-        padding = [t // 2 for t in totals]
-        padding_end = [t - t // 2 for t in totals]
-        return _conv(d, node, a["input"], a["weight"], a["bias"], a["stride"], padding, dilation,
-                     a["groups"], padding_end=padding_end if padding_end != padding else None)
-    else:
-        raise d.unsupported(node, f"padding={mode!r}")
-    return _conv(d, node, a["input"], a["weight"], a["bias"], a["stride"], padding, dilation,
-                 a["groups"])
+    padding, padding_end = _same_padding(d, node, a, 2)
+    return _conv(d, node, a["input"], a["weight"], a["bias"], a["stride"], padding, _pair(a["dilation"]),
+                 a["groups"], padding_end=padding_end)
+
+
+@_handles("aten.conv1d.default")
+def _h_conv1d(d, node):
+    a = _bind(node)
+    return _conv1d(d, node, a["input"], a["weight"], a["bias"], a["stride"], a["padding"], a["dilation"],
+                   a["groups"])
+
+
+@_handles("aten.conv1d.padding")
+def _h_conv1d_padding(d, node):
+    a = _bind(node)
+    padding, padding_end = _same_padding(d, node, a, 1)
+    return _conv1d(d, node, a["input"], a["weight"], a["bias"], a["stride"], padding, a["dilation"],
+                   a["groups"], padding_end=padding_end[0] if padding_end else None)
 
 
 @_handles("aten.convolution.default")
@@ -1019,6 +1080,41 @@ def _h_adaptive_avg_pool(d, node):
     return d.emit(node, "adaptive_avg_pool2d", [_in(d, node, node.args[0])], {"output_size": shape[-2:]})
 
 
+def _pool1d_attrs(d, node, a, with_dilation: bool):
+    """The 2-D pool attributes of a 1-D pool over the (N, C, 1, L) view."""
+    one = lambda v: [int(s) for s in (v if isinstance(v, (list, tuple)) else [v])]  # noqa: E731
+    attrs = {}
+    names = ["kernel_size", "stride", "padding"] + (["dilation"] if with_dilation else [])
+    for name in names:
+        vals = one(a[name]) if a[name] is not None else []
+        if name == "stride" and not vals:
+            vals = one(a["kernel_size"])  # PyTorch: stride defaults to the kernel size
+        if len(vals) != 1:
+            raise d.unsupported(node, f"{name} has {len(vals)} values, expected 1")
+        attrs["kernel" if name == "kernel_size" else name] = [1 if name != "padding" else 0, vals[0]]
+    attrs["ceil_mode"] = int(bool(a["ceil_mode"]))
+    return attrs
+
+
+@_handles("aten.max_pool1d.default")
+def _h_max_pool1d(d, node):
+    a = _bind(node)
+    return _as_rows(d, node, "max_pool2d", a["self"], [], _pool1d_attrs(d, node, a, True))
+
+
+@_handles("aten.avg_pool1d.default")
+def _h_avg_pool1d(d, node):
+    a = _bind(node)
+    attrs = _pool1d_attrs(d, node, a, False)
+    attrs["count_include_pad"] = int(bool(a["count_include_pad"]))
+    return _as_rows(d, node, "avg_pool2d", a["self"], [], attrs)
+
+
+@_handles("aten.adaptive_avg_pool1d.default")
+def _h_adaptive_avg_pool1d(d, node):
+    return _as_rows(d, node, "adaptive_avg_pool2d", node.args[0], [], {"output_size": [1, d.out_shape(node)[-1]]})
+
+
 @_handles("aten.mean.dim", "aten.mean.default")
 def _h_mean(d, node):
     a = _bind(node)
@@ -1179,7 +1275,8 @@ _UNARY = {"aten.sigmoid.default": "sigmoid", "aten.sigmoid_.default": "sigmoid",
           "aten.tanh_.default": "tanh", "aten.hardswish.default": "hardswish",
           "aten.hardswish_.default": "hardswish", "aten.hardsigmoid.default": "hardsigmoid",
           "aten.hardsigmoid_.default": "hardsigmoid", "aten.silu.default": "silu", "aten.silu_.default": "silu",
-          "aten.neg.default": "neg", "aten.abs.default": "abs"}
+          "aten.neg.default": "neg", "aten.abs.default": "abs", "aten.mish.default": "mish",
+          "aten.mish_.default": "mish"}
 
 
 @_handles(*_UNARY)
@@ -1201,6 +1298,14 @@ def _h_elu(d, node):
     if float(a["scale"]) != 1.0 or float(a["input_scale"]) != 1.0:
         raise d.unsupported(node, "elu with scale or input_scale other than 1 (selu, celu)")
     return d.emit(node, "elu", [_in(d, node, a["self"])], {"alpha": float(a["alpha"])})
+
+
+@_handles("aten.prelu.default", "aten._prelu_kernel.default")
+def _h_prelu(d, node):
+    x, w = _in(d, node, node.args[0]), _in(d, node, node.args[1])
+    if not isinstance(w, _Const):
+        raise d.unsupported(node, "the slopes must be constant (a parameter)")
+    return d.emit(node, "prelu", [x, _Const(w.tensor.reshape(-1), w.name)])
 
 
 @_handles("aten.leaky_relu.default", "aten.leaky_relu_.default")
@@ -1328,6 +1433,23 @@ def _h_upsample_nearest(d, node):
     if any(o % i for i, o in zip(in_hw, out_hw)):
         raise d.unsupported(node, f"nearest upsampling from {in_hw} to {out_hw}; only integer scale factors are supported")
     return d.emit(node, "upsample_nearest2d", [_in(d, node, x)], {"scale": [o // i for i, o in zip(in_hw, out_hw)]})
+
+
+@_handles("aten.upsample_bilinear2d.vec", "aten.upsample_bilinear2d.default")
+def _h_upsample_bilinear(d, node):
+    a = _bind(node)
+    x = a["input"] if "input" in a else a["self"]
+    if _op_key(node.target).endswith(".vec"):
+        scales = a["scale_factors"] or [None, None]
+    else:
+        scales = [a["scales_h"], a["scales_w"]]
+    out = d.out_shape(node)
+    if len(out) != 4:
+        raise d.unsupported(node, f"bilinear upsampling of a rank-{len(out)} tensor; only 4-D (N, C, H, W)")
+    # PyTorch computes the source positions from the scale factors when they are given.
+    return d.emit(node, "upsample_bilinear2d", [_in(d, node, x)],
+                  {"size": out[2:], "align_corners": int(bool(a["align_corners"])),
+                   "scale_h": float(scales[0] or 0.0), "scale_w": float(scales[1] or 0.0)})
 
 
 # --- normalization and attention ----------------------------------------------------------

@@ -167,6 +167,7 @@ ACTIVATIONS = {
     "leaky_relu": lambda x: F.leaky_relu(x, 0.125),
     "neg": torch.neg,
     "abs": torch.abs,
+    "mish": F.mish,
 }
 
 

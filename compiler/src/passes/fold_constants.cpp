@@ -83,21 +83,21 @@ namespace {
 // Ops whose kernels read or write image tensors NHWC: their rank-4 activations are NHWC.
 bool is_image_op(const Graph& g, const Op& op) {
   static const char* kKinds[] = {"conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
-                                 "upsample_nearest2d"};
+                                 "upsample_nearest2d", "upsample_bilinear2d"};
   if (std::find(std::begin(kKinds), std::end(kKinds), op.kind) != std::end(kKinds)) return true;
   return op.kind == "mean" && g.tensors[op.inputs[0]].shape.size() == 4;  // a global average pool, or a reduce
 }
 
-// Element-wise ops: they work in any layout, so their rank-4 operands share one.
+
+}  // namespace
+
 bool is_layout_agnostic(const std::string& kind) {
   static const char* kKinds[] = {"relu",    "clamp",      "add",      "sub",         "mul",     "minimum",
                                  "maximum", "identity",   "sigmoid",  "tanh",        "hardswish", "hardsigmoid",
                                  "silu",    "gelu",       "elu",      "leaky_relu",  "neg",     "abs",
-                                 "batch_norm", "pad",     "cat",      "slice"};
+                                 "batch_norm", "pad",     "cat",      "slice",       "prelu",   "mish"};
   return std::find(std::begin(kKinds), std::end(kKinds), kind) != std::end(kKinds);
 }
-
-}  // namespace
 
 void assign_layouts(Graph& g) {
   // Rank-4 activations are NHWC when they are model inputs, meet an image op, or reach one

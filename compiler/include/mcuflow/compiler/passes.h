@@ -5,6 +5,7 @@
 namespace mcuflow::compiler {
 
 void remove_identities(Graph& g);        // dropout, clone, … : consumers read the input
+void lift_rows(Graph& g);                // ops between 1-D layers run on their (N, C, 1, L) row views
 void fold_pads(Graph& g);                // zero pad of H, W → the reading conv's / avg pool's padding
 void fold_batch_norm(Graph& g);          // conv/linear → batch_norm: scale weights, shift bias
 void lower_batch_norm(Graph& g);         // remaining batch_norm → per-channel mul + add
@@ -22,6 +23,10 @@ void fold_flatten_into_linear(Graph& g); // flatten of NHWC → linear: permute 
 // `stream_input`: each band's input rows are fetched from the application (op "input_rows",
 // lowered to read_input_rows) instead of sliced from the whole input, which then never exists.
 void split_into_patches(Graph& g, int patches, int64_t element_bytes, bool stream_input = false);
+
+// Element-wise ops (and pad, slice, cat, batch norm): they work in any layout, so
+// assign_layouts gives their rank-4 operands one, and lift_rows moves them onto row views.
+bool is_layout_agnostic(const std::string& kind);
 
 // All of the above, in order.
 void run_graph_passes(Graph& g);

@@ -68,4 +68,12 @@ void batch_matmul_f32(const BatchMatmulParams& p, const float* lhs, const float*
 void layer_norm_f32(const LayerNormParams& p, const float* input, const float* weight, const float* bias,
                     float* output);
 
+// --- model families (issue 21) ---
+void prelu_s8(const PreluParams& p, const int8_t* input, const int8_t* alpha, int8_t* output);
+void prelu_f32(const PreluParams& p, const float* input, const float* alpha, float* output);
+void resize_bilinear_s8(const ResizeBilinearParams& p, const int8_t* input, const int32_t* taps,
+                        const int32_t* weights, int8_t* output);
+void resize_bilinear_f32(const ResizeBilinearParams& p, const float* input, const int32_t* taps,
+                         const float* weights, float* output);
+
 }  // namespace mcuflow::kernels

@@ -155,7 +155,8 @@ enum ActivationFunction : int32_t {
   kActLeakyRelu = 8,           // alpha = negative slope
   kActNeg = 9,
   kActAbs = 10,
-  kActFunctionCount = 11,
+  kActMish = 11,               // x * tanh(softplus(x))
+  kActFunctionCount = 12,
 };
 
 struct ActivationParams {      // activation_f32 over n elements (may run in place)
@@ -201,6 +202,34 @@ struct BatchMatmulParams {     // batch_matmul_s8 / batch_matmul_f32
 struct LayerNormParams {       // layer_norm_f32
   int32_t rows, depth;
   float eps;
+};
+
+// ---------------------------------------------------------------------------------------
+// Model families (issue 21). Appended; the structs above keep their bytes.
+
+// PReLU over an [outer][channels][inner] tensor with one slope per channel (channels = 1: one
+// slope for all). float: x > 0 ? x : alpha[c] * x. int8, with d = q + input_offset and alpha
+// symmetric int8 (zero point 0): d >= 0 requantizes d with the positive multiplier (input
+// scale / output scale), d < 0 requantizes d * alpha[c] with the negative one (input scale *
+// alpha scale / output scale); then + output_offset, clamped. |d * alpha| <= 255 * 128.
+struct PreluParams {           // prelu_s8 / prelu_f32 (may run in place)
+  int32_t outer, channels, inner;
+  int32_t input_offset, output_offset;
+  int32_t positive_multiplier, positive_shift;
+  int32_t negative_multiplier, negative_shift;
+  int32_t act_min, act_max;
+};
+
+// Bilinear resize of an NHWC image (batch 1). The compiler computes, as PyTorch does, for each
+// output row and then each output column (rows first, out_h + out_w entries) the two source
+// indices taps[2 e], taps[2 e + 1] and the weight of the second. float: lambda in [0, 1].
+// int8: w in [0, 2^kResizeWeightBits], the first tap weighing 2^kResizeWeightBits - w; the
+// output keeps the input's quantization, so out = round(sum of weight products * q / 2^(2 bits))
+// with rounding half away from zero: integer arithmetic only, |sum| <= 128 * 2^22.
+constexpr int32_t kResizeWeightBits = 11;
+struct ResizeBilinearParams {  // resize_bilinear_s8 / resize_bilinear_f32
+  int32_t in_h, in_w, channels;
+  int32_t out_h, out_w;
 };
 
 }  // namespace mcuflow::kernels

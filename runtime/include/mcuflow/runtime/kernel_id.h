@@ -52,7 +52,11 @@ namespace mcuflow {
   X(batch_matmul_s8, 44)                  \
   X(batch_matmul_f32, 45)                 \
   X(layer_norm_f32, 46)                   \
-  X(read_input_rows, 47)
+  X(read_input_rows, 47)                  \
+  X(prelu_s8, 48)                         \
+  X(prelu_f32, 49)                        \
+  X(resize_bilinear_s8, 50)               \
+  X(resize_bilinear_f32, 51)
 
 // Optimized kernels: X(name, id, reference). Each computes exactly what its reference kernel
 // computes (bit for bit) from the same params and leading inputs; it may take extra trailing

@@ -1,0 +1,137 @@
+"""Zoo models of the families issue 21 opened: 1-D sensor models and a segmentation U-Net.
+
+================  ==================================================
+model             task
+================  ==================================================
+har_cnn1d         activity recognition, 3-axis accelerometer × 128, 6 classes
+tcn               activity recognition, 6 channels × 64, TCN, 6 classes
+unet_bilinear     segmentation, 16×16×3, 2 classes per pixel
+================  ==================================================
+
+* ``har_cnn1d``: the usual 1-D CNN of human-activity recognition (UCI-HAR style windows of
+  128 accelerometer samples): three Conv1d + BatchNorm1d + ReLU layers (16, 32, 32 filters,
+  kernels 5, 5, 3), max pooling after the first two, global average pooling, a linear
+  classifier.
+* ``tcn``: a temporal convolutional network (Bai et al., "An Empirical Evaluation of Generic
+  Convolutional and Recurrent Networks for Sequence Modeling", 2018): three residual blocks of
+  two dilated causal Conv1d (kernel 3, dilations 1, 2, 4; the causal padding written as
+  ``F.pad(x, (2 * d, 0))``) with PReLU, a 1×1 Conv1d shortcut where the width changes, the
+  last time step into a linear classifier.
+* ``unet_bilinear``: a two-level U-Net (Ronneberger et al. 2015) at toy size with bilinear
+  upsampling in the decoder (``align_corners=False`` and ``True``), skip concatenations,
+  BatchNorm, ReLU and Mish, and a 1×1 convolution to two classes per pixel. Sized for qemu-m0.
+
+Counts are not published for these configurations: ``reference_parameters`` and
+``reference_macs`` are left unset.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from . import ModelSpec, register
+from .mlperf import natural_images
+
+__all__ = ["HarCnn1d", "Tcn", "UNetBilinear", "accelerometer_windows"]
+
+
+def _conv_bn_relu_1d(cin: int, cout: int, kernel: int) -> nn.Sequential:
+    return nn.Sequential(nn.Conv1d(cin, cout, kernel, padding=kernel // 2, bias=False), nn.BatchNorm1d(cout),
+                         nn.ReLU())
+
+
+class HarCnn1d(nn.Module):
+    """(Conv1d + BN + ReLU) × 3 with max pooling, global average pooling, FC → 6 activities."""
+
+    def __init__(self, channels: int = 3, num_classes: int = 6):
+        super().__init__()
+        self.features = nn.Sequential(_conv_bn_relu_1d(channels, 16, 5), nn.MaxPool1d(2),
+                                      _conv_bn_relu_1d(16, 32, 5), nn.MaxPool1d(2),
+                                      _conv_bn_relu_1d(32, 32, 3), nn.AdaptiveAvgPool1d(1))
+        self.fc = nn.Linear(32, num_classes)
+
+    def forward(self, x):
+        return self.fc(self.features(x).flatten(1))
+
+
+class _TemporalBlock(nn.Module):
+    def __init__(self, cin: int, cout: int, dilation: int, kernel: int = 3):
+        super().__init__()
+        self.pad = (kernel - 1) * dilation
+        self.conv1 = nn.Conv1d(cin, cout, kernel, dilation=dilation)
+        self.conv2 = nn.Conv1d(cout, cout, kernel, dilation=dilation)
+        self.act1, self.act2 = nn.PReLU(cout), nn.PReLU(cout)
+        self.shortcut = nn.Conv1d(cin, cout, 1) if cin != cout else nn.Identity()
+
+    def forward(self, x):
+        y = self.act1(self.conv1(F.pad(x, (self.pad, 0))))
+        y = self.act2(self.conv2(F.pad(y, (self.pad, 0))))
+        return F.relu(y + self.shortcut(x))
+
+
+class Tcn(nn.Module):
+    """Three causal residual blocks (dilations 1, 2, 4), the last time step into FC → 6."""
+
+    def __init__(self, channels: int = 6, width: int = 16, num_classes: int = 6):
+        super().__init__()
+        self.blocks = nn.Sequential(_TemporalBlock(channels, width, 1), _TemporalBlock(width, width, 2),
+                                    _TemporalBlock(width, width, 4))
+        self.fc = nn.Linear(width, num_classes)
+
+    def forward(self, x):
+        return self.fc(self.blocks(x)[:, :, -1])
+
+
+def _conv_bn(cin: int, cout: int, act: nn.Module) -> nn.Sequential:
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), act)
+
+
+class UNetBilinear(nn.Module):
+    """Encoder 8 → 16 channels (max pooling), bottleneck, decoder with bilinear upsampling and
+    skip concatenations, 1×1 convolution to per-pixel class scores."""
+
+    def __init__(self, channels: int = 3, num_classes: int = 2):
+        super().__init__()
+        self.enc1 = _conv_bn(channels, 8, nn.ReLU())
+        self.enc2 = _conv_bn(8, 16, nn.Mish())
+        self.bottleneck = _conv_bn(16, 16, nn.ReLU())
+        self.dec2 = _conv_bn(32, 8, nn.ReLU())
+        self.dec1 = _conv_bn(16, 8, nn.Mish())
+        self.head = nn.Conv2d(8, num_classes, 1)
+
+    def forward(self, x):
+        e1 = self.enc1(x)
+        e2 = self.enc2(F.max_pool2d(e1, 2))
+        b = self.bottleneck(F.max_pool2d(e2, 2))
+        d2 = self.dec2(torch.cat([F.interpolate(b, scale_factor=2, mode="bilinear", align_corners=False), e2], 1))
+        d1 = self.dec1(torch.cat([F.interpolate(d2, size=e1.shape[-2:], mode="bilinear", align_corners=True), e1], 1))
+        return self.head(d1)
+
+
+def accelerometer_windows(channels: int, length: int):
+    """``(n, channels, length)`` windows of body motion: a per-window gait frequency and phase
+    per axis, gravity on one axis, harmonics and sensor noise, about unit variance."""
+
+    def sample(rng: np.random.Generator, n: int) -> np.ndarray:
+        t = np.arange(length)[None, None, :] / 50.0  # 50 Hz
+        freq = rng.uniform(0.5, 3.0, (n, 1, 1))
+        phase = rng.uniform(0, 2 * np.pi, (n, channels, 1))
+        amp = rng.uniform(0.2, 1.5, (n, channels, 1))
+        gravity = np.zeros((n, channels, 1))
+        gravity[np.arange(n), rng.integers(0, channels, n), 0] = 1.0
+        wave = amp * np.sin(2 * np.pi * freq * t + phase) + 0.3 * amp * np.sin(4 * np.pi * freq * t + 2 * phase)
+        return (wave + gravity + 0.2 * rng.standard_normal((n, channels, length))).astype(np.float32)
+
+    return sample
+
+
+register(ModelSpec("har_cnn1d", "activity recognition (Conv1d+BN+ReLU ×3, 3-axis × 128)", HarCnn1d, (1, 3, 128),
+                   accelerometer_windows(3, 128), reference="UCI-HAR-style 1-D CNN"))
+register(ModelSpec("tcn", "activity recognition (TCN: dilated causal Conv1d residual blocks, 6 × 64)", Tcn,
+                   (1, 6, 64), accelerometer_windows(6, 64), reference="Bai et al. 2018, toy size"))
+register(ModelSpec("unet_bilinear", "segmentation (two-level U-Net, bilinear upsampling, 16×16×3)", UNetBilinear,
+                   (1, 3, 16, 16), lambda rng, n: natural_images(rng, n, 16),
+                   reference="Ronneberger et al. 2015, toy size", output="features"))

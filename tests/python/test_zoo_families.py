@@ -1,0 +1,34 @@
+"""The 1-D and segmentation zoo models (python/mcuflow/zoo/families.py) on the host: float32
+equals eager, int8 agrees with eager on held-out inputs (top-1 class; per-pixel class for the
+U-Net), for each tier's core. The boards: tests/firmware/test_model_families_on_boards.py."""
+
+import numpy as np
+import pytest
+import torch
+
+import mcuflow
+from mcuflow import zoo
+
+CALIBRATION_SAMPLES, HELD_OUT_SAMPLES = 48, 32
+
+
+@pytest.mark.parametrize("name", ["har_cnn1d", "tcn", "unet_bilinear"])
+def test_family_model_float_and_int8_on_every_tier(name):
+    model = zoo.get(name)
+    ep = model.export()
+    x = model.evaluation(HELD_OUT_SAMPLES)
+    with torch.no_grad():
+        reference = model.module(torch.from_numpy(x)).numpy()
+    fp32 = mcuflow.compile(ep, target="cortex-m55", precision="fp32")
+    assert np.abs(fp32.run(x)[0] - reference).max() <= 1e-5 * max(1.0, float(np.abs(reference).max()))
+    calibration = model.calibration(CALIBRATION_SAMPLES)
+    outputs = []
+    for target in ("cortex-m0", "cortex-m4", "cortex-m55"):
+        program = mcuflow.compile(ep, target=target, calibration=calibration)
+        assert not program.fallbacks()
+        outputs.append(program.run(x)[0])
+        agreement = float((outputs[-1].argmax(1) == reference.argmax(1)).mean())
+        assert agreement >= 0.9, f"{name} on {target}: int8 vs eager agreement {agreement:.3f}"
+    # The tiers compute the reference kernels' integers: the same outputs for every core.
+    for out in outputs[1:]:
+        np.testing.assert_array_equal(out, outputs[0])

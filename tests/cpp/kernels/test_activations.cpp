@@ -34,6 +34,7 @@ double reference(int function, double alpha, double x) {
     case kActElu: return x > 0 ? x : alpha * (std::exp(x) - 1.0);
     case kActLeakyRelu: return x > 0 ? x : alpha * x;
     case kActNeg: return -x;
+    case kActMish: return x * std::tanh(std::log(1.0 + std::exp(x)));
     default: return std::fabs(x);
   }
 }

@@ -1,7 +1,7 @@
 // Depthwise 3x3 convolution (ch_mult 1, stride_w 1), int8, DSP extension: input rows are
 // transposed once into channel-major int16 rows (kernels_dsp.h); then per channel, each pair
-// of output pixels takes per kernel row three word loads (columns x..x+1, x+1..x+2, x+2..x+3)
-// and four multiplies: SMLAD over two taps, SMLAxy for the third (dw3_channel_row).
+// of output pixels takes per kernel row two word loads (columns x..x+1, x+2..x+3) and four
+// multiplies: an SMLAD and an SMLAxy for each pixel (dw3_output_row).
 #include "mcuflow/kernels/kernels_dsp.h"
 
 namespace mcuflow::kernels {
@@ -57,17 +57,65 @@ struct Dw3 {
 };
 
 // Channels first..first+count-1 of one output row from their accumulators (channel after
-// channel, acc_stride apart), stored at out[x * pixel_stride + channel]. Not inlined: the
-// caller's loops hold on to registers this loop wants.
+// channel, acc_stride apart) and their requantization (channels[0 .. count), derived once per
+// chunk), stored at out[x * pixel_stride + channel]. Not inlined: the caller's loops hold on
+// to registers this loop wants.
 template <bool kFast>
-__attribute__((noinline)) void requantize_row(const dsp::Output& o, const DspTables& t, int32_t first, int32_t count,
-                                              const int32_t* acc, int32_t acc_stride, int32_t out_w,
+__attribute__((noinline)) void requantize_row(const dsp::Output& o, const DspChannel* channels, int32_t first,
+                                              int32_t count, const int32_t* acc, int32_t acc_stride, int32_t out_w,
                                               int32_t pixel_stride, int8_t* out) {
-  for (int32_t c = first; c < first + count; ++c, acc += acc_stride) {
-    const DspChannel ch = dsp::channel<kFast>(t, c, o);
+  if constexpr (kFast) {
+    // dsp::output_value<true> written out, ten instructions per output: GCC's set-up of each
+    // channel's loop cost about as much as five of its outputs. count >= 1, out_w >= 1.
+    const int32_t skip = 4 * (acc_stride - out_w);  // bytes of unused accumulators after a channel's
+    const int32_t* a = acc;
+    int8_t* dst = out + first;
+    const DspChannel* const end = channels + count;
+    int32_t init, multiplier, rounding, right_shift, v, t, r, n;
+    __asm__ volatile(
+        "1:\n\t"
+        "ldrd %[init], %[multiplier], [%[ch]]\n\t"
+        "ldrd %[rounding], %[right_shift], [%[ch], #8]\n\t"
+        "mov %[r], %[dst]\n\t"
+        "ldr %[n], %[out_w]\n\t"
+        "2:\n\t"
+        "ldr %[v], [%[a]], #4\n\t"
+        "add %[v], %[v], %[init]\n\t"
+        "smmlar %[t], %[v], %[multiplier], %[rounding]\n\t"
+        "add %[v], %[t], %[v], asr #31\n\t"
+        "asr %[v], %[v], %[right_shift]\n\t"
+        "ssat %[v], #8, %[v]\n\t"
+        "strb %[v], [%[r]]\n\t"
+        "add %[r], %[r], %[pixel_stride]\n\t"
+        "subs %[n], %[n], #1\n\t"
+        "bne 2b\n\t"
+        "ldr %[v], %[skip]\n\t"
+        "add %[a], %[a], %[v]\n\t"
+        "add %[dst], %[dst], #1\n\t"
+        "add %[ch], %[ch], %[record]\n\t"
+        "ldr %[v], %[end]\n\t"
+        "cmp %[ch], %[v]\n\t"
+        "bne 1b"
+        : [a] "+r"(a), [dst] "+r"(dst), [ch] "+r"(channels), [init] "=&r"(init), [multiplier] "=&r"(multiplier),
+          [rounding] "=&r"(rounding), [right_shift] "=&r"(right_shift), [v] "=&r"(v), [t] "=&r"(t), [r] "=&r"(r),
+          [n] "=&r"(n)
+        : [end] "m"(end), [out_w] "m"(out_w), [pixel_stride] "r"(pixel_stride), [skip] "m"(skip),
+          [record] "i"(sizeof(DspChannel))
+        : "cc", "memory");
+    (void)o;
+    return;
+  }
+  for (int32_t c = first; c < first + count; ++c, acc += acc_stride, ++channels) {
+    const DspChannel ch = *channels;
     const int32_t* a = acc;
     int8_t* dst = out + c;
-    for (int32_t x = out_w; x > 0; --x, dst += pixel_stride) *dst = int8_t(dsp::output_value<kFast>(*a++ + ch.acc_init, ch, o));
+    auto value = [&](int32_t acc2) { return int8_t(dsp::output_value<kFast>(acc2 + ch.acc_init, ch, o)); };
+    int32_t x = out_w;
+    for (; x >= 2; x -= 2, a += 2, dst += 2 * pixel_stride) {  // two at a time: half the loop steps
+      dst[0] = value(a[0]);
+      dst[pixel_stride] = value(a[1]);
+    }
+    if (x) *dst = value(a[0]);
   }
 }
 
@@ -80,6 +128,9 @@ void run(const DwConvParams& params, const dsp::Output& o, const DspTables& t, c
   for (d.chunk_first = 0; d.chunk_first < p.out_c; d.chunk_first += chunk) {
     d.chunk_size = p.out_c - d.chunk_first < chunk ? p.out_c - d.chunk_first : chunk;
     int32_t held[3] = {kInt32Min, kInt32Min, kInt32Min};  // the input row in each slot
+    int32_t* acc = reinterpret_cast<int32_t*>(scratch + chunk * 3 * d.row_length);
+    DspChannel* channels = reinterpret_cast<DspChannel*>(acc + chunk * dsp_dw3_accumulators(p));
+    for (int32_t c = 0; c < d.chunk_size; ++c) channels[c] = dsp::channel<kFast>(t, d.chunk_first + c, o);
     for (int32_t oy = 0; oy < p.out_h; ++oy) {
       int32_t slot[3];
       for (int32_t ky = 0; ky < 3; ++ky) {
@@ -90,13 +141,12 @@ void run(const DwConvParams& params, const dsp::Output& o, const DspTables& t, c
           held[slot[ky]] = iy;
         }
       }
-      int32_t* acc = reinterpret_cast<int32_t*>(scratch + chunk * 3 * d.row_length);
       // Whole pairs of output pixels and an odd last one (a single pixel: one pair, half used).
       const int32_t pairs = p.out_w > 1 ? p.out_w / 2 : 1;
       const bool odd = p.out_w > 1 && p.out_w % 2;
       dsp::dw3_output_row(d.chunk_size, pairs, odd, d.row(0, slot[0]), d.row(0, slot[1]), d.row(0, slot[2]),
                           3 * d.row_length, weights + kDspDw3WeightWords * d.chunk_first, acc);
-      requantize_row<kFast>(o, t, d.chunk_first, d.chunk_size, acc, 2 * (pairs + odd), p.out_w, pixel_stride,
+      requantize_row<kFast>(o, channels, d.chunk_first, d.chunk_size, acc, 2 * (pairs + odd), p.out_w, pixel_stride,
                             output + oy * p.out_w * pixel_stride);
     }
   }

@@ -172,18 +172,21 @@ void dwconv_s8_dsp(const DwConvParams& p, const int8_t* input, const int32_t* pr
 // Depthwise 3x3, ch_mult 1, stride_w 1, no dilation (any stride_h and padding): input rows are
 // transposed into channel-major int16 rows in the scratch, so that SMLAD multiplies two
 // horizontally adjacent taps at once and each loaded pair serves two output pixels.
-// Prepared input, int32 [out_c][kDspDw3WeightWords]: per channel int16 pairs of its weights,
-// doubled like the other kernels' accumulators: (w00, w01), (w10, w11), (w20, w21),
-// (w02, w12), (w22, 0) with wyx the tap at kernel row y, column x.
+// Prepared input, int32 [out_c][kDspDw3WeightWords]: per channel and kernel row y two int16
+// pairs of its weights, doubled like the other kernels' accumulators: (wy0, wy1), (wy1, wy2)
+// with wyx the tap at kernel row y, column x.
 // Scratch: channels in chunks of dsp_dw3_chunk; per channel of the chunk 3 rows (one per
 // input row held, slot iy mod 3) of dsp_dw3_row_length values x - input_zero_point, where
 // value j is input column j - pad_left (0 outside the input); then the int32 accumulators of
-// one output row of the chunk's channels (out_w rounded up to even, per channel).
+// one output row of the chunk's channels (out_w rounded up to even, per channel); then each
+// channel's DspChannel.
 constexpr int32_t kDspDw3ScratchBudget = 4096;  // bytes; more channels than fit are done in chunks
-constexpr int32_t kDspDw3WeightWords = 5;       // per channel
+constexpr int32_t kDspDw3WeightWords = 6;       // per channel
 inline int32_t dsp_dw3_row_length(const DwConvParams& p) { return (p.out_w + 4) & ~1; }
-inline int32_t dsp_dw3_channel_bytes(const DwConvParams& p) {  // rows and accumulators
-  return (3 * dsp_dw3_row_length(p) + 2 * ((p.out_w + 1) & ~1)) * int32_t(sizeof(int16_t));
+inline int32_t dsp_dw3_accumulators(const DwConvParams& p) { return (p.out_w + 1) & ~1; }  // int32 per channel
+inline int32_t dsp_dw3_channel_bytes(const DwConvParams& p) {  // rows, accumulators, requantization
+  return 3 * dsp_dw3_row_length(p) * int32_t(sizeof(int16_t)) + dsp_dw3_accumulators(p) * int32_t(sizeof(int32_t)) +
+         int32_t(sizeof(DspChannel));
 }
 inline int32_t dsp_dw3_chunk(const DwConvParams& p) {
   const int32_t all = (p.out_c + 3) & ~3, fit = kDspDw3ScratchBudget / dsp_dw3_channel_bytes(p) & ~3;
@@ -192,10 +195,9 @@ inline int32_t dsp_dw3_chunk(const DwConvParams& p) {
 inline int32_t dsp_dw3_scratch_bytes(const DwConvParams& p) { return dsp_dw3_chunk(p) * dsp_dw3_channel_bytes(p); }
 // Word i of the prepared input.
 inline int32_t dsp_dw3_weight_word(const DwConvParams& p, const int8_t* weights, int32_t i) {
-  const int32_t c = i / kDspDw3WeightWords, k = i % kDspDw3WeightWords;
-  auto w = [&](int32_t y, int32_t x) { return uint32_t(uint16_t(int16_t(2 * weights[(y * 3 + x) * p.out_c + c]))); };
-  if (k < 3) return int32_t(w(k, 0) | w(k, 1) << 16);
-  return int32_t(k == 3 ? w(0, 2) | w(1, 2) << 16 : w(2, 2));
+  const int32_t c = i / kDspDw3WeightWords, y = i % kDspDw3WeightWords / 2, x = i % 2;
+  auto w = [&](int32_t column) { return uint32_t(uint16_t(int16_t(2 * weights[(y * 3 + column) * p.out_c + c]))); };
+  return int32_t(w(x) | w(x + 1) << 16);
 }
 void dwconv_s8_3x3_dsp(const DwConvParams& p, const int8_t* input, const int32_t* prepared, const int32_t* bias,
                        const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output);
@@ -453,47 +455,49 @@ inline void dw_taps(int32_t taps, const int8_t* const* tap_input, int32_t c, con
 
 // Depthwise 3x3 (kernels_dsp.h, dwconv_s8_3x3_dsp), one output row for `channels` channels:
 // channel k's kernel rows start at r0, r1, r2 + k * channel_step (int16 rows, column 0); its
-// weight pairs are w[5k..5k+4]. For `pairs` >= 1 pairs of output pixels, then one more pixel
+// weight pairs are w[6k..6k+5]. For `pairs` >= 1 pairs of output pixels, then one more pixel
 // when `odd`, the three rows' sums go to acc (two int32 per pair and for the odd pixel,
-// channel after channel): 26 instructions per pair and 18 multiply-accumulates, 15 for the odd
-// pixel and its nine, 14 more per channel. Written out because GCC spills the weights here;
-// loop ends stay in memory since every register is taken.
+// channel after channel). Per kernel row a pair x, x+1 takes two words, A = (x, x+1) and
+// C = (x+2, x+3): pixel x is SMLAD(A, (w0, w1)) + C.bottom * w2, pixel x+1 is
+// A.top * w0 + SMLAD(C, (w1, w2)): 22 instructions per pair and 18 multiply-accumulates, 13
+// for the odd pixel and its nine, 14 more per channel. Written out because GCC spills the
+// weights here; loop ends stay in memory since every register is taken.
 inline void dw3_output_row(int32_t channels, int32_t pairs, bool odd, const int16_t* r0, const int16_t* r1,
                            const int16_t* r2, int32_t channel_step, const int32_t* w, int32_t* acc) {
   // Between channels the row pointers, which moved 4 bytes per pair, go on to the next channel.
   const int32_t row_advance = 2 * channel_step - 4 * pairs, pair_bytes = 8 * pairs, odd_pixel = odd;
   const int32_t* const w_end = w + kDspDw3WeightWords * channels;
   int32_t* acc_end;
-  register int32_t w0 __asm__("r4"), w1 __asm__("r5"), w2 __asm__("r6"), w2_01 __asm__("r8"), w2_2 __asm__("r9");
+  // (wy0, wy1) and (wy1, wy2) of kernel row y, in the order LDMIA fills them.
+  register int32_t p0 __asm__("r4"), q0 __asm__("r5"), p1 __asm__("r6"), q1 __asm__("r8"), p2 __asm__("r9"),
+      q2 __asm__("r10");
   int32_t a0, a1, t;
+#define MCUFLOW_DSP_DW3_ROW(row, p, q)                       \
+  "ldr %[t], [%[" row "]]\n\t"                               \
+  "smlad %[a0], %[t], %[" p "], %[a0]\n\t"                   \
+  "smlatb %[a1], %[t], %[" p "], %[a1]\n\t"                  \
+  "ldr %[t], [%[" row "], #4]!\n\t" /* on to the next pair */ \
+  "smlabt %[a0], %[t], %[" q "], %[a0]\n\t"                  \
+  "smlad %[a1], %[t], %[" q "], %[a1]\n\t"
+#define MCUFLOW_DSP_DW3_ODD_ROW(row, p, q)                   \
+  "ldr %[t], [%[" row "]]\n\t"                               \
+  "smlad %[a0], %[t], %[" p "], %[a0]\n\t"                   \
+  "ldr %[t], [%[" row "], #4]\n\t"                           \
+  "smlabt %[a0], %[t], %[" q "], %[a0]\n\t"
   __asm__ volatile(  // volatile: its result is in memory, not in the outputs
       "0:\n\t"
-      "ldmia %[w]!, {%[w0], %[w1], %[w2], %[w2_01], %[w2_2]}\n\t"
+      "ldmia %[w]!, {%[p0], %[q0], %[p1], %[q1], %[p2], %[q2]}\n\t"
       "ldr %[t], %[pair_bytes]\n\t"
       "add %[t], %[t], %[acc]\n\t"
       "str %[t], %[acc_end]\n\t"
       "1:\n\t"
-      "ldr %[t], [%[r0]]\n\t"  // columns x, x+1 of kernel row 0
-      "smuad %[a0], %[t], %[w0]\n\t"
-      "ldr %[t], [%[r0], #2]\n\t"  // x+1, x+2
-      "smuad %[a1], %[t], %[w0]\n\t"
-      "ldr %[t], [%[r0], #4]!\n\t"  // x+2, x+3; on to the next pair
-      "smlabb %[a0], %[t], %[w2_01], %[a0]\n\t"
-      "smlatb %[a1], %[t], %[w2_01], %[a1]\n\t"
-      "ldr %[t], [%[r1]]\n\t"
-      "smlad %[a0], %[t], %[w1], %[a0]\n\t"
-      "ldr %[t], [%[r1], #2]\n\t"
-      "smlad %[a1], %[t], %[w1], %[a1]\n\t"
-      "ldr %[t], [%[r1], #4]!\n\t"
-      "smlabt %[a0], %[t], %[w2_01], %[a0]\n\t"
-      "smlatt %[a1], %[t], %[w2_01], %[a1]\n\t"
-      "ldr %[t], [%[r2]]\n\t"
-      "smlad %[a0], %[t], %[w2], %[a0]\n\t"
-      "ldr %[t], [%[r2], #2]\n\t"
-      "smlad %[a1], %[t], %[w2], %[a1]\n\t"
-      "ldr %[t], [%[r2], #4]!\n\t"
-      "smlabb %[a0], %[t], %[w2_2], %[a0]\n\t"
-      "smlatb %[a1], %[t], %[w2_2], %[a1]\n\t"
+      "ldr %[t], [%[r0]]\n\t"  // kernel row 0 starts the sums
+      "smuad %[a0], %[t], %[p0]\n\t"
+      "smultb %[a1], %[t], %[p0]\n\t"
+      "ldr %[t], [%[r0], #4]!\n\t"
+      "smlabt %[a0], %[t], %[q0], %[a0]\n\t"
+      "smlad %[a1], %[t], %[q0], %[a1]\n\t"
+      MCUFLOW_DSP_DW3_ROW("r1", "p1", "q1") MCUFLOW_DSP_DW3_ROW("r2", "p2", "q2")
       "strd %[a0], %[a1], [%[acc]], #8\n\t"
       "ldr %[t], %[acc_end]\n\t"
       "cmp %[acc], %[t]\n\t"
@@ -501,18 +505,11 @@ inline void dw3_output_row(int32_t channels, int32_t pairs, bool odd, const int1
       "ldr %[t], %[odd_pixel]\n\t"
       "cmp %[t], #0\n\t"
       "beq 2f\n\t"
-      "ldr %[t], [%[r0]]\n\t"  // the odd pixel x: columns x, x+1, then x+2 of each row
-      "smuad %[a0], %[t], %[w0]\n\t"
+      "ldr %[t], [%[r0]]\n\t"  // the odd pixel
+      "smuad %[a0], %[t], %[p0]\n\t"
       "ldr %[t], [%[r0], #4]\n\t"
-      "smlabb %[a0], %[t], %[w2_01], %[a0]\n\t"
-      "ldr %[t], [%[r1]]\n\t"
-      "smlad %[a0], %[t], %[w1], %[a0]\n\t"
-      "ldr %[t], [%[r1], #4]\n\t"
-      "smlabt %[a0], %[t], %[w2_01], %[a0]\n\t"
-      "ldr %[t], [%[r2]]\n\t"
-      "smlad %[a0], %[t], %[w2], %[a0]\n\t"
-      "ldr %[t], [%[r2], #4]\n\t"
-      "smlabb %[a0], %[t], %[w2_2], %[a0]\n\t"
+      "smlabt %[a0], %[t], %[q0], %[a0]\n\t"
+      MCUFLOW_DSP_DW3_ODD_ROW("r1", "p1", "q1") MCUFLOW_DSP_DW3_ODD_ROW("r2", "p2", "q2")
       "str %[a0], [%[acc]], #8\n\t"
       "2:\n\t"
       "ldr %[t], %[row_advance]\n\t"
@@ -523,10 +520,12 @@ inline void dw3_output_row(int32_t channels, int32_t pairs, bool odd, const int1
       "cmp %[w], %[t]\n\t"
       "bne 0b"
       : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [acc] "+r"(acc), [w] "+r"(w), [a0] "=&r"(a0), [a1] "=&r"(a1),
-        [t] "=&r"(t), [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w2_01] "=&r"(w2_01), [w2_2] "=&r"(w2_2),
+        [t] "=&r"(t), [p0] "=&r"(p0), [q0] "=&r"(q0), [p1] "=&r"(p1), [q1] "=&r"(q1), [p2] "=&r"(p2), [q2] "=&r"(q2),
         [acc_end] "=m"(acc_end)
       : [pair_bytes] "m"(pair_bytes), [row_advance] "m"(row_advance), [w_end] "m"(w_end), [odd_pixel] "m"(odd_pixel)
       : "cc", "memory");
+#undef MCUFLOW_DSP_DW3_ROW
+#undef MCUFLOW_DSP_DW3_ODD_ROW
 }
 
 // The output tensor's offset and activation clamp, and the window size (for dsp_fast_channel).

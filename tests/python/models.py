@@ -283,6 +283,10 @@ SINGLE_OP_CASES: dict[str, tuple[tuple[int, ...], ...]] = {
     "upsample_nearest2d": ((1, 3, 4, 3),),
     "layer_norm": ((1, 5, 8),),
     "softmax_dim1": ((1, 4, 3, 3),),
+    "conv1d": ((1, 3, 10),),
+    "prelu": ((1, 4, 3, 3),),
+    "mish": ((1, 8),),
+    "upsample_bilinear2d": ((1, 3, 4, 3),),
 }
 
 
@@ -332,6 +336,10 @@ class SingleOp(nn.Module):
                 self.fc = nn.Linear(8, 4)
             elif case == "layer_norm":
                 self.norm = nn.LayerNorm(8)
+            elif case == "conv1d":
+                self.conv = nn.Conv1d(3, 4, 3, padding=1)
+            elif case == "prelu":
+                self.act = nn.PReLU(4)
         init_bn_stats(self, seed)
         self.eval()
 
@@ -423,6 +431,10 @@ class SingleOp(nn.Module):
         if c == "upsample_nearest2d": return F.interpolate(x, scale_factor=2, mode="nearest")
         if c == "layer_norm": return self.norm(x)
         if c == "softmax_dim1": return F.softmax(x, dim=1)
+        if c == "conv1d": return self.conv(x)
+        if c == "prelu": return self.act(x)
+        if c == "mish": return F.mish(x)
+        if c == "upsample_bilinear2d": return F.interpolate(x, scale_factor=2, mode="bilinear")
         raise AssertionError(c)
 
 

@@ -14,7 +14,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import mcuflow
-from test_ops import Fn, calibration, dequantize, export, quantize, randn
+from test_ops import Fn, calibration, dequantize, export, fp32_matches_eager_and_int8_stays_close, quantize, randn
 
 TARGET = "reference"
 L3 = (1, 4, 17)
@@ -58,17 +58,7 @@ LAYERS = {
 @pytest.mark.parametrize("name", sorted(LAYERS))
 def test_conv1d_fp32_matches_eager_and_int8_stays_close(name):
     fn, shapes, layers = LAYERS[name]
-    model = reset(Fn(fn, *layers)).eval()
-    ep = export(model, shapes)
-    xs = [randn(s, 20 + i) for i, s in enumerate(shapes)]
-    with torch.no_grad():
-        ref = model(*xs).numpy()
-    fp32 = mcuflow.compile(ep, target=TARGET, precision="fp32")
-    np.testing.assert_allclose(fp32.run([x.numpy() for x in xs])[0], ref, rtol=1e-5, atol=1e-5)
-    int8 = mcuflow.compile(ep, target=TARGET, calibration=calibration(shapes))
-    assert not int8.fallbacks()
-    err = np.abs(int8.run([x.numpy() for x in xs])[0] - ref).max()
-    assert err <= 0.05 * float(ref.max() - ref.min()), err
+    fp32_matches_eager_and_int8_stays_close(reset(Fn(fn, *layers)).eval(), shapes)
 
 
 def test_batch_norm_and_causal_pad_fold_and_no_copy_runs_between_layers():

@@ -16,6 +16,7 @@
 #include "mcuflow/compiler/kernel_selection.h"
 #include "mcuflow/compiler/serializer.h"
 #include "mcuflow/kernels/params.h"
+#include "mcuflow/runtime/aliasing.h"
 
 namespace mcuflow::compiler {
 namespace {
@@ -37,193 +38,13 @@ int64_t aligned_size(const ProgramTensor& t) { return align_up(t.byte_size(), kT
 
 // --- in-place legality --------------------------------------------------------------------
 
-// Only reference kernels are listed: each one's access order was read in kernels/reference/.
-// An optimized kernel may read and write in another order (several pixels at once), so it
-// joins this list only once its own order is checked. Element-wise kernels read element i
-// before writing it, in increasing i (quantize and dequantize change the element size).
-enum class InPlaceKind { kNone, kElementwise, kRasterWindow };
+// Which ops may run in place, and how far from their input, is each kernel's aliasing contract
+// (mcuflow/runtime/aliasing.h): the verifier refuses every other overlap.
+aliasing::Contract contract_of(const ProgramOp& op) { return aliasing::contract_of(op.kernel); }
 
-// Scalar-tier window kernels (kernels/scalar/) walk the pixels exactly as their references do,
-// reading a pixel's window before writing that pixel: they run in place wherever those may, as
-// do conv_s8_1x1_mve (pairs of pixels, both read before either is written) and dwconv_s8_mve.
-// The DSP window kernels and conv_s8_mve walk forwards only (forward_only), each pixel's window
-// read (into im2col rows or blocks, tap pointers) before the pixel is written, a block's later
-// pixels even earlier: they run in place with the output below the input.
-// dwconv_s8_3x3_dsp is not one of them: it sweeps the whole image once per channel chunk.
-KernelId raster_order_of(KernelId k) {
-  switch (k) {
-    case KernelId::conv_s8_1x1_scalar:
-    case KernelId::conv_s8_scalar:
-    case KernelId::conv_s8_1x1_dsp:
-    case KernelId::conv_s8_dsp:
-    case KernelId::conv_s8_1x1_mve:
-    case KernelId::conv_s8_mve:
-      return KernelId::conv_s8;
-    case KernelId::dwconv_s8_3x3_scalar:
-    case KernelId::dwconv_s8_dsp:
-    case KernelId::dwconv_s8_mve:
-      return KernelId::dwconv_s8;
-    // The element-wise DSP and MVE kernels load each word or vector of inputs before storing its
-    // outputs, walking forwards: in place wherever their references are.
-    case KernelId::add_s8_dsp:
-    case KernelId::add_s8_mve:
-      return KernelId::add_s8;
-    case KernelId::mul_s8_dsp:
-    case KernelId::mul_s8_mve:
-      return KernelId::mul_s8;
-    case KernelId::clamp_s8_dsp:
-    case KernelId::clamp_s8_mve:
-      return KernelId::clamp_s8;
-    case KernelId::requantize_s8_dsp:
-    case KernelId::requantize_s8_mve:
-      return KernelId::requantize_s8;
-    // The tier pooling kernels (kernels/*/*pool_s8_*.cpp) walk the output pixels forwards as
-    // their references do, reading only a pixel's own window before (or while) writing it.
-    case KernelId::avgpool_s8_scalar:
-    case KernelId::avgpool_s8_dsp:
-    case KernelId::avgpool_s8_mve:
-      return KernelId::avgpool_s8;
-    case KernelId::maxpool_s8_scalar:
-    case KernelId::maxpool_s8_dsp:
-    case KernelId::maxpool_s8_mve:
-      return KernelId::maxpool_s8;
-    // The scalar element-wise kernels read element i (clamp: aligned word i) before writing it,
-    // walking forwards as their references do.
-    case KernelId::add_s8_scalar:
-      return KernelId::add_s8;
-    case KernelId::mul_s8_scalar:
-      return KernelId::mul_s8;
-    case KernelId::clamp_s8_scalar:
-      return KernelId::clamp_s8;
-    case KernelId::requantize_s8_scalar:
-      return KernelId::requantize_s8;
-    // Four elements per step, all read before any is written, forwards: a step's outputs reach
-    // no later step's input where the references' element order is safe (kernels/mve/).
-    case KernelId::quantize_f32_s8_mve:
-      return KernelId::quantize_f32_s8;
-    case KernelId::dequantize_s8_f32_mve:
-      return KernelId::dequantize_s8_f32;
-    default:
-      return k;
-  }
-}
-
-InPlaceKind in_place_kind(KernelId kernel) {
-  switch (raster_order_of(kernel)) {
-    case KernelId::clamp_s8:
-    case KernelId::clamp_f32:
-    case KernelId::requantize_s8:
-    case KernelId::add_s8:
-    case KernelId::mul_s8:
-    case KernelId::add_f32:
-    case KernelId::mul_f32:
-    case KernelId::quantize_f32_s8:
-    case KernelId::dequantize_s8_f32:
-      return InPlaceKind::kElementwise;
-    case KernelId::conv_s8:
-    case KernelId::conv_f32:
-    case KernelId::dwconv_s8:
-    case KernelId::dwconv_f32:
-    case KernelId::maxpool_s8:
-    case KernelId::maxpool_f32:
-    case KernelId::avgpool_s8:
-    case KernelId::avgpool_f32:
-      return InPlaceKind::kRasterWindow;
-    default:
-      return InPlaceKind::kNone;
-  }
-}
-
-// The geometry of a raster-order kernel: output pixels (all channels each) in row-major order,
-// each reading the input pixels of its window.
-struct Window {
-  int32_t in_h, in_w, in_c, out_h, out_w, out_c;
-  int32_t k_h, k_w, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w;
-};
-
-Window window_of(const ProgramOp& op) {
-  const KernelId kernel = raster_order_of(op.kernel);
-  if (kernel == KernelId::conv_s8 || kernel == KernelId::conv_f32) {
-    const auto c = params_of<kernels::ConvParams>(op);
-    return {c.in_h, c.in_w, c.in_c, c.out_h, c.out_w, c.out_c, c.k_h, c.k_w,
-            c.stride_h, c.stride_w, c.pad_top, c.pad_left, c.dil_h, c.dil_w};
-  }
-  if (kernel == KernelId::dwconv_s8 || kernel == KernelId::dwconv_f32) {
-    const auto c = params_of<kernels::DwConvParams>(op);
-    return {c.in_h, c.in_w, c.in_c, c.out_h, c.out_w, c.out_c, c.k_h, c.k_w,
-            c.stride_h, c.stride_w, c.pad_top, c.pad_left, c.dil_h, c.dil_w};
-  }
-  const auto c = params_of<kernels::PoolParams>(op);
-  return {c.in_h, c.in_w, c.c, c.out_h, c.out_w, c.c, c.k_h, c.k_w, c.stride_h, c.stride_w, c.pad_top, c.pad_left, 1, 1};
-}
-
-// Window kernels that walk the pixels backwards when their output starts above the input
-// (kernels/reference/raster_order.h).
-bool forward_only(KernelId kernel) {
-  switch (kernel) {
-    case KernelId::conv_s8_1x1_dsp:
-    case KernelId::conv_s8_dsp:
-    case KernelId::dwconv_s8_dsp:
-    case KernelId::conv_s8_mve:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool walks_backwards_above(KernelId kernel) {
-  const KernelId k = raster_order_of(kernel);
-  return (k == KernelId::conv_s8 || k == KernelId::dwconv_s8) && !forward_only(kernel);
-}
-
-// The first (or last) input row or column inside the input that a window starting at `start`
-// touches, or -1 when all its taps fall into padding.
-int32_t first_tap(int32_t start, int32_t taps, int32_t dilation, int32_t extent) {
-  for (int32_t t = 0; t < taps; ++t) {
-    const int32_t i = start + t * dilation;
-    if (i >= 0 && i < extent) return i;
-  }
-  return -1;
-}
-int32_t last_tap(int32_t start, int32_t taps, int32_t dilation, int32_t extent) {
-  for (int32_t t = taps - 1; t >= 0; --t) {
-    const int32_t i = start + t * dilation;
-    if (i >= 0 && i < extent) return i;
-  }
-  return -1;
-}
-
-// While output pixel q is written, the kernel may still read any input pixel from
-// first_unread(q) = min over q' >= q of the first pixel of q''s window. All output bytes up to
-// the end of pixel q must therefore lie below input byte first_unread(q) * in_c: the output
-// starts max_q((q + 1) * out_c - first_unread(q) * in_c) elements below the input.
-int64_t window_shift(const Window& w, int64_t element_bytes) {
-  int64_t first_unread = int64_t(w.in_h) * w.in_w;
-  int64_t shift = 0;
-  for (int64_t q = int64_t(w.out_h) * w.out_w - 1; q >= 0; --q) {
-    const int32_t oy = int32_t(q / w.out_w), ox = int32_t(q % w.out_w);
-    const int32_t iy = first_tap(oy * w.stride_h - w.pad_top, w.k_h, w.dil_h, w.in_h);
-    const int32_t ix = first_tap(ox * w.stride_w - w.pad_left, w.k_w, w.dil_w, w.in_w);
-    if (iy >= 0 && ix >= 0) first_unread = std::min(first_unread, int64_t(iy) * w.in_w + ix);
-    shift = std::max(shift, (q + 1) * w.out_c - first_unread * w.in_c);
-  }
-  return shift * element_bytes;
-}
-
-// The backward walk: while output pixel q is written, the kernel may still read any input pixel
-// up to last_unread(q) = max over q' <= q of the end of q''s window, and the output from pixel q
-// on starts q * out_c elements above its start: it starts max_q(last_unread(q) * in_c -
-// q * out_c) elements above the input.
-int64_t window_shift_above(const Window& w, int64_t element_bytes) {
-  int64_t last_unread = 0, shift = 0;
-  for (int64_t q = 0; q < int64_t(w.out_h) * w.out_w; ++q) {
-    const int32_t oy = int32_t(q / w.out_w), ox = int32_t(q % w.out_w);
-    const int32_t iy = last_tap(oy * w.stride_h - w.pad_top, w.k_h, w.dil_h, w.in_h);
-    const int32_t ix = last_tap(ox * w.stride_w - w.pad_left, w.k_w, w.dil_w, w.in_w);
-    if (iy >= 0 && ix >= 0) last_unread = std::max(last_unread, int64_t(iy) * w.in_w + ix + 1);
-    shift = std::max(shift, last_unread * w.in_c - q * w.out_c);
-  }
-  return shift * element_bytes;
+bool runs_in_place(const ProgramOp& op) {
+  const aliasing::Walk walk = contract_of(op).walk;
+  return walk == aliasing::Walk::kElementwise || walk == aliasing::Walk::kForward || walk == aliasing::Walk::kBothWays;
 }
 
 // --- groups ---------------------------------------------------------------------------------
@@ -609,7 +430,7 @@ std::vector<std::pair<InPlacePair, int64_t>> pair_candidates(const LoweredProgra
   }
   for (size_t i = 0; i < p.ops.size(); ++i) {
     const ProgramOp& op = p.ops[i];
-    if (in_place_kind(op.kernel) == InPlaceKind::kNone || op.outputs.size() != 1) continue;
+    if (!runs_in_place(op) || op.outputs.size() != 1) continue;
     const int o = op.outputs[0];
     if (!is_root(p.tensors[o]) || life[o].first != int(i) || embedded[o]) continue;
     for (size_t slot = 0; slot < op.inputs.size(); ++slot) {
@@ -996,28 +817,16 @@ std::vector<Embedding> embeddings(const LoweredProgram& p) {
     Embedding e{int(i), -1, -1, 0};
     const bool copy = op.kernel == KernelId::strided_copy_b8 || op.kernel == KernelId::strided_copy_b32;
     const bool cat = op.kernel == KernelId::concat_slice_s8 || op.kernel == KernelId::concat_slice_f32;
+    if (!copy && !cat) continue;
     if (op.params.size() != (copy ? sizeof(kernels::StridedCopyParams) : sizeof(kernels::ConcatSliceParams))) continue;
+    int64_t output_minus_input = 0;
+    if (!aliasing::onto_source_shift(op.kernel, op.params.data(), uint32_t(element), &output_minus_input)) continue;
     if (copy) {
-      // One block: the dims before the first partial one hold a single index, those after it
-      // are whole; no stepping, no fill.
-      const auto c = params_of<kernels::StridedCopyParams>(op);
-      bool block = true, partial = false;
-      int64_t stride = element;
-      for (int d = 3; d >= 0; --d) {
-        block = block && c.num[d] == 1 && c.den[d] == 1 && c.start[d] >= 0 && c.start[d] + c.out_dims[d] <= c.in_dims[d] &&
-                (!partial || c.out_dims[d] == 1);
-        partial = partial || c.out_dims[d] != c.in_dims[d];
-        e.offset += int64_t(c.start[d]) * stride;
-        stride *= c.in_dims[d];
-      }
-      if (!block || writers[out] != 1) continue;
-      e.part = out, e.host = in;
-    } else if (cat) {
-      const auto c = params_of<kernels::ConcatSliceParams>(op);
-      if (c.outer != 1 || writers[in] != 1 || readers[in] != 1) continue;
-      e.part = in, e.host = out, e.offset = int64_t(c.offset_c) * element;
+      if (writers[out] != 1) continue;
+      e.part = out, e.host = in, e.offset = output_minus_input;
     } else {
-      continue;
+      if (writers[in] != 1 || readers[in] != 1) continue;
+      e.part = in, e.host = out, e.offset = -output_minus_input;
     }
     if (io[e.part] || e.offset % kTensorAlign != 0 || part[e.part]) continue;
     part[e.part] = true;
@@ -1035,28 +844,29 @@ uint32_t liveness_lower_bound(const LoweredProgram& p) {
 }
 
 int64_t in_place_shift(const LoweredProgram& p, const ProgramOp& op, size_t slot) {
-  const InPlaceKind kind = in_place_kind(op.kernel);
-  if (kind == InPlaceKind::kNone || op.outputs.size() != 1 || slot >= op.inputs.size()) return -1;
+  if (!runs_in_place(op) || op.outputs.size() != 1 || slot >= op.inputs.size()) return -1;
   const ProgramTensor& in = p.tensors[op.inputs[slot]];
   const ProgramTensor& out = p.tensors[op.outputs[0]];
   if (in.constant) return -1;
   const uint32_t in_element = format::dtype_bytes(in.dtype), out_element = format::dtype_bytes(out.dtype);
-  if (kind == InPlaceKind::kElementwise) {
-    // Element i is written to [i * out_element, (i + 1) * out_element) after the input up to
-    // (i + 1) * in_element was read: the output may start where the input does unless its
-    // elements are wider.
+  const aliasing::Contract c = contract_of(op);
+  if (c.walk == aliasing::Walk::kElementwise) {
     if (in.byte_size() / in_element != out.byte_size() / out_element) return -1;
-    return align_up(out.byte_size() > in.byte_size() ? out.byte_size() - in.byte_size() : 0, kTensorAlign);
+    return align_up(uint32_t(aliasing::elementwise_shift(in.byte_size(), out.byte_size())), kTensorAlign);
   }
   if (slot != 0 || in.dtype != out.dtype) return -1;
-  return align_up(uint32_t(window_shift(window_of(op), format::dtype_bytes(in.dtype))), kTensorAlign);
+  return align_up(uint32_t(aliasing::window_shift_below(aliasing::window_of(c.geometry, op.params.data()), in_element)),
+                  kTensorAlign);
 }
 
 int64_t in_place_shift_above(const LoweredProgram& p, const ProgramOp& op, size_t slot) {
-  if (!walks_backwards_above(op.kernel) || slot != 0 || op.outputs.size() != 1) return -1;
+  const aliasing::Contract c = contract_of(op);
+  if (c.walk != aliasing::Walk::kBothWays || slot != 0 || op.outputs.size() != 1) return -1;
   const ProgramTensor& in = p.tensors[op.inputs[0]];
   if (in.constant || in.dtype != p.tensors[op.outputs[0]].dtype) return -1;
-  return align_up(uint32_t(window_shift_above(window_of(op), format::dtype_bytes(in.dtype))), kTensorAlign);
+  return align_up(uint32_t(aliasing::window_shift_above(aliasing::window_of(c.geometry, op.params.data()),
+                                                        format::dtype_bytes(in.dtype))),
+                  kTensorAlign);
 }
 
 void plan_memory(LoweredProgram& p, const PlanOptions& options) {

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from . import _core
-from .errors import InputError, McuflowError, UnsupportedModelError
+from .errors import InputError, McuflowError, UnsupportedModelError, run_failure
 from .outputs import write_file
 
 MAGIC = b"MFP1"
@@ -192,12 +192,10 @@ class Program:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise InputError(f"threads must be a whole number of at least 1, got {threads!r}")
         arrays, batch, _ = self._batched_inputs(inputs)
-        if arrays:  # (integer inputs are always finite)
-            finite = np.stack([np.isfinite(a).reshape(batch, -1).all(axis=1) for a in arrays], axis=1)
-            if not finite.all():
-                b, i = np.argwhere(~finite)[0]
-                raise InputError(f"input {i} of sample {b} contains NaN or Inf")
-        return list(self._host.run([np.ascontiguousarray(a) for a in arrays], batch, threads))
+        try:  # the runtime refuses non-finite float inputs, as on a board
+            return list(self._host.run([np.ascontiguousarray(a) for a in arrays], batch, threads))
+        except _core.RunError as e:
+            raise run_failure(*_run_error(e)) from None
 
     def trace(self, inputs) -> dict[int, np.ndarray]:
         """Every model tensor of one sample, as float32 in PyTorch layout (int8 tensors
@@ -207,7 +205,11 @@ class Program:
         if batch != 1:
             raise InputError("trace takes one sample (batch size 1)")
         result = {}
-        for ir, t in self._host.trace([np.ascontiguousarray(a) for a in arrays]).items():
+        try:
+            traced = self._host.trace([np.ascontiguousarray(a) for a in arrays])
+        except _core.RunError as e:
+            raise run_failure(*_run_error(e)) from None
+        for ir, t in traced.items():
             data = t["data"]
             if data.dtype == np.int8:
                 data = (data.astype(np.float32) - t["zero_point"]) * np.float32(t["scale"])
@@ -382,6 +384,12 @@ class Program:
 
     def __repr__(self) -> str:
         return f"<mcuflow.Program {self.precision} {len(self.data)} bytes, arena {self.arena_bytes}>"
+
+
+def _run_error(e: Exception) -> tuple[str, int]:
+    """_core.RunError's (runtime error name, failing sample)."""
+    name, sample = str(e).split()
+    return name, int(sample)
 
 
 def _quantization_lines(quantization: dict) -> list[str]:

@@ -23,17 +23,14 @@ from .api import Program
 from .boards import UnknownBoardError, get_board
 from .boardfile import firmware_dir
 from .crossbuild import FirmwareBuild, FirmwareError, build_firmware, compiler_version, tool_path
-from .errors import InputError, McuflowError
+from .errors import InputError, McuflowError, run_failure
 from .outputs import commit_dir, staging_dir
 from .qemu import QemuError, QemuTimeoutError, run as qemu_run
 
 KiB = 1024
 EXIT_RUNTIME_BASE = 16  # firmware/harness/harness_io.h: 16 + mcuflow::Error
-HARNESSES = ("main", "bench")  # firmware/harness/<name>.cpp: run over input files, benchmark
-RUNTIME_ERRORS = ["ok", "truncated", "bad_magic", "bad_version", "bad_checksum", "bad_header", "bad_section",
-                  "bad_tensor", "bad_op", "bad_params", "unknown_kernel", "kernel_not_linked", "bad_io",
-                  "arena_too_small", "arena_misaligned", "bad_argument", "not_bound", "streamed_input",
-                  "input_unavailable"]
+HARNESSES = ("main", "bench", "programs")  # firmware/harness/<name>.cpp: run over input files, benchmark, many programs
+RUNTIME_ERRORS = _core.error_names()
 
 
 class DeviceError(McuflowError):
@@ -399,6 +396,10 @@ def run_harness(elf: Path, board_name: str, work_dir: Path, timeout: float) -> s
                           f"(raise --timeout for large inputs)") from None
     except QemuError as e:
         raise DeviceError(f"{board_name}: {e}") from None
+    failed = re.search(r"mcuflow: run failed: (\w+)", result.stdout)
+    if failed and failed[1] in RUNTIME_ERRORS and result.exit_code == EXIT_RUNTIME_BASE + RUNTIME_ERRORS.index(failed[1]):
+        # the host's message for the same failure: the samples before it printed their counts
+        raise run_failure(failed[1], len(re.findall(r"mcuflow: sample \d+ instructions", result.stdout)))
     if result.exit_code != 0:
         raise DeviceError(f"{board_name}: firmware exited with code {result.exit_code}"
                           f"{_exit_reason(result.exit_code)}: {_last_line(result.stdout + result.stderr)}")

@@ -21,4 +21,12 @@ class InputError(McuflowError):
     """An input given to mcuflow (file, argument, array) is not what was expected."""
 
 
+def run_failure(error: str, sample: int) -> McuflowError:
+    """The one message for a runtime error while sample `sample` ran (`error`: the runtime's
+    error name, e.g. non_finite_input), on the host and on a board alike."""
+    if error == "non_finite_input":  # the runtime's rule: every float32 input value is finite
+        return InputError(f"an input of sample {sample} contains NaN or Inf")
+    return McuflowError(f"sample {sample}: runtime error {error}")
+
+
 __all__ = ["McuflowError", "UnsupportedModelError", "CalibrationError", "InputError"]

@@ -185,6 +185,11 @@ class OwnedSession {
   Session session_;
 };
 
+// Session::run failed on sample `sample`: Python sees _core.RunError("<error name> <sample>").
+struct RunFailure : std::runtime_error {
+  RunFailure(Error e, int64_t sample) : std::runtime_error(std::string(error_name(e)) + " " + std::to_string(sample)) {}
+};
+
 // A verified program in host memory: the host runtime.
 class HostProgram {
  public:
@@ -244,6 +249,10 @@ class HostProgram {
     std::atomic<int64_t> next_sample{0};
     std::mutex failure_lock;
     std::exception_ptr failure;
+    // The first sample that fails, as a board reports it (it runs them in order): every earlier
+    // sample was taken before it and runs to its end.
+    int64_t failed_sample = batch;
+    Error run_error = Error::kOk;
     auto worker = [&] {
       try {
         OwnedSession session(program_);
@@ -251,7 +260,13 @@ class HostProgram {
         const InputReader reader = streamed.reader();
         for (int64_t b = next_sample++; b < batch; b = next_sample++) {
           write_inputs(*session, in_data, b, streamed);
-          check(session->run(&reader));
+          const Error e = session->run(&reader);
+          if (e != Error::kOk) {
+            std::lock_guard<std::mutex> guard(failure_lock);
+            if (b < failed_sample) failed_sample = b, run_error = e;
+            next_sample = batch;
+            return;
+          }
           read_outputs(*session, out_data, b);
         }
       } catch (...) {
@@ -268,6 +283,7 @@ class HostProgram {
       for (auto& h : helpers) h.join();
     }
     if (failure) std::rethrow_exception(failure);
+    if (run_error != Error::kOk) throw RunFailure(run_error, failed_sample);
     return outputs;
   }
 
@@ -337,10 +353,6 @@ class HostProgram {
     }
   }
 
-  static void check(Error e) {
-    if (e != Error::kOk) throw std::runtime_error(std::string("runtime error: ") + error_name(e));
-  }
-
  public:
 
   // Runs one sample op by op and returns {ir_tensor_id: array} for every op output that holds
@@ -359,7 +371,8 @@ class HostProgram {
     const auto* records = reinterpret_cast<const format::OpRecord*>(bytes_ + h->ops_offset);
     const py::list ir_of = py::module_::import("json").attr("loads")(metadata())["tensors"];
     for (uint32_t i = 0; i < program_.op_count(); ++i) {
-      check(session->run_op(i, &reader));
+      const Error e = session->run_op(i, &reader);
+      if (e != Error::kOk) throw RunFailure(e, 0);
       const auto& op = records[i];
       for (uint32_t j = 0; j < op.output_count; ++j) {
         const uint16_t t = op.tensors[op.input_count + j];
@@ -449,6 +462,12 @@ class HostProgram {
 PYBIND11_MODULE(_core, m) {
   m.doc() = "mcuflow C++ compiler and host runtime";
   py::register_exception<CompileError>(m, "CompileError", PyExc_ValueError);
+  py::register_exception<RunFailure>(m, "RunError", PyExc_RuntimeError);
+  m.def("error_names", [] {  // mcuflow::Error's names, by code (a board exits with 16 + code)
+    std::vector<std::string> names;
+    for (int e = 0; std::string(error_name(Error(e))) != "unknown_error"; ++e) names.push_back(error_name(Error(e)));
+    return names;
+  });
 
   py::class_<GraphBuilder>(m, "GraphBuilder")
       .def(py::init<>())

@@ -23,6 +23,8 @@ const char* error_name(Error e) {
     case Error::kNotBound: return "not_bound";
     case Error::kStreamedInput: return "streamed_input";
     case Error::kInputUnavailable: return "input_unavailable";
+    case Error::kBadAliasing: return "bad_aliasing";
+    case Error::kNonFiniteInput: return "non_finite_input";
   }
   return "unknown_error";
 }

@@ -1,6 +1,7 @@
 // Program loading: one verification pass that bounds-checks every offset, size and index
 // before anything runs. The program is used in place; nothing is copied or allocated.
 #include <cstring>
+#include "mcuflow/runtime/aliasing.h"
 #include "mcuflow/runtime/runtime.h"
 
 namespace mcuflow {
@@ -65,6 +66,7 @@ Error verify_header(const Header& h, uint32_t span_bytes) {
 Error verify_tensor(const TensorRecord& t, const Header& h) {
   if (!valid_dtype(t.dtype) || t.rank > format::kMaxRank || uint8_t(t.layout) > uint8_t(format::Layout::kFlatNhwc))
     return Error::kBadTensor;
+  if (t.layout == format::Layout::kNhwc && t.rank != 4) return Error::kBadTensor;  // [N, H, W, C]
   uint64_t elements = 1;
   for (uint32_t d = 0; d < format::kMaxRank; ++d) {
     if (t.dims[d] < 1 || t.dims[d] > kMaxDim || (d >= t.rank && t.dims[d] != 1)) return Error::kBadTensor;
@@ -93,6 +95,71 @@ Error verify_tensor(const TensorRecord& t, const Header& h) {
   return Error::kOk;
 }
 
+// The bytes a tensor occupies in a memory region while the program runs (none for constants
+// read from the program, and for streamed inputs, which no op reads).
+struct RamSpan {
+  uint32_t region;
+  int64_t start, end;
+  bool in_ram;
+};
+
+RamSpan ram_span(const TensorRecord& t) {
+  const bool arena = t.storage == Storage::kArena, copied = t.storage == Storage::kCopiedConstant;
+  const int64_t start = arena ? t.offset : t.copy_offset;
+  return RamSpan{t.region, start, start + t.bytes, arena || copied};
+}
+
+bool share_bytes(const RamSpan& a, const RamSpan& b) {
+  return a.in_ram && b.in_ram && a.region == b.region && a.start < b.end && b.start < a.end;
+}
+
+// Whether the output of `c`'s op may share bytes with its input `slot` (aliasing.h): only where
+// the kernel still computes its separate-buffer result, and the host's reference with it.
+bool overlap_allowed(const OpCheck& c, uint32_t slot, const RamSpan& in, const RamSpan& out) {
+  const aliasing::Contract contract = aliasing::contract_of(KernelId(c.op->kernel));
+  const TensorRecord& input = c.tensor(slot);
+  const TensorRecord& output = c.tensor(c.op->input_count);
+  const uint32_t in_element = format::dtype_bytes(input.dtype), out_element = format::dtype_bytes(output.dtype);
+  switch (contract.walk) {
+    case aliasing::Walk::kElementwise:
+      return input.bytes / in_element == output.bytes / out_element &&
+             out.start + aliasing::elementwise_shift(input.bytes, output.bytes) <= in.start;
+    case aliasing::Walk::kForward:
+    case aliasing::Walk::kBothWays: {
+      if (slot != 0 || input.dtype != output.dtype) return false;
+      const aliasing::Window w = aliasing::window_of(contract.geometry, c.params);
+      if (out.start <= in.start) return out.start + aliasing::window_shift_below(w, in_element) <= in.start;
+      return contract.walk == aliasing::Walk::kBothWays && out.start >= in.start + aliasing::window_shift_above(w, in_element);
+    }
+    case aliasing::Walk::kOntoSource: {
+      int64_t output_minus_input = 0;
+      return slot == 0 && aliasing::onto_source_shift(KernelId(c.op->kernel), c.params, out_element, &output_minus_input) &&
+             out.start - in.start == output_minus_input;
+    }
+    default:
+      return false;
+  }
+}
+
+// Every pair of the op's slots that share bytes: an output and an input only as the kernel's
+// contract allows, never two outputs, never the scratch and another slot.
+Error verify_overlaps(const OpCheck& c, const KernelEntry& k) {
+  const uint32_t inputs = c.op->input_count, used = inputs + c.op->output_count;
+  const uint32_t scratch = k.scratch_slot != 0 && k.scratch_slot < inputs ? k.scratch_slot : used;
+  for (uint32_t a = 0; a < used; ++a) {
+    const RamSpan sa = ram_span(c.tensor(a));
+    for (uint32_t b = a + 1; b < used; ++b) {
+      if (!share_bytes(sa, ram_span(c.tensor(b)))) continue;
+      if (b < inputs && a != scratch && b != scratch) continue;  // inputs are only read
+      if (a < inputs && b == inputs && c.op->output_count == 1 && a != scratch &&
+          overlap_allowed(c, a, sa, ram_span(c.tensor(b))))
+        continue;
+      return Error::kBadAliasing;
+    }
+  }
+  return Error::kOk;
+}
+
 Error verify_op(const OpRecord& op, const Header& h, const TensorRecord* tensors, const uint16_t* io,
                 const uint8_t* base, KernelTable kernels) {
   if (!kernel_id_defined(op.kernel)) return Error::kUnknownKernel;
@@ -115,7 +182,8 @@ Error verify_op(const OpRecord& op, const Header& h, const TensorRecord* tensors
     return Error::kBadParams;
   OpCheck check{&op, tensors, base + h.constants_offset, base + h.params_offset + op.params_offset, io,
                 h.input_count};
-  return k.check(check);
+  const Error e = k.check(check);
+  return e != Error::kOk ? e : verify_overlaps(check, k);
 }
 
 Error verify_io(const uint16_t* io, const Header& h, const TensorRecord* tensors) {
@@ -221,16 +289,38 @@ Result<Span<uint8_t>> Session::output_buffer(uint32_t i) const {
   return tensor_buffer(program_->io_[program_->input_count() + i]);
 }
 
+namespace {
+
+// The one rule for float inputs, host and board alike: every value a program receives is finite
+// (NaN or Inf would run to finite garbage through the quantization).
+bool all_finite(const TensorRecord& t, const uint8_t* data) {
+  if (t.dtype != DType::kFloat32) return true;
+  for (uint32_t i = 0; i < t.bytes; i += 4) {
+    uint32_t bits;
+    std::memcpy(&bits, data + i, 4);
+    if ((bits & 0x7F800000u) == 0x7F800000u) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Error Session::run_op(uint32_t i, const InputReader* reader) const {
   if (program_ == nullptr) return Error::kNotBound;
   if (i >= program_->op_count()) return Error::kBadArgument;
   const OpRecord& op = program_->ops_[i];
   const uint8_t* params = program_->base_ + program_->header_->params_offset + op.params_offset;
+  for (uint32_t k = 0; i == 0 && k < program_->input_count(); ++k) {  // the inputs, before any op reads them
+    const TensorRecord& t = program_->tensors_[program_->io_[k]];
+    if (t.storage != Storage::kStreamed && !all_finite(t, data_of(program_->io_[k]))) return Error::kNonFiniteInput;
+  }
   if (op.kernel == uint16_t(KernelId::read_input_rows)) {  // verified: the rows lie in the input and fill the output
     const auto& rows = *reinterpret_cast<const format::InputRowsParams*>(params);
+    uint8_t* band = data_of(op.tensors[0]);
     const bool read = reader != nullptr && reader->read != nullptr &&
-                      reader->read(reader->context, rows.input, rows.offset, data_of(op.tensors[0]), rows.bytes);
-    return read ? Error::kOk : Error::kInputUnavailable;
+                      reader->read(reader->context, rows.input, rows.offset, band, rows.bytes);
+    if (!read) return Error::kInputUnavailable;
+    return all_finite(program_->tensors_[op.tensors[0]], band) ? Error::kOk : Error::kNonFiniteInput;
   }
   OpCall call{};
   call.params = params;

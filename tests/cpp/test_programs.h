@@ -488,6 +488,19 @@ class Runner {
   Session session_;
 };
 
+// Random bytes into every input buffer; float32 inputs get random finite values (a random bit
+// pattern may be NaN or Inf, which Session::run refuses).
+inline void fill_inputs_randomly(const Program& program, const Session& session, Rng& rng) {
+  for (uint32_t i = 0; i < program.input_count(); ++i) {
+    auto buffer = session.input_buffer(i);
+    if (!buffer.ok()) continue;  // streamed
+    uint8_t* data = buffer.value().data;
+    for (uint32_t k = 0; k < buffer.value().size; ++k) data[k] = uint8_t(rng.uniform_int(0, 255));
+    if (program.input(i).dtype != format::DType::kFloat32) continue;
+    for (uint32_t k = 3; k < buffer.value().size; k += 4) data[k] &= 0xBF;  // an exponent below all ones
+  }
+}
+
 // Runs `bytes` once on `input` (logical order, one model input) and returns output `o`.
 inline std::vector<float> run_once(const std::vector<uint8_t>& bytes, const std::vector<float>& input, uint32_t o = 0) {
   Runner r(bytes);

@@ -24,6 +24,9 @@ enum class Error : uint8_t {
   kNotBound,
   kStreamedInput,    // the input is fetched in row bands while the program runs: it has no buffer
   kInputUnavailable, // run needed input rows and had no InputReader, or the reader failed
+  kBadAliasing,      // an op's output shares bytes with one of its inputs where its kernel's
+                     // access order does not allow it (aliasing.h), or with its scratch
+  kNonFiniteInput,   // a float32 program input (or a band of one) holds NaN or Inf
 };
 
 const char* error_name(Error e);

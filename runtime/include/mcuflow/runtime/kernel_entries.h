@@ -18,8 +18,9 @@ struct KernelCheck {
   uint8_t input_count;
   uint8_t output_count;
   Error (*check)(const OpCheck&);
+  uint8_t scratch_slot = 0;
   constexpr KernelEntry with_eval(void (*eval)(const OpCall&)) const {
-    return {params_bytes, input_count, output_count, check, eval};
+    return {params_bytes, input_count, output_count, check, eval, scratch_slot};
   }
 };
 }  // namespace mcuflow::ops

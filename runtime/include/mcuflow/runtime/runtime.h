@@ -37,6 +37,9 @@ struct KernelEntry {
   uint8_t output_count;
   Error (*check)(const OpCheck&);
   void (*eval)(const OpCall&);
+  // An input slot the kernel writes (its scratch), 0 for none: it shares no byte with any other
+  // slot of the op (the host's reference eval never touches it).
+  uint8_t scratch_slot = 0;
 };
 
 // Kernels available to this build, indexed by KernelId; null entries are not linked.
@@ -116,6 +119,8 @@ class Session {
   Result<Span<uint8_t>> output_buffer(uint32_t i) const;
   Result<Span<uint8_t>> tensor_buffer(uint32_t i) const;  // any tensor (debugging, traces)
   // `reader` supplies streamed inputs (kInputUnavailable if one is needed and it is null or fails).
+  // A float32 input holding NaN or Inf is refused before op 0 runs, a streamed band of one as it
+  // arrives: kNonFiniteInput.
   Error run(const InputReader* reader = nullptr) const;
   Error run_op(uint32_t i, const InputReader* reader = nullptr) const;  // one op, for per-op profiling
 

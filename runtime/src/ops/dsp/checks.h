@@ -26,15 +26,15 @@ Error check_add_s8_dsp(const OpCheck& c);
 Error check_mul_s8_dsp(const OpCheck& c);
 
 inline constexpr KernelCheck kernel_check_conv_s8_1x1_dsp{sizeof(kernels::ConvParams), dsp::kScratchSlot + 1, 1,
-                                                          check_conv_s8_1x1_dsp};
+                                                          check_conv_s8_1x1_dsp, dsp::kScratchSlot};
 inline constexpr KernelCheck kernel_check_conv_s8_dsp{sizeof(kernels::ConvParams), dsp::kScratchSlot + 1, 1,
-                                                      check_conv_s8_dsp};
+                                                      check_conv_s8_dsp, dsp::kScratchSlot};
 inline constexpr KernelCheck kernel_check_dwconv_s8_dsp{sizeof(kernels::DwConvParams), dsp::kPreparedSlot + 1, 1,
                                                         check_dwconv_s8_dsp};
 inline constexpr KernelCheck kernel_check_dwconv_s8_3x3_dsp{sizeof(kernels::DwConvParams), dsp::kDw3ScratchSlot + 1,
-                                                            1, check_dwconv_s8_3x3_dsp};
+                                                            1, check_dwconv_s8_3x3_dsp, dsp::kDw3ScratchSlot};
 inline constexpr KernelCheck kernel_check_fc_s8_dsp{sizeof(kernels::FcParams), dsp::kScratchSlot + 1, 1,
-                                                    check_fc_s8_dsp};
+                                                    check_fc_s8_dsp, dsp::kScratchSlot};
 // The pooling kernels take their reference's input and check (nothing prepared).
 inline constexpr KernelCheck kernel_check_avgpool_s8_dsp{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
 inline constexpr KernelCheck kernel_check_maxpool_s8_dsp{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};

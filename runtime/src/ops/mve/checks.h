@@ -22,14 +22,14 @@ Error check_dwconv_s8_mve(const OpCheck& c);
 Error check_fc_s8_mve(const OpCheck& c);
 
 inline constexpr KernelCheck kernel_check_conv_s8_1x1_mve{sizeof(kernels::ConvParams), mve::kScratchSlot + 1, 1,
-                                                          check_conv_s8_1x1_mve};
+                                                          check_conv_s8_1x1_mve, mve::kScratchSlot};
 inline constexpr KernelCheck kernel_check_conv_s8_mve{sizeof(kernels::ConvParams), mve::kScratchSlot + 1, 1,
-                                                      check_conv_s8_mve};
+                                                      check_conv_s8_mve, mve::kScratchSlot};
 inline constexpr KernelCheck kernel_check_dwconv_s8_mve{sizeof(kernels::DwConvParams), mve::kPreparedSlot + 1, 1,
                                                         check_dwconv_s8_mve};
 // A single row needs no scratch: the scratch slot is optional.
 inline constexpr KernelCheck kernel_check_fc_s8_mve{sizeof(kernels::FcParams), mve::kPreparedSlot + 1, 1,
-                                                    check_fc_s8_mve};
+                                                    check_fc_s8_mve, mve::kScratchSlot};
 inline constexpr KernelCheck kernel_check_add_s8_mve{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8};
 inline constexpr KernelCheck kernel_check_mul_s8_mve{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8};
 inline constexpr KernelCheck kernel_check_clamp_s8_mve{sizeof(kernels::ClampParams), 1, 1, check_clamp_s8};

@@ -24,7 +24,7 @@ Error check_avgpool_s8_scalar(const OpCheck& c);
 inline constexpr KernelCheck kernel_check_conv_s8_1x1_scalar{sizeof(kernels::ConvParams), scalar::kPreparedSlot + 1,
                                                              1, check_conv_s8_1x1_scalar};
 inline constexpr KernelCheck kernel_check_conv_s8_scalar{sizeof(kernels::ConvParams), scalar::kWindowSlot + 1, 1,
-                                                         check_conv_s8_scalar};
+                                                         check_conv_s8_scalar, scalar::kWindowSlot};
 inline constexpr KernelCheck kernel_check_dwconv_s8_3x3_scalar{sizeof(kernels::DwConvParams),
                                                                scalar::kPreparedSlot + 1, 1,
                                                                check_dwconv_s8_3x3_scalar};

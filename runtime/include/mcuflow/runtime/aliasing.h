@@ -1,0 +1,149 @@
+// Each kernel's aliasing contract: how its output may overlap one of its inputs and still equal
+// the output it computes from separate buffers. The verifier (Program::load) refuses every other
+// overlap, on the host and on a board alike; the planner (compiler/src/planner.cpp) places
+// outputs over dying inputs only as the contract allows (docs/memory_planning.md).
+//
+// The host runs a tier kernel's reference in its place, so a tier kernel's contract allows only
+// overlaps under which both kernels give their separate-buffer result: then host and board agree.
+#pragma once
+#include <cstdint>
+
+#include "mcuflow/runtime/kernel_id.h"
+
+namespace mcuflow::aliasing {
+
+enum class Walk : uint8_t {
+  kNone,         // output and inputs share no byte
+  kElementwise,  // elements (or steps of them) read before written, forwards: the output may
+                 // start where an input of as many elements does, lower by the bytes it is wider
+  kForward,      // raster-order window kernel walking forwards only: the output starts at least
+                 // window_shift_below below input 0
+  kBothWays,     // also backwards when its output starts above input 0 (kernels/reference/
+                 // raster_order.h), then at least window_shift_above above it
+  kOntoSource,   // a copy (one-block strided copy, cat slice of one row) exactly onto its source
+};
+
+enum class Geometry : uint8_t { kNone, kConv, kDwConv, kPool };  // the params of a window kernel
+
+struct Contract {
+  Walk walk;
+  Geometry geometry;
+};
+
+// Each kernel's access order was read in its source before it was listed here; an unlisted
+// kernel shares no byte between its output and its inputs.
+constexpr Contract contract_of(KernelId k) {
+  switch (k) {
+    // Element i read before it is written, in increasing i; the DSP and MVE kernels load each
+    // word or vector of inputs before storing its outputs; the scalar clamp reads aligned word
+    // i before writing it. Quantize and dequantize change the element size.
+    case KernelId::clamp_s8:
+    case KernelId::clamp_f32:
+    case KernelId::requantize_s8:
+    case KernelId::add_s8:
+    case KernelId::mul_s8:
+    case KernelId::add_f32:
+    case KernelId::mul_f32:
+    case KernelId::quantize_f32_s8:
+    case KernelId::dequantize_s8_f32:
+    case KernelId::add_s8_dsp:
+    case KernelId::add_s8_mve:
+    case KernelId::add_s8_scalar:
+    case KernelId::mul_s8_dsp:
+    case KernelId::mul_s8_mve:
+    case KernelId::mul_s8_scalar:
+    case KernelId::clamp_s8_dsp:
+    case KernelId::clamp_s8_mve:
+    case KernelId::clamp_s8_scalar:
+    case KernelId::requantize_s8_dsp:
+    case KernelId::requantize_s8_mve:
+    case KernelId::requantize_s8_scalar:
+    case KernelId::quantize_f32_s8_mve:      // four elements per step, all read before any is written
+    case KernelId::dequantize_s8_f32_mve:
+      return {Walk::kElementwise, Geometry::kNone};
+    // Both ways: the reference conv and depthwise conv; the scalar window kernels walk the pixels
+    // exactly as they do, conv_s8_1x1_mve too (pairs of pixels, both read before either is
+    // written) and dwconv_s8_mve.
+    case KernelId::conv_s8:
+    case KernelId::conv_s8_1x1_scalar:
+    case KernelId::conv_s8_scalar:
+    case KernelId::conv_s8_1x1_mve:
+      return {Walk::kBothWays, Geometry::kConv};
+    case KernelId::dwconv_s8:
+    case KernelId::dwconv_s8_3x3_scalar:
+    case KernelId::dwconv_s8_mve:
+      return {Walk::kBothWays, Geometry::kDwConv};
+    // Forwards only: the float window kernels, and the DSP conv kernels and conv_s8_mve, which
+    // read a pass's windows (im2col rows, blocks, tap pointers) before writing any of its pixels,
+    // a block's later pixels even earlier. dwconv_s8_3x3_dsp sweeps the whole image once per
+    // channel chunk: never in place.
+    case KernelId::conv_f32:
+    case KernelId::conv_s8_1x1_dsp:
+    case KernelId::conv_s8_dsp:
+    case KernelId::conv_s8_mve:
+      return {Walk::kForward, Geometry::kConv};
+    case KernelId::dwconv_f32:
+    case KernelId::dwconv_s8_dsp:
+      return {Walk::kForward, Geometry::kDwConv};
+    // Pooling, every tier: output pixels forwards, each reading only its own window before (or
+    // while) writing it.
+    case KernelId::maxpool_s8:
+    case KernelId::maxpool_f32:
+    case KernelId::avgpool_s8:
+    case KernelId::avgpool_f32:
+    case KernelId::avgpool_s8_scalar:
+    case KernelId::avgpool_s8_dsp:
+    case KernelId::avgpool_s8_mve:
+    case KernelId::maxpool_s8_scalar:
+    case KernelId::maxpool_s8_dsp:
+    case KernelId::maxpool_s8_mve:
+      return {Walk::kForward, Geometry::kPool};
+    // The planner lays a one-block slice or a one-row cat slice inside the tensor it copies from
+    // or into, at the place it copies: each element then lands where it is read from.
+    case KernelId::strided_copy_b8:
+    case KernelId::strided_copy_b32:
+    case KernelId::concat_slice_s8:
+    case KernelId::concat_slice_f32:
+      return {Walk::kOntoSource, Geometry::kNone};
+    default:
+      return {Walk::kNone, Geometry::kNone};
+  }
+}
+
+// The geometry of a raster-order kernel: output pixels (all channels each) in row-major order,
+// each reading the input pixels of its window.
+struct Window {
+  int32_t in_h, in_w, in_c, out_h, out_w, out_c;
+  int32_t k_h, k_w, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w;
+};
+
+// `params`: the kernel's ConvParams, DwConvParams or PoolParams (by `g`, which is not kNone).
+Window window_of(Geometry g, const void* params);
+
+// Bytes the output of a forward walk must start below the input: while output pixel q is
+// written, the kernel may still read any input pixel from first_unread(q) = min over q' >= q of
+// the first pixel of q''s window, so all output bytes up to the end of pixel q lie below input
+// byte first_unread(q) * in_c: max over q of (q + 1) * out_c - first_unread(q) * in_c elements.
+int64_t window_shift_below(const Window& w, int64_t element_bytes);
+
+// Bytes the output of a backward walk must start above the input: while output pixel q is
+// written, the kernel may still read any input pixel up to last_unread(q) = max over q' <= q of
+// the end of q''s window, and the output from pixel q on starts q * out_c elements above its
+// start: max over q of last_unread(q) * in_c - q * out_c elements.
+int64_t window_shift_above(const Window& w, int64_t element_bytes);
+
+// Bytes an element-wise output of as many elements as its input must start below it: element i
+// is written to [i * out_element, (i + 1) * out_element) after the input up to (i + 1) *
+// in_element was read, so it may start where the input does unless its elements are wider.
+inline int64_t elementwise_shift(uint32_t in_bytes, uint32_t out_bytes) {
+  return out_bytes > in_bytes ? int64_t(out_bytes) - in_bytes : 0;
+}
+
+// A copy kernel (Walk::kOntoSource) whose every element lands on the byte it is read from when
+// its output starts `*output_minus_input` bytes after its input: a strided copy of one contiguous
+// block of its input (no stepping, no fill), lying inside the input at the block's offset, or a
+// cat slice of one row (outer 1), its input lying inside the output at the slice's offset. False
+// for other params. `params` are the kernel's StridedCopyParams or ConcatSliceParams.
+bool onto_source_shift(KernelId k, const void* params, uint32_t element_bytes, int64_t* output_minus_input);
+
+}  // namespace mcuflow::aliasing

@@ -1,0 +1,162 @@
+"""The bit-flip campaign (issue 23): every single-bit flip of a program's device image, CRC
+recomputed, loaded by the host runtime; each variant the host accepts and whose host output
+differs from the original's is run on an emulated board, many per boot (firmware/harness/
+programs.cpp), and its outputs compared with the host's bit for bit.
+
+    .venv/bin/python tests/firmware/bitflip.py [--board qemu-m55] [--sample N]   # N random bits (default all)
+
+prints the counts: flips tried, accepted by the host, accepted and different, run on the board,
+refused by the board (and why), disagreements (host and board both ran it, outputs differ).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import struct
+import sys
+import tempfile
+import time
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from mcuflow import _core, boards, device, qemu
+
+CHECKSUM_START = 16  # runtime/include/mcuflow/runtime/format.h: CRC32 covers bytes [16, file_bytes)
+PROGRAMS_PER_BOOT = 200
+
+
+def ds_cnn_program(target: str = "cortex-m55"):
+    """The zoo's DS-CNN, float32 I/O (so the quantize and dequantize ops are flipped too), and one
+    evaluation sample."""
+    import mcuflow
+    from mcuflow import zoo
+
+    m = zoo.get("ds_cnn", seed=0)
+    program = mcuflow.compile(m.export(), target=target, calibration=[(x[None],) for x in m.calibration(16)])
+    return program, m.evaluation(1)
+
+
+def flipped(image: bytes, bit: int) -> bytes:
+    """`image` with one bit flipped and the CRC recomputed over the file size its header states
+    (when that lies inside the image; else the loader refuses it anyway)."""
+    v = bytearray(image)
+    v[bit // 8] ^= 1 << (bit % 8)
+    file_bytes = struct.unpack_from("<I", v, 8)[0]
+    if CHECKSUM_START <= file_bytes <= len(v):
+        struct.pack_into("<I", v, 12, zlib.crc32(bytes(v[CHECKSUM_START:file_bytes])))
+    return bytes(v)
+
+
+def host_outputs(image: bytes, physical_inputs: list[np.ndarray]):
+    """The host runtime's outputs of `image` as physical bytes, one per output, given the inputs'
+    physical bytes (what the board reads), or None when it refuses to load or run it."""
+    try:
+        host = _core.HostProgram(image)
+        inputs = [_core.to_logical(p.reshape(spec["shape"]), spec["layout"]) for p, spec in zip(physical_inputs, host.inputs)]
+        outputs = host.run([np.ascontiguousarray(x) for x in inputs], 1, 1)
+    except (RuntimeError, ValueError):  # refused at load, an input of another size or dtype, a run error
+        return None
+    return [np.ascontiguousarray(_core.to_physical(np.asarray(o), spec["layout"])).tobytes()
+            for o, spec in zip(outputs, host.outputs)]
+
+
+@dataclass
+class Campaign:
+    tried: int = 0
+    accepted: int = 0
+    different: int = 0
+    board_ran: int = 0
+    board_refused: Counter = field(default_factory=Counter)
+    disagreements: list = field(default_factory=list)  # (bit, reason)
+
+    def summary(self) -> str:
+        refused = ", ".join(f"{k} {v}" for k, v in sorted(self.board_refused.items())) or "none"
+        return (f"flips tried {self.tried}, accepted by the host {self.accepted}, accepted and different "
+                f"{self.different}, run on the board {self.board_ran}, refused by the board {sum(self.board_refused.values())}"
+                f" ({refused}), disagreements {len(self.disagreements)}")
+
+
+def run_on_board(fw, variants: list[tuple[int, bytes, list[bytes]]], physical_inputs, board: str, campaign: Campaign,
+                 timeout: float = 900.0) -> None:
+    """Runs `variants` (bit, image, host output bytes) in one boot of the programs harness and
+    records how the board's outputs compare with the host's."""
+    with tempfile.TemporaryDirectory(prefix="mcuflow-bitflip-") as work:
+        w = Path(work)
+        (w / "count.bin").write_bytes(np.uint32(len(variants)).tobytes())
+        for k, (_, image, _) in enumerate(variants):
+            (w / f"prog_{k}_0.bin").write_bytes(image)
+        for i, p in enumerate(physical_inputs):
+            (w / f"in_0_{i}.bin").write_bytes(p.tobytes())
+        result = qemu.run(fw.elf, board, timeout_s=timeout, cwd=w, icount=False)
+        status = dict(re.findall(r"mcuflow: program (\d+) (.+)", result.stdout))
+        for k, (bit, _, expected) in enumerate(variants):
+            line = status.get(str(k))
+            if line is None:
+                campaign.disagreements.append((bit, f"no result (exit {result.exit_code})"))
+            elif line != "ok":
+                campaign.board_refused[line] += 1
+            else:
+                campaign.board_ran += 1
+                for j, e in enumerate(expected):
+                    if (w / f"out_{k}_{j}.bin").read_bytes() != e:
+                        campaign.disagreements.append((bit, f"output {j} differs"))
+                        break
+
+
+def run_campaign(program, x: np.ndarray, board: str = "qemu-m55", bits=None, log=print) -> Campaign:
+    """Flips `bits` (default every bit) of `program`'s device image; `x`: its one input sample."""
+    image = program.device_image
+    spec = program.inputs[0]
+    physical_inputs = [np.ascontiguousarray(_core.to_physical(np.ascontiguousarray(x, dtype=spec["dtype"]),
+                                                              spec["layout"])).reshape(-1)]
+    original = host_outputs(image, physical_inputs)
+    assert original is not None, "the original program must run on the host"
+    fw = device.cached_build(program, board, harness="programs")
+    campaign = Campaign()
+    pending = []
+    start = time.monotonic()
+    for bit in (range(len(image) * 8) if bits is None else bits):
+        campaign.tried += 1
+        variant = flipped(image, int(bit))
+        out = host_outputs(variant, physical_inputs)
+        if out is None:
+            continue
+        campaign.accepted += 1
+        if out == original:
+            continue
+        campaign.different += 1
+        pending.append((int(bit), variant, out))
+        if len(pending) == PROGRAMS_PER_BOOT:
+            run_on_board(fw, pending, physical_inputs, board, campaign)
+            pending = []
+            log(f"[{time.monotonic() - start:.0f} s, bit {bit}] {campaign.summary()}")
+    if pending:
+        run_on_board(fw, pending, physical_inputs, board, campaign)
+    return campaign
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--board", default="qemu-m55")
+    ap.add_argument("--sample", type=int, help="flip this many random bits instead of every bit")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    target = boards.get_board(args.board).core
+    program, x = ds_cnn_program(target)
+    n_bits = len(program.device_image) * 8
+    bits = None if args.sample is None else sorted(np.random.default_rng(args.seed).choice(n_bits, args.sample, replace=False))
+    print(f"DS-CNN for {target}: {len(program.device_image)} bytes ({n_bits} bits), board {args.board}", flush=True)
+    c = run_campaign(program, x, args.board, bits, log=lambda s: print(s, flush=True))
+    print(c.summary())
+    for bit, reason in c.disagreements[:20]:
+        print(f"  disagreement: bit {bit} (byte {bit // 8}): {reason}")
+    return 1 if c.disagreements else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

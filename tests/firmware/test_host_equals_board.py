@@ -1,0 +1,123 @@
+"""Host and board agree on every program both accept, and refuse the same inputs (issue 23).
+
+- A NaN or Inf input is refused by the runtime on the board exactly as on the host: one rule in
+  Session::run, one message (`mcuflow run --board` prints the host's line).
+- A dequantize whose output partly overlaps its input (the issue's bit flip) is refused by both
+  verifiers with bad_aliasing, while the planner's own in-place placements still run.
+- The bit-flip campaign (bitflip.py), sampled: flipped DS-CNN programs that the host accepts and
+  whose output changes run on qemu-m55 with the host's outputs, bit for bit. The full campaign
+  (every bit) runs by hand: `.venv/bin/python tests/firmware/bitflip.py` (docs/validation.md).
+"""
+
+import os
+import struct
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import mcuflow  # noqa: E402
+from mcuflow import cli, device  # noqa: E402
+from mcuflow.boards import get_board  # noqa: E402
+import bitflip  # noqa: E402
+from fwutil import requires_cross  # noqa: E402
+from models import make_model  # noqa: E402
+
+pytestmark = requires_cross
+
+_programs = {}
+
+
+def small_cnn_program(board):
+    """small_cnn (float32 I/O) for the board's core."""
+    target = get_board(board).core
+    if target not in _programs:
+        model = make_model("small_cnn")
+        ep = torch.export.export(model, model.example_input(seed=0))
+        calibration = [x.numpy() for x in model.example_input(seed=1, batch=16)]
+        _programs[target] = (model, mcuflow.compile(ep, target=target, calibration=calibration))
+    return _programs[target]
+
+
+@pytest.mark.parametrize("board", ["qemu-m55", "qemu-m3"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_inputs_are_refused_on_the_board_as_on_the_host(board, bad):
+    model, program = small_cnn_program(board)
+    x = model.example_input(seed=2, batch=3)[0].numpy()
+    x[2, 0, 1, 1] = bad
+    with pytest.raises(mcuflow.InputError) as host:
+        program.run([x])
+    with pytest.raises(mcuflow.InputError) as on_board:
+        device.run_on_board(program, [x], board)
+    assert str(host.value) == str(on_board.value) == "an input of sample 2 contains NaN or Inf"
+    # The samples before it ran and are finite on both.
+    assert np.array_equal(program.run([x[:2]])[0], device.run_on_board(program, [x[:2]], board)[0])
+
+
+def test_cli_run_on_a_board_prints_the_hosts_line_for_a_nan_input(tmp_path, capsys):
+    model, program = small_cnn_program("qemu-m55")
+    program.save(tmp_path / "m.mfp")
+    x = model.example_input(seed=3, batch=1)[0].numpy()
+    x[0, 0, 0, 0] = np.nan
+    np.save(tmp_path / "x.npy", x)
+    lines = []
+    for board in ("host", "qemu-m55"):
+        code = cli.main(["run", str(tmp_path / "m.mfp"), "--input", str(tmp_path / "x.npy"), "-o",
+                         str(tmp_path / f"y_{board}.npz"), "--board", board])
+        err = capsys.readouterr().err.strip()
+        assert code == 1 and len(err.splitlines()) == 1, err
+        lines.append(err)
+    assert lines[0] == lines[1] == "mcuflow: error: an input of sample 0 contains NaN or Inf"
+
+
+def with_crc(data: bytearray) -> bytes:
+    file_bytes = struct.unpack_from("<I", data, 8)[0]
+    struct.pack_into("<I", data, 12, zlib.crc32(bytes(data[bitflip.CHECKSUM_START:file_bytes])))
+    return bytes(data)
+
+
+def test_a_dequantize_overlapping_its_input_is_refused_by_host_and_board(tmp_path):
+    """Issue 23's case: dequantize's output moved 16 bytes up, onto the end of its own input
+    (reference on the host, the MVE kernel on the board: they computed different floats)."""
+    model, program = small_cnn_program("qemu-m55")
+    image = bytearray(program.data)
+    tensors_offset = struct.unpack_from("<I", image, 28)[0]  # Header.tensors_offset (format.h)
+    op = [op["kernel"] for op in program.metadata["ops"]].index("dequantize_s8_f32_mve")
+    (src,), (out,) = program._host.ops[op]["inputs"], program._host.ops[op]["outputs"]
+    tensor, n = program._host.tensors[out], program._host.tensors[src]["bytes"]
+    assert tensor["storage"] == "arena"
+    offset_at = tensors_offset + out * 44 + 20  # TensorRecord (44 bytes): offset after 4 bytes and 4 dims
+    assert struct.unpack_from("<I", image, offset_at)[0] == tensor["offset"]
+    # Past the place where each float is written after the input bytes under it were read (the
+    # output ending where the input ends), and still on the input.
+    start = program._host.tensors[src]["offset"]
+    placed = [o for o in range((start - 3 * n) // 4 * 4 + 4, start + n, 4) if 0 <= o <= program.arena_bytes - 4 * n]
+    assert placed, "no room in the arena for an overlapping placement"
+    struct.pack_into("<I", image, offset_at, placed[0])
+    altered = with_crc(image)
+    with pytest.raises(mcuflow.InputError, match="bad_aliasing"):
+        mcuflow.Program(altered)
+    for_board = mcuflow.Program(program.data)
+    for_board.data = altered
+    fw = device.build(for_board, "qemu-m55", tmp_path / "fw")
+    with pytest.raises(device.DeviceError, match=r"runtime error bad_aliasing.*program rejected: bad_aliasing"):
+        device.run_elf_on_inputs(fw, for_board, [[model.example_input(seed=4)[0].numpy()]], "qemu-m55")
+
+
+SAMPLED_BITS = int(os.environ.get("MCUFLOW_BITFLIP_BITS", "1500"))
+
+
+def test_sampled_bit_flips_of_ds_cnn_agree_on_host_and_qemu_m55():
+    program, x = bitflip.ds_cnn_program("cortex-m55")
+    n_bits = len(program.device_image) * 8
+    bits = sorted(np.random.default_rng(23).choice(n_bits, min(SAMPLED_BITS, n_bits), replace=False))
+    c = bitflip.run_campaign(program, x, "qemu-m55", bits, log=lambda s: None)
+    print(c.summary())
+    assert c.disagreements == []
+    assert c.board_ran > SAMPLED_BITS // 20, c.summary()  # the flips reached the board

@@ -7,21 +7,111 @@
 namespace mcuflow::aliasing {
 namespace {
 
-// The first (or last) input row or column inside the input that a window starting at `start`
-// touches, or -1 when all its taps fall into padding.
-int32_t first_tap(int32_t start, int32_t taps, int32_t dilation, int32_t extent) {
+// One row per kernel that may share bytes between its output and an input (a table rather than a
+// switch: a quarter of the flash on a device).
+struct Row {
+  KernelId kernel;
+  Walk walk;
+  Geometry geometry;
+};
+
+constexpr Row kContracts[] = {
+    // Element i read before it is written, in increasing i; the DSP and MVE kernels load each
+    // word or vector of inputs before storing its outputs; the scalar clamp reads aligned word
+    // i before writing it. Quantize and dequantize change the element size.
+    {KernelId::clamp_s8, Walk::kElementwise, Geometry::kNone},
+    {KernelId::clamp_f32, Walk::kElementwise, Geometry::kNone},
+    {KernelId::requantize_s8, Walk::kElementwise, Geometry::kNone},
+    {KernelId::add_s8, Walk::kElementwise, Geometry::kNone},
+    {KernelId::mul_s8, Walk::kElementwise, Geometry::kNone},
+    {KernelId::add_f32, Walk::kElementwise, Geometry::kNone},
+    {KernelId::mul_f32, Walk::kElementwise, Geometry::kNone},
+    {KernelId::quantize_f32_s8, Walk::kElementwise, Geometry::kNone},
+    {KernelId::dequantize_s8_f32, Walk::kElementwise, Geometry::kNone},
+    {KernelId::add_s8_dsp, Walk::kElementwise, Geometry::kNone},
+    {KernelId::add_s8_mve, Walk::kElementwise, Geometry::kNone},
+    {KernelId::add_s8_scalar, Walk::kElementwise, Geometry::kNone},
+    {KernelId::mul_s8_dsp, Walk::kElementwise, Geometry::kNone},
+    {KernelId::mul_s8_mve, Walk::kElementwise, Geometry::kNone},
+    {KernelId::mul_s8_scalar, Walk::kElementwise, Geometry::kNone},
+    {KernelId::clamp_s8_dsp, Walk::kElementwise, Geometry::kNone},
+    {KernelId::clamp_s8_mve, Walk::kElementwise, Geometry::kNone},
+    {KernelId::clamp_s8_scalar, Walk::kElementwise, Geometry::kNone},
+    {KernelId::requantize_s8_dsp, Walk::kElementwise, Geometry::kNone},
+    {KernelId::requantize_s8_mve, Walk::kElementwise, Geometry::kNone},
+    {KernelId::requantize_s8_scalar, Walk::kElementwise, Geometry::kNone},
+    {KernelId::quantize_f32_s8_mve, Walk::kElementwise, Geometry::kNone},  // four elements per step, all read before any is written
+    {KernelId::dequantize_s8_f32_mve, Walk::kElementwise, Geometry::kNone},
+    // Both ways: the reference conv and depthwise conv; the scalar window kernels walk the pixels
+    // exactly as they do, conv_s8_1x1_mve too (pairs of pixels, both read before either is
+    // written) and dwconv_s8_mve.
+    {KernelId::conv_s8, Walk::kBothWays, Geometry::kConv},
+    {KernelId::conv_s8_1x1_scalar, Walk::kBothWays, Geometry::kConv},
+    {KernelId::conv_s8_scalar, Walk::kBothWays, Geometry::kConv},
+    {KernelId::conv_s8_1x1_mve, Walk::kBothWays, Geometry::kConv},
+    {KernelId::dwconv_s8, Walk::kBothWays, Geometry::kDwConv},
+    {KernelId::dwconv_s8_3x3_scalar, Walk::kBothWays, Geometry::kDwConv},
+    {KernelId::dwconv_s8_mve, Walk::kBothWays, Geometry::kDwConv},
+    // Forwards only: the float window kernels, and the DSP conv kernels and conv_s8_mve, which
+    // read a pass's windows (im2col rows, blocks, tap pointers) before writing any of its pixels,
+    // a block's later pixels even earlier. dwconv_s8_3x3_dsp sweeps the whole image once per
+    // channel chunk: never in place.
+    {KernelId::conv_f32, Walk::kForward, Geometry::kConv},
+    {KernelId::conv_s8_1x1_dsp, Walk::kForward, Geometry::kConv},
+    {KernelId::conv_s8_dsp, Walk::kForward, Geometry::kConv},
+    {KernelId::conv_s8_mve, Walk::kForward, Geometry::kConv},
+    {KernelId::dwconv_f32, Walk::kForward, Geometry::kDwConv},
+    {KernelId::dwconv_s8_dsp, Walk::kForward, Geometry::kDwConv},
+    // Pooling, every tier: output pixels forwards, each reading only its own window before (or
+    // while) writing it.
+    {KernelId::maxpool_s8, Walk::kForward, Geometry::kPool},
+    {KernelId::maxpool_f32, Walk::kForward, Geometry::kPool},
+    {KernelId::avgpool_s8, Walk::kForward, Geometry::kPool},
+    {KernelId::avgpool_f32, Walk::kForward, Geometry::kPool},
+    {KernelId::avgpool_s8_scalar, Walk::kForward, Geometry::kPool},
+    {KernelId::avgpool_s8_dsp, Walk::kForward, Geometry::kPool},
+    {KernelId::avgpool_s8_mve, Walk::kForward, Geometry::kPool},
+    {KernelId::maxpool_s8_scalar, Walk::kForward, Geometry::kPool},
+    {KernelId::maxpool_s8_dsp, Walk::kForward, Geometry::kPool},
+    {KernelId::maxpool_s8_mve, Walk::kForward, Geometry::kPool},
+    // The planner lays a one-block slice or a one-row cat slice inside the tensor it copies from
+    // or into, at the place it copies: each element then lands where it is read from.
+    {KernelId::strided_copy_b8, Walk::kOntoSource, Geometry::kNone},
+    {KernelId::strided_copy_b32, Walk::kOntoSource, Geometry::kNone},
+    {KernelId::concat_slice_s8, Walk::kOntoSource, Geometry::kNone},
+    {KernelId::concat_slice_f32, Walk::kOntoSource, Geometry::kNone},
+};
+
+// The first (or, `last`, the last) input row or column inside the input that a window starting
+// at `start` touches, or -1 when all its taps fall into padding.
+int32_t tap(int32_t start, int32_t taps, int32_t dilation, int32_t extent, bool last) {
   for (int32_t t = 0; t < taps; ++t) {
-    const int32_t i = start + t * dilation;
+    const int32_t i = start + (last ? taps - 1 - t : t) * dilation;
     if (i >= 0 && i < extent) return i;
   }
   return -1;
 }
-int32_t last_tap(int32_t start, int32_t taps, int32_t dilation, int32_t extent) {
-  for (int32_t t = taps - 1; t >= 0; --t) {
-    const int32_t i = start + t * dilation;
-    if (i >= 0 && i < extent) return i;
+
+// One function for both walks (flash on a device): the forward lead visits the pixels from the
+// last, tracking the lowest first pixel of the windows still to come; the backward lead visits
+// them from the first, tracking the highest end of the windows already seen. 32-bit: the
+// windows are at most kMaxWindowElements.
+int64_t window_shift(const Window& w, int64_t element_bytes, bool backwards) {
+  if (int64_t(w.in_h) * w.in_w * w.in_c > kMaxWindowElements || int64_t(w.out_h) * w.out_w * w.out_c > kMaxWindowElements)
+    return kNever;
+  int32_t unread = backwards ? 0 : w.in_h * w.in_w, shift = 0;
+  for (int32_t k = 0; k < w.out_h * w.out_w; ++k) {
+    const int32_t q = backwards ? k : w.out_h * w.out_w - 1 - k, oy = q / w.out_w, ox = q % w.out_w;
+    const int32_t iy = tap(oy * w.stride_h - w.pad_top, w.k_h, w.dil_h, w.in_h, backwards);
+    const int32_t ix = tap(ox * w.stride_w - w.pad_left, w.k_w, w.dil_w, w.in_w, backwards);
+    if (iy >= 0 && ix >= 0) {
+      const int32_t pixel = iy * w.in_w + ix;
+      if (backwards ? pixel + 1 > unread : pixel < unread) unread = backwards ? pixel + 1 : pixel;
+    }
+    const int32_t lead = backwards ? unread * w.in_c - q * w.out_c : (q + 1) * w.out_c - unread * w.in_c;
+    if (lead > shift) shift = lead;
   }
-  return -1;
+  return shift * element_bytes;
 }
 
 template <typename P>
@@ -32,6 +122,13 @@ Window conv_window(const P& c) {
 
 }  // namespace
 
+Contract contract_of(KernelId k) {
+  for (const Row& r : kContracts) {
+    if (r.kernel == k) return {r.walk, r.geometry};
+  }
+  return {Walk::kNone, Geometry::kNone};
+}
+
 Window window_of(Geometry g, const void* params) {
   if (g == Geometry::kConv) return conv_window(*static_cast<const kernels::ConvParams*>(params));
   if (g == Geometry::kDwConv) return conv_window(*static_cast<const kernels::DwConvParams*>(params));
@@ -39,34 +136,9 @@ Window window_of(Geometry g, const void* params) {
   return {c.in_h, c.in_w, c.c, c.out_h, c.out_w, c.c, c.k_h, c.k_w, c.stride_h, c.stride_w, c.pad_top, c.pad_left, 1, 1};
 }
 
-// Pixel q = oy * out_w + ox; the loops count rows and columns (no 64-bit division on a device).
-int64_t window_shift_below(const Window& w, int64_t element_bytes) {
-  int64_t first_unread = int64_t(w.in_h) * w.in_w, shift = 0;
-  for (int32_t oy = w.out_h - 1; oy >= 0; --oy) {
-    const int32_t iy = first_tap(oy * w.stride_h - w.pad_top, w.k_h, w.dil_h, w.in_h);
-    for (int32_t ox = w.out_w - 1; ox >= 0; --ox) {
-      const int32_t ix = first_tap(ox * w.stride_w - w.pad_left, w.k_w, w.dil_w, w.in_w);
-      if (iy >= 0 && ix >= 0 && int64_t(iy) * w.in_w + ix < first_unread) first_unread = int64_t(iy) * w.in_w + ix;
-      const int64_t lead = (int64_t(oy) * w.out_w + ox + 1) * w.out_c - first_unread * w.in_c;
-      if (lead > shift) shift = lead;
-    }
-  }
-  return shift * element_bytes;
-}
+int64_t window_shift_below(const Window& w, int64_t element_bytes) { return window_shift(w, element_bytes, false); }
 
-int64_t window_shift_above(const Window& w, int64_t element_bytes) {
-  int64_t last_unread = 0, shift = 0;
-  for (int32_t oy = 0; oy < w.out_h; ++oy) {
-    const int32_t iy = last_tap(oy * w.stride_h - w.pad_top, w.k_h, w.dil_h, w.in_h);
-    for (int32_t ox = 0; ox < w.out_w; ++ox) {
-      const int32_t ix = last_tap(ox * w.stride_w - w.pad_left, w.k_w, w.dil_w, w.in_w);
-      if (iy >= 0 && ix >= 0 && int64_t(iy) * w.in_w + ix + 1 > last_unread) last_unread = int64_t(iy) * w.in_w + ix + 1;
-      const int64_t lead = last_unread * w.in_c - (int64_t(oy) * w.out_w + ox) * w.out_c;
-      if (lead > shift) shift = lead;
-    }
-  }
-  return shift * element_bytes;
-}
+int64_t window_shift_above(const Window& w, int64_t element_bytes) { return window_shift(w, element_bytes, true); }
 
 bool onto_source_shift(KernelId k, const void* params, uint32_t element_bytes, int64_t* output_minus_input) {
   if (k == KernelId::concat_slice_s8 || k == KernelId::concat_slice_f32) {

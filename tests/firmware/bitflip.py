@@ -132,12 +132,19 @@ def run_campaign(program, x: np.ndarray, board: str = "qemu-m55", bits=None, log
         campaign.different += 1
         pending.append((int(bit), variant, out))
         if len(pending) == PROGRAMS_PER_BOOT:
-            run_on_board(fw, pending, physical_inputs, board, campaign)
+            _board_batch(fw, pending, physical_inputs, board, campaign, log)
             pending = []
             log(f"[{time.monotonic() - start:.0f} s, bit {bit}] {campaign.summary()}")
     if pending:
-        run_on_board(fw, pending, physical_inputs, board, campaign)
+        _board_batch(fw, pending, physical_inputs, board, campaign, log)
     return campaign
+
+
+def _board_batch(fw, pending, physical_inputs, board, campaign, log) -> None:
+    known = len(campaign.disagreements)
+    run_on_board(fw, pending, physical_inputs, board, campaign)
+    for bit, reason in campaign.disagreements[known:]:
+        log(f"  disagreement: bit {bit} (byte {bit // 8}, bit {bit % 8}): {reason}")
 
 
 def main(argv=None) -> int:

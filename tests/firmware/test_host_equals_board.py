@@ -110,14 +110,20 @@ def test_a_dequantize_overlapping_its_input_is_refused_by_host_and_board(tmp_pat
         device.run_elf_on_inputs(fw, for_board, [[model.example_input(seed=4)[0].numpy()]], "qemu-m55")
 
 
-SAMPLED_BITS = int(os.environ.get("MCUFLOW_BITFLIP_BITS", "1500"))
+SAMPLED_BITS = int(os.environ.get("MCUFLOW_BITFLIP_BITS", "2000"))
 
 
 def test_sampled_bit_flips_of_ds_cnn_agree_on_host_and_qemu_m55():
+    """Most of the image is weights and prepared tables, whose flips the load-time table checks
+    refuse: the sample takes three quarters of its bits from the records and params before the
+    constants (about 2 % of those flips change the output and run on the board)."""
     program, x = bitflip.ds_cnn_program("cortex-m55")
-    n_bits = len(program.device_image) * 8
-    bits = sorted(np.random.default_rng(23).choice(n_bits, min(SAMPLED_BITS, n_bits), replace=False))
-    c = bitflip.run_campaign(program, x, "qemu-m55", bits, log=lambda s: None)
+    image = program.device_image
+    constants = struct.unpack_from("<I", image, 48)[0]  # Header.constants_offset
+    rng = np.random.default_rng(23)
+    records = rng.choice(constants * 8, SAMPLED_BITS * 3 // 4, replace=False)
+    weights = rng.choice(np.arange(constants * 8, len(image) * 8), SAMPLED_BITS // 4, replace=False)
+    c = bitflip.run_campaign(program, x, "qemu-m55", sorted(np.concatenate([records, weights])), log=lambda s: None)
     print(c.summary())
     assert c.disagreements == []
-    assert c.board_ran > SAMPLED_BITS // 20, c.summary()  # the flips reached the board
+    assert c.board_ran >= 10, c.summary()  # the flips reached the board

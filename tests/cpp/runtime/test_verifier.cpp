@@ -852,6 +852,36 @@ void corrupt_randomly(uint8_t* f, size_t size, Rng& rng) {
   }
 }
 
+// One rule for float inputs, on the host and on a board (the same Session code): NaN or Inf in a
+// float32 program input is refused before op 0 runs, through run() and run_op() alike.
+TEST(Verifier, NonFiniteFloatInputsAreRefusedBeforeAnyOpRuns) {
+  const uint32_t nan_bits = 0x7FC00000u, inf_bits = 0x7F800000u, minus_inf_bits = 0xFF800000u;
+  for (const auto* bytes : {&conv_int8(), &mixed_fp32()}) {
+    for (uint32_t bits : {nan_bits, inf_bits, minus_inf_bits}) {
+      Runner r(*bytes);
+      ASSERT_TRUE(r.ok());
+      r.set_input(0, Rng(4).floats(r.program().input(0).bytes / 4, -1, 1));
+      ASSERT_EQ(r.run(), Error::kOk);
+      const std::vector<float> before = r.output(0);
+      uint8_t* input = r.session().input_buffer(0).value().data;
+      std::memcpy(input + r.program().input(0).bytes - 4, &bits, 4);  // the last value
+      EXPECT_EQ(r.run(), Error::kNonFiniteInput);
+      EXPECT_EQ(r.session().run_op(0), Error::kNonFiniteInput);
+      EXPECT_EQ(r.output(0), before) << "no op ran";
+      const float largest = 3.4028235e38f;  // finite, however large
+      std::memcpy(input + r.program().input(0).bytes - 4, &largest, 4);
+      EXPECT_EQ(r.run(), Error::kOk);
+    }
+  }
+  // int8 inputs have no NaN: every byte is a value.
+  static const std::vector<uint8_t> int8_io = compile_int8(conv_relu_pool_linear_graph(), 1, 8, true);
+  Runner r(int8_io);
+  ASSERT_TRUE(r.ok());
+  auto input = r.session().input_buffer(0).value();
+  std::memset(input.data, 0xFF, input.size);
+  EXPECT_EQ(r.run(), Error::kOk);
+}
+
 TEST(Verifier, StructuralFuzz) {
   // Reference-kernel programs, and the same models compiled for an MVE core (tier kernels and
   // their trailing constant inputs, where the compiler selects them).

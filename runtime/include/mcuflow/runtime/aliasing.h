@@ -30,85 +30,9 @@ struct Contract {
   Geometry geometry;
 };
 
-// Each kernel's access order was read in its source before it was listed here; an unlisted
-// kernel shares no byte between its output and its inputs.
-constexpr Contract contract_of(KernelId k) {
-  switch (k) {
-    // Element i read before it is written, in increasing i; the DSP and MVE kernels load each
-    // word or vector of inputs before storing its outputs; the scalar clamp reads aligned word
-    // i before writing it. Quantize and dequantize change the element size.
-    case KernelId::clamp_s8:
-    case KernelId::clamp_f32:
-    case KernelId::requantize_s8:
-    case KernelId::add_s8:
-    case KernelId::mul_s8:
-    case KernelId::add_f32:
-    case KernelId::mul_f32:
-    case KernelId::quantize_f32_s8:
-    case KernelId::dequantize_s8_f32:
-    case KernelId::add_s8_dsp:
-    case KernelId::add_s8_mve:
-    case KernelId::add_s8_scalar:
-    case KernelId::mul_s8_dsp:
-    case KernelId::mul_s8_mve:
-    case KernelId::mul_s8_scalar:
-    case KernelId::clamp_s8_dsp:
-    case KernelId::clamp_s8_mve:
-    case KernelId::clamp_s8_scalar:
-    case KernelId::requantize_s8_dsp:
-    case KernelId::requantize_s8_mve:
-    case KernelId::requantize_s8_scalar:
-    case KernelId::quantize_f32_s8_mve:      // four elements per step, all read before any is written
-    case KernelId::dequantize_s8_f32_mve:
-      return {Walk::kElementwise, Geometry::kNone};
-    // Both ways: the reference conv and depthwise conv; the scalar window kernels walk the pixels
-    // exactly as they do, conv_s8_1x1_mve too (pairs of pixels, both read before either is
-    // written) and dwconv_s8_mve.
-    case KernelId::conv_s8:
-    case KernelId::conv_s8_1x1_scalar:
-    case KernelId::conv_s8_scalar:
-    case KernelId::conv_s8_1x1_mve:
-      return {Walk::kBothWays, Geometry::kConv};
-    case KernelId::dwconv_s8:
-    case KernelId::dwconv_s8_3x3_scalar:
-    case KernelId::dwconv_s8_mve:
-      return {Walk::kBothWays, Geometry::kDwConv};
-    // Forwards only: the float window kernels, and the DSP conv kernels and conv_s8_mve, which
-    // read a pass's windows (im2col rows, blocks, tap pointers) before writing any of its pixels,
-    // a block's later pixels even earlier. dwconv_s8_3x3_dsp sweeps the whole image once per
-    // channel chunk: never in place.
-    case KernelId::conv_f32:
-    case KernelId::conv_s8_1x1_dsp:
-    case KernelId::conv_s8_dsp:
-    case KernelId::conv_s8_mve:
-      return {Walk::kForward, Geometry::kConv};
-    case KernelId::dwconv_f32:
-    case KernelId::dwconv_s8_dsp:
-      return {Walk::kForward, Geometry::kDwConv};
-    // Pooling, every tier: output pixels forwards, each reading only its own window before (or
-    // while) writing it.
-    case KernelId::maxpool_s8:
-    case KernelId::maxpool_f32:
-    case KernelId::avgpool_s8:
-    case KernelId::avgpool_f32:
-    case KernelId::avgpool_s8_scalar:
-    case KernelId::avgpool_s8_dsp:
-    case KernelId::avgpool_s8_mve:
-    case KernelId::maxpool_s8_scalar:
-    case KernelId::maxpool_s8_dsp:
-    case KernelId::maxpool_s8_mve:
-      return {Walk::kForward, Geometry::kPool};
-    // The planner lays a one-block slice or a one-row cat slice inside the tensor it copies from
-    // or into, at the place it copies: each element then lands where it is read from.
-    case KernelId::strided_copy_b8:
-    case KernelId::strided_copy_b32:
-    case KernelId::concat_slice_s8:
-    case KernelId::concat_slice_f32:
-      return {Walk::kOntoSource, Geometry::kNone};
-    default:
-      return {Walk::kNone, Geometry::kNone};
-  }
-}
+// Each kernel's access order was read in its source before it was listed (aliasing.cpp); an
+// unlisted kernel shares no byte between its output and its inputs.
+Contract contract_of(KernelId k);
 
 // The geometry of a raster-order kernel: output pixels (all channels each) in row-major order,
 // each reading the input pixels of its window.
@@ -124,6 +48,9 @@ Window window_of(Geometry g, const void* params);
 // written, the kernel may still read any input pixel from first_unread(q) = min over q' >= q of
 // the first pixel of q''s window, so all output bytes up to the end of pixel q lie below input
 // byte first_unread(q) * in_c: max over q of (q + 1) * out_c - first_unread(q) * in_c elements.
+// Windows of more than kMaxWindowElements input or output elements never overlap (kNever, more
+// bytes than any region).
+constexpr int64_t kMaxWindowElements = 1 << 24, kNever = INT32_MAX;
 int64_t window_shift_below(const Window& w, int64_t element_bytes);
 
 // Bytes the output of a backward walk must start above the input: while output pixel q is

@@ -64,10 +64,7 @@ TEST(FamilyOpParams, FieldFuzzIsRejectedOrRunsInsideTheArena) {
         GuardedArena arena(program.value().arena_bytes());
         auto session = Session::bind(program.value(), arena.span());
         ASSERT_TRUE(session.ok());
-        for (uint32_t i = 0; i < program.value().input_count(); ++i) {
-          auto buffer = session.value().input_buffer(i).value();
-          for (uint32_t k = 0; k < buffer.size; ++k) buffer.data[k] = uint8_t(rng.uniform_int(0, 255));
-        }
+        fill_inputs_randomly(program.value(), session.value(), rng);
         ASSERT_EQ(session.value().run(), Error::kOk);
         ASSERT_TRUE(arena.guards_intact()) << "kernel " << record.kernel << " field " << field << " wrote outside";
         ++ran;

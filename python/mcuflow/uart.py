@@ -31,7 +31,7 @@ import struct
 import subprocess
 import time
 from pathlib import Path, PurePosixPath
-from typing import List, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 __all__ = ["ProtocolError", "crc16", "encode_frame", "FrameParser", "FileServer", "run_serial"]
 
@@ -65,31 +65,32 @@ class FrameParser:
         self._buf = bytearray()
         self.stray = bytearray()
 
-    def feed(self, data: bytes) -> List[Tuple[str, bytes]]:
+    def feed(self, data: bytes) -> Iterator[Tuple[str, bytes]]:
+        """Yields each frame completed by `data` as soon as it is parsed, so the frames before a
+        corrupt one are handled before its error."""
         self._buf += data
-        frames = []
         while True:
             at = self._buf.find(MAGIC)
             if at < 0:
                 keep = 1 if self._buf.endswith(MAGIC[:1]) else 0
                 self.stray += self._buf[:len(self._buf) - keep]
                 del self._buf[:len(self._buf) - keep]
-                return frames
+                return
             self.stray += self._buf[:at]
             del self._buf[:at]
             if len(self._buf) < HEADER_BYTES:
-                return frames
+                return
             kind, length = self._buf[2], int.from_bytes(self._buf[3:7], "little")
             if length > MAX_PAYLOAD:
                 raise ProtocolError(f"frame {chr(kind)!r} from the board claims {length} bytes (corrupt line?)")
             end = HEADER_BYTES + length + 2
             if len(self._buf) < end:
-                return frames
+                return
             body = bytes(self._buf[2:HEADER_BYTES + length])
             if crc16(body) != int.from_bytes(self._buf[end - 2:end], "little"):
                 raise ProtocolError(f"frame {chr(kind)!r} ({length} bytes) from the board failed its checksum")
-            frames.append((chr(kind), body[5:]))
             del self._buf[:end]
+            yield chr(kind), body[5:]
 
 
 def _reply(status: int, size: int = 0, data: bytes = b"") -> bytes:

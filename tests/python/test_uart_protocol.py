@@ -33,17 +33,19 @@ def test_frames_split_from_any_chunking_and_stray_bytes_are_kept():
     assert uart.encode_frame("r", b"abc") == board_frame("r", b"abc")
 
 
-def test_a_corrupt_frame_is_refused():
+def test_a_corrupt_frame_is_refused_after_the_frames_before_it():
     frame = bytearray(board_frame("C", b"hello"))
     frame[8] ^= 0x01
+    frames = uart.FrameParser().feed(board_frame("C", b"first") + bytes(frame))
+    assert next(frames) == ("C", b"first")
     with pytest.raises(uart.ProtocolError, match="checksum"):
-        uart.FrameParser().feed(bytes(frame))
+        next(frames)
     with pytest.raises(uart.ProtocolError, match="claims"):
-        uart.FrameParser().feed(b"MFC" + (1 << 30).to_bytes(4, "little"))
+        list(uart.FrameParser().feed(b"MFC" + (1 << 30).to_bytes(4, "little")))
 
 
 def reply(frame: bytes):
-    (kind, payload), = uart.FrameParser().feed(frame)
+    (kind, payload), = list(uart.FrameParser().feed(frame))
     assert kind == "r"
     status, size = struct.unpack_from("<iI", payload)
     return status, size, payload[8:]

@@ -172,7 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compile", help="compile a torch.export .pt2 model into an .mfp program")
     c.add_argument("model", help="MODEL.pt2 written by torch.export.save")
     c.add_argument("--target", default="cortex-m55", help="cortex-m0 … cortex-m85 (default cortex-m55)")
-    c.add_argument("--calibration", help="CALIB.npz: one array per model input, named as the input, leading batch dimension")
+    c.add_argument("--calibration",
+                   help="CALIB.npz: one array per model input, named as the input, leading batch dimension")
     c.add_argument("--precision", choices=["int8", "fp32"], default="int8")
     c.add_argument("--io", choices=["float32", "int8"], default="float32", help="program input/output dtype")
     c.add_argument("--observer", default="minmax",
@@ -199,7 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run a program on the host runtime or an emulated board")
     r.add_argument("program")
-    r.add_argument("--input", required=True, help="X.npy or X.npz (one array per input, named as the input; batch dimension first)")
+    r.add_argument("--input", required=True,
+                   help="X.npy or X.npz (one array per input, named as the input; batch dimension first)")
     r.add_argument("-o", "--output", required=True, help="Y.npz")
     r.add_argument("--board", default="host", help="host (default) or an emulated board such as qemu-m55")
     r.add_argument("--timeout", type=float, default=120.0, help="seconds before a hung board run is killed")

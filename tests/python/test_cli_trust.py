@@ -3,9 +3,9 @@ outputs never over inputs, useless programs named, and mistakes reported before 
 
 import importlib
 import json
+import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -193,14 +193,15 @@ def test_batch_of_zero_and_zero_evaluation_samples_are_user_errors(wide_model, t
 # --- 8: mistakes found before any work ------------------------------------------------------
 
 def cli_in_fresh_process(*args, cwd: Path):
-    """The CLI in a new interpreter; reports whether torch got imported and how long it took."""
-    code = ("import sys, time; t = time.monotonic(); from mcuflow import cli; rc = cli.main(sys.argv[1:]); "
-            "print('torch imported' if 'torch' in sys.modules else 'torch not imported', "
-            "round(time.monotonic() - t, 3)); sys.exit(rc)")
-    started = time.monotonic()
+    """The CLI in a new interpreter: its result, whether it imported torch, and the CPU seconds
+    it used (not wall time, which other jobs on a shared machine stretch)."""
+    code = ("import sys; from mcuflow import cli; rc = cli.main(sys.argv[1:]); "
+            "print('torch imported' if 'torch' in sys.modules else 'torch not imported'); sys.exit(rc)")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     r = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, cwd=cwd,
                        timeout=120)
-    return r, time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def test_usage_errors_return_at_once_and_create_nothing(wide_model, tmp_path):
@@ -226,5 +227,5 @@ def test_usage_errors_return_at_once_and_create_nothing(wide_model, tmp_path):
         r, seconds = cli_in_fresh_process(*args, cwd=work)
         assert_user_error(r, fragment)
         assert "torch not imported" in r.stdout, (args, r.stdout)
-        assert seconds < 3.0, (args, seconds)
+        assert seconds < 3.0, (args, seconds)  # importing torch and loading the model alone take more
     assert list(work.iterdir()) == []

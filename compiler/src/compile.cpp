@@ -93,6 +93,23 @@ std::vector<std::string> degenerate_ranges(const Graph& g, size_t samples) {
   return warnings;
 }
 
+// Loads a program the compiler just made; a verifier rejection is a compiler bug, reported with
+// the op (and model source line) whose record failed instead of as a bad program file.
+Program load_compiled(const LoweredProgram& lp, const std::vector<uint8_t>& bytes, const std::string& what) {
+  LoadFailure failure;
+  auto program = Program::load(Span<const uint8_t>{bytes.data(), uint32_t(bytes.size())}, all_kernels(), &failure);
+  if (program.ok()) return program.value();
+  std::string where;
+  if (failure.op >= 0) {
+    const ProgramOp& op = lp.ops[size_t(failure.op)];
+    where = " by " + op.ir_kind + (op.source.empty() ? "" : " at " + op.source);
+  } else if (failure.tensor >= 0) {
+    where = " at tensor " + lp.tensors[size_t(failure.tensor)].name;
+  }
+  throw CompileError("internal: the " + what + " program fails verification (" + error_name(program.error()) + ")" +
+                     where + "; please report it");
+}
+
 }  // namespace
 
 std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOptions& observer) {
@@ -101,12 +118,11 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
   LoweredProgram lp = lower(g, LowerOptions{Precision::kFloat32, false});
   plan_memory(lp, /*reuse=*/false);
   const std::vector<uint8_t> bytes = serialize(lp);
-  auto program = Program::load(Span<const uint8_t>{bytes.data(), uint32_t(bytes.size())}, all_kernels());
-  if (!program.ok()) throw CompileError(std::string("internal: calibration program rejected: ") + error_name(program.error()));
-  std::vector<uint8_t> arena_storage(program.value().arena_bytes() + format::kArenaAlign);
+  const Program program = load_compiled(lp, bytes, "calibration");
+  std::vector<uint8_t> arena_storage(program.arena_bytes() + format::kArenaAlign);
   uint8_t* arena = arena_storage.data();
   while (reinterpret_cast<uintptr_t>(arena) % format::kArenaAlign) ++arena;
-  auto session = Session::bind(program.value(), Span<uint8_t>{arena, program.value().arena_bytes()});
+  auto session = Session::bind(program, Span<uint8_t>{arena, program.arena_bytes()});
 
   // Runs every sample and hands each activation's values to `observe(ir_tensor, values, n)`.
   const auto run_samples = [&](const auto& observe) {
@@ -239,7 +255,9 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
     LoweredProgram patched = lower_and_plan(banded);
     if (total(patched) < total(lp)) lp = std::move(patched);
   }
-  return serialize(lp);
+  std::vector<uint8_t> bytes = serialize(lp);
+  load_compiled(lp, bytes, lowering.precision == Precision::kInt8 ? "int8" : "fp32");
+  return bytes;
 }
 
 }  // namespace mcuflow::compiler

@@ -128,14 +128,9 @@ class Lowering {
     return t.shape.size() == 4 ? Layout::kNhwc : Layout::kFlatNhwc;
   }
 
-  // Rank-5+ tensors (views such as attention's packed q/k/v) are stored without their size-1
-  // dims, which does not change the order of their bytes.
   static std::vector<int32_t> physical_dims(const Tensor& t) {
     std::vector<int32_t> dims;
-    const Layout layout = layout_of(t);
-    for (int d : physical_order(layout, t.shape.size())) {
-      if (t.shape.size() <= 4 || t.shape[size_t(d)] != 1) dims.push_back(int32_t(t.shape[d]));
-    }
+    for (int d : physical_order(layout_of(t), t.shape.size())) dims.push_back(int32_t(t.shape[d]));
     if (dims.empty()) dims.push_back(1);
     return dims;
   }
@@ -144,9 +139,9 @@ class Lowering {
 
   ProgramTensor activation_record(int ir, DType dtype) const {
     const Tensor& t = tensor(ir);
-    if (physical_dims(t).size() > 4)
-      throw CompileError("tensor " + t.name + " has " + std::to_string(physical_dims(t).size()) +
-                         " dims larger than 1; at most 4 are supported");
+    if (t.shape.size() > format::kMaxRank)  // infer_shapes refuses such ops first, naming them
+      throw CompileError("tensor " + t.name + " has " + std::to_string(t.shape.size()) + " dims; at most " +
+                         std::to_string(format::kMaxRank) + " are supported");
     ProgramTensor pt;
     pt.name = t.name;
     pt.dtype = dtype;
@@ -528,15 +523,19 @@ class Lowering {
   void lower_binary(const Op& op) {
     int a_id = op.inputs[0], b_id = op.inputs[1];
     const Tensor& y = tensor(op.outputs[0]);
-    // The kernels broadcast their second operand per channel or as a scalar; other broadcasts
-    // are copies. All ops but sub are commutative: the operand of the output's shape goes first.
-    const bool commutative = op.kind != "sub";
-    if (commutative && (tensor(a_id).shape != y.shape || tensor(a_id).constant) && tensor(b_id).shape == y.shape &&
-        !tensor(b_id).constant)
-      std::swap(a_id, b_id);
+    // The kernels read their first operand as an activation and broadcast their second per
+    // channel or as a scalar; other broadcasts are copies. All ops but sub are commutative: a
+    // constant goes second, and of two activations the one of the output's shape goes first.
+    if (op.kind != "sub") {
+      const Tensor &first = tensor(a_id), &second = tensor(b_id);
+      if (first.constant || (!second.constant && first.shape != y.shape && second.shape == y.shape))
+        std::swap(a_id, b_id);
+    }
     const Tensor& a = tensor(a_id);
     const Tensor& b = tensor(b_id);
-    if (a.constant) fail(op, "constant first operand of a subtraction (the front end sends c - x as neg and add)");
+    if (a.constant && op.kind == "sub")
+      fail(op, "constant first operand of a subtraction (the front end sends c - x as neg and add)");
+    if (a.constant) fail(op, "both operands are constants (constant folding computes such ops)");
     int mode = broadcast_mode(b, y);
     // A constant the kernel cannot broadcast is expanded now, to the output's shape.
     std::vector<float> b_data = b.data;
@@ -564,11 +563,13 @@ class Lowering {
     Quant bq = b.quant;
     if (b.constant) {
       const std::vector<float> phys = mode == 0 ? to_physical(b_data, y.shape, layout_of(y)) : b_data;
+      // A full-size constant keeps the output's dims: flat, it could exceed the format's dim limit.
+      const std::vector<int32_t> dims = mode == 0 ? y_dims : std::vector<int32_t>{int32_t(phys.size())};
       if (int8()) {
         bq = quant_of_values(phys);
-        bid = constant(b.name, DType::kInt8, {int32_t(phys.size())}, quantize_values(phys, bq));
+        bid = constant(b.name, DType::kInt8, dims, quantize_values(phys, bq));
       } else {
-        bid = constant(b.name, DType::kFloat32, {int32_t(phys.size())}, phys);
+        bid = constant(b.name, DType::kFloat32, dims, phys);
       }
     } else if (bid < 0) {
       bid = activation(b_id);
@@ -786,8 +787,8 @@ class Lowering {
     }
     const int out = p_.add_tensor(std::move(pt));
     k::PermuteParams p{};
-    const int pad = 4 - int(in_dims.size());
-    for (int d = 0; d < 4; ++d) {
+    const int pad = int(k::kMaxRank) - int(in_dims.size());
+    for (int d = 0; d < int(k::kMaxRank); ++d) {
       p.in_dims[d] = d < pad ? 1 : in_dims[d - pad];
       p.perm[d] = d < pad ? d : perm[d - pad] + pad;
     }
@@ -822,7 +823,6 @@ class Lowering {
     const Tensor& x = tensor(op.inputs[0]);
     const Tensor& y = tensor(op.outputs[0]);
     if (layout_of(x) == Layout::kFlatNhwc) fail(op, "permute of a flattened image tensor is not supported");
-    if (x.shape.size() > 4) return lower_permute_squeezed(op);
     const auto in_order = physical_order(layout_of(x), x.shape.size());
     const auto out_order = physical_order(layout_of(y), y.shape.size());
     const auto& logical_perm = op.ints_attr("perm");
@@ -833,24 +833,6 @@ class Lowering {
       perm.push_back(int(std::find(in_order.begin(), in_order.end(), int(src)) - in_order.begin()));
     }
     program_of_[op.outputs[0]] = permute_or_alias(op, activation(op.inputs[0]), perm, y.name, op.outputs[0]);
-  }
-
-  // A permutation of a rank-5+ (plain) tensor as the permutation of its dims larger than 1.
-  void lower_permute_squeezed(const Op& op) {
-    const Tensor& x = tensor(op.inputs[0]);
-    const Tensor& y = tensor(op.outputs[0]);
-    std::vector<int> kept;  // x's dims larger than 1, in order
-    for (size_t d = 0; d < x.shape.size(); ++d) {
-      if (x.shape[d] != 1) kept.push_back(int(d));
-    }
-    std::vector<int> perm;
-    for (int64_t src : op.ints_attr("perm")) {
-      if (src < 0) src += int64_t(x.shape.size());
-      const auto at = std::find(kept.begin(), kept.end(), int(src));
-      if (at != kept.end()) perm.push_back(int(at - kept.begin()));
-    }
-    const int moved = permute_or_alias(op, activation(op.inputs[0]), perm, y.name + ".squeezed", -1);
-    program_of_[op.outputs[0]] = alias(moved, y.name, physical_dims(y), op.outputs[0]);
   }
 
   // --- layouts: computing in one dim order, defining outputs in another ---
@@ -985,8 +967,8 @@ class Lowering {
     x_shape.insert(x_shape.begin(), rank - x_shape.size(), 1);
     const std::vector<int> phys = physical_order(layout_of(like), rank);
     k::StridedCopyParams p{};
-    const int lead = 4 - int(rank);
-    for (int d = 0; d < 4; ++d) {
+    const int lead = int(k::kMaxRank) - int(rank);
+    for (int d = 0; d < int(k::kMaxRank); ++d) {
       const int logical = d < lead ? -1 : phys[size_t(d - lead)];
       p.in_dims[d] = logical < 0 ? 1 : int32_t(x_shape[size_t(logical)]);
       p.out_dims[d] = logical < 0 ? 1 : int32_t(like.shape[size_t(logical)]);

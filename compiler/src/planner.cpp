@@ -786,12 +786,16 @@ std::vector<Lifetime> root_lifetimes(const LoweredProgram& p) {
     for (int t : p.ops[i].outputs) touch(t, i);
   }
   for (int t : p.outputs) touch(t, n_ops);
-  // A part whose copy was dropped holds its values from its host's write (a slice of it) to its
-  // host's last read (a cat into it): it lives while either does.
-  for (const Embedding& e : p.dropped_copies) {
-    life[e.part].first = std::min(life[e.part].first, life[e.host].first);
-    life[e.part].last = std::max(life[e.part].last, life[e.host].last);
-  }
+  // A part whose copy was dropped lies inside its host, which holds the part's values while the
+  // part lives (no op may touch a cat whose copies were all dropped); the part holds them from
+  // its host's write (a slice of it) to its host's last read (a cat into it).
+  const auto extend = [&](int t, const Lifetime& by) {
+    if (by.first > by.last) return;
+    life[t] = life[t].first > life[t].last ? by
+                                           : Lifetime{std::min(life[t].first, by.first), std::max(life[t].last, by.last)};
+  };
+  for (const Embedding& e : p.dropped_copies) extend(e.host, life[e.part]);
+  for (const Embedding& e : p.dropped_copies) extend(e.part, life[e.host]);
   return life;
 }
 
@@ -806,8 +810,10 @@ std::vector<Embedding> embeddings(const LoweredProgram& p) {
   for (int t : p.inputs) io[root_of(p, t)] = true;
   for (int t : p.outputs) io[root_of(p, t)] = true;
   std::vector<Embedding> found;
-  std::vector<bool> part(n, false);
-  for (const Embedding& e : p.dropped_copies) part[e.part] = true;
+  // A host of a dropped copy keeps that part at its fixed place, so it cannot become a part
+  // itself (placements do not nest).
+  std::vector<bool> part(n, false), dropped_host(n, false);
+  for (const Embedding& e : p.dropped_copies) part[e.part] = dropped_host[e.host] = true;
   for (size_t i = 0; i < p.ops.size(); ++i) {
     const ProgramOp& op = p.ops[i];
     if (op.inputs.size() != 1 || op.outputs.size() != 1) continue;
@@ -828,7 +834,7 @@ std::vector<Embedding> embeddings(const LoweredProgram& p) {
       if (writers[in] != 1 || readers[in] != 1) continue;
       e.part = in, e.host = out, e.offset = -output_minus_input;
     }
-    if (io[e.part] || e.offset % kTensorAlign != 0 || part[e.part]) continue;
+    if (io[e.part] || e.offset % kTensorAlign != 0 || part[e.part] || dropped_host[e.part]) continue;
     part[e.part] = true;
     found.push_back(e);
   }

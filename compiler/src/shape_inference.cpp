@@ -5,11 +5,23 @@
 #include <map>
 
 #include "mcuflow/compiler/ir.h"
+#include "mcuflow/runtime/format.h"
 
 namespace mcuflow::compiler {
 namespace {
 
 [[noreturn]] void fail(const Op& op, const std::string& why) { throw CompileError(op.where() + ": " + why); }
+
+// Activations a program can hold: at most format::kMaxRank dims of at most format::kMaxDim.
+void require_representable(const Op& op, const std::string& what, const Shape& s) {
+  if (s.size() > format::kMaxRank)
+    fail(op, what + " " + shape_str(s) + " has " + std::to_string(s.size()) + " dims; at most " +
+                 std::to_string(format::kMaxRank) + " are supported");
+  for (int64_t d : s) {
+    if (d > format::kMaxDim)
+      fail(op, what + " " + shape_str(s) + " has a dim larger than " + std::to_string(format::kMaxDim));
+  }
+}
 
 const Shape& in_shape(const Graph& g, const Op& op, size_t i) {
   if (i >= op.inputs.size()) fail(op, "expects at least " + std::to_string(i + 1) + " inputs");
@@ -398,8 +410,12 @@ std::vector<Shape> infer_shapes(const Graph& g, const Op& op) {
   }
   for (int input : op.inputs) {
     if (input < 0 || input >= static_cast<int>(g.tensors.size())) fail(op, "input tensor id out of range");
+    const Tensor& t = g.tensors[size_t(input)];
+    if (!t.constant) require_representable(op, "input " + t.name, t.shape);
   }
-  return {it->second(g, op)};
+  const Shape out = it->second(g, op);
+  require_representable(op, "output", out);
+  return {out};
 }
 
 }  // namespace mcuflow::compiler

@@ -1,4 +1,4 @@
-// Rank-4 permutation of 4-byte elements (float32 tensors travel as int32 bit patterns).
+// Permutation (up to kMaxRank dims) of 4-byte elements (float32 tensors travel as int32 bit patterns).
 #include "mcuflow/kernels/kernels.h"
 #include "permute_common.h"
 

@@ -1,4 +1,4 @@
-// Rank-4 permutation of 1-byte elements.
+// Permutation (up to kMaxRank dims) of 1-byte elements.
 #include "mcuflow/kernels/kernels.h"
 #include "permute_common.h"
 

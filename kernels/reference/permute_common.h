@@ -9,21 +9,28 @@ namespace mcuflow::kernels::detail {
 
 template <typename T>
 void permute(const PermuteParams& p, const T* input, T* output) {
-  int32_t in_stride[4];
-  in_stride[3] = 1;
-  for (int k = 2; k >= 0; --k) in_stride[k] = in_stride[k + 1] * p.in_dims[k + 1];
-  int32_t dim[4], stride[4];  // output dim k walks input axis perm[k]
-  for (int k = 0; k < 4; ++k) {
+  constexpr int kRank = int(kMaxRank);
+  int32_t in_stride[kRank];
+  in_stride[kRank - 1] = 1;
+  for (int k = kRank - 2; k >= 0; --k) in_stride[k] = in_stride[k + 1] * p.in_dims[k + 1];
+  int32_t dim[kRank], stride[kRank];  // output dim k walks input axis perm[k]
+  for (int k = 0; k < kRank; ++k) {
     dim[k] = p.in_dims[p.perm[k]];
     stride[k] = in_stride[p.perm[k]];
   }
-  for (int32_t i0 = 0; i0 < dim[0]; ++i0) {
-    for (int32_t i1 = 0; i1 < dim[1]; ++i1) {
-      for (int32_t i2 = 0; i2 < dim[2]; ++i2) {
-        const T* in = input + i0 * stride[0] + i1 * stride[1] + i2 * stride[2];
-        for (int32_t i3 = 0; i3 < dim[3]; ++i3) *output++ = in[i3 * stride[3]];
-      }
+  // An odometer over the outer dims; each step copies one row of the innermost output dim.
+  int32_t index[kRank - 1] = {};
+  const T* row = input;
+  for (;;) {
+    for (int32_t i = 0; i < dim[kRank - 1]; ++i) *output++ = row[i * stride[kRank - 1]];
+    int k = kRank - 2;
+    for (; k >= 0; --k) {
+      row += stride[k];
+      if (++index[k] < dim[k]) break;
+      row -= stride[k] * dim[k];
+      index[k] = 0;
     }
+    if (k < 0) return;
   }
 }
 

@@ -1,4 +1,4 @@
-// Rank-4 strided gather with a constant fill (pad, slice, broadcast, upsample), 1-byte elements.
+// Strided gather (up to kMaxRank dims) with a constant fill (pad, slice, broadcast, upsample), 1-byte elements.
 #include "mcuflow/kernels/kernels.h"
 #include "strided_copy_common.h"
 

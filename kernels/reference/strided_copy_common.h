@@ -12,6 +12,7 @@ struct SourceIndex {
   int32_t index, remainder;  // start + floor(o * num / den), (o * num) mod den
   int32_t quotient_step, remainder_step, den;
 
+  SourceIndex() = default;
   SourceIndex(const StridedCopyParams& p, int d)
       : index(p.start[d]), remainder(0), quotient_step(p.num[d] / p.den[d]),
         remainder_step(p.num[d] % p.den[d]), den(p.den[d]) {}
@@ -27,26 +28,32 @@ struct SourceIndex {
 
 template <typename T>
 void strided_copy(const StridedCopyParams& p, const T* input, T* output, T fill) {
-  int32_t in_stride[4];
-  in_stride[3] = 1;
-  for (int d = 2; d >= 0; --d) in_stride[d] = in_stride[d + 1] * p.in_dims[d + 1];
+  constexpr int kRank = int(kMaxRank);
+  int32_t in_stride[kRank];
+  in_stride[kRank - 1] = 1;
+  for (int d = kRank - 2; d >= 0; --d) in_stride[d] = in_stride[d + 1] * p.in_dims[d + 1];
   auto inside = [&](const SourceIndex& s, int d) { return s.index >= 0 && s.index < p.in_dims[d]; };
-  SourceIndex s0(p, 0);
-  for (int32_t i0 = 0; i0 < p.out_dims[0]; ++i0, s0.advance()) {
-    SourceIndex s1(p, 1);
-    for (int32_t i1 = 0; i1 < p.out_dims[1]; ++i1, s1.advance()) {
-      SourceIndex s2(p, 2);
-      for (int32_t i2 = 0; i2 < p.out_dims[2]; ++i2, s2.advance()) {
-        const bool row_inside = inside(s0, 0) && inside(s1, 1) && inside(s2, 2);
-        const T* row = input + (row_inside ? s0.index * in_stride[0] + s1.index * in_stride[1] +
-                                                 s2.index * in_stride[2]
-                                           : 0);
-        SourceIndex s3(p, 3);
-        for (int32_t i3 = 0; i3 < p.out_dims[3]; ++i3, s3.advance()) {
-          *output++ = row_inside && inside(s3, 3) ? row[s3.index] : fill;
-        }
-      }
+  // An odometer over the outer dims; each step writes one row of the innermost dim.
+  SourceIndex source[kRank];
+  int32_t index[kRank - 1] = {};
+  for (int d = 0; d < kRank; ++d) source[d] = SourceIndex(p, d);
+  for (;;) {
+    bool row_inside = true;
+    for (int d = 0; d < kRank - 1 && row_inside; ++d) row_inside = inside(source[d], d);
+    const T* row = input;
+    for (int d = 0; d < kRank - 1 && row_inside; ++d) row += source[d].index * in_stride[d];
+    SourceIndex s = source[kRank - 1];
+    for (int32_t i = 0; i < p.out_dims[kRank - 1]; ++i, s.advance()) {
+      *output++ = row_inside && inside(s, kRank - 1) ? row[s.index] : fill;
     }
+    int d = kRank - 2;
+    for (; d >= 0; --d) {
+      source[d].advance();
+      if (++index[d] < p.out_dims[d]) break;
+      source[d] = SourceIndex(p, d);
+      index[d] = 0;
+    }
+    if (d < 0) return;
   }
 }
 

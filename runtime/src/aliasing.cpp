@@ -152,7 +152,7 @@ bool onto_source_shift(KernelId k, const void* params, uint32_t element_bytes, i
   const auto& c = *static_cast<const kernels::StridedCopyParams*>(params);
   bool block = true, partial = false;
   int64_t stride = element_bytes, offset = 0;
-  for (int d = 3; d >= 0; --d) {
+  for (int d = int(kernels::kMaxRank) - 1; d >= 0; --d) {
     block = block && c.num[d] == 1 && c.den[d] == 1 && c.start[d] >= 0 && c.start[d] + c.out_dims[d] <= c.in_dims[d] &&
             (!partial || c.out_dims[d] == 1);
     partial = partial || c.out_dims[d] != c.in_dims[d];

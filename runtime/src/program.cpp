@@ -13,8 +13,6 @@ using format::OpRecord;
 using format::Storage;
 using format::TensorRecord;
 
-constexpr int32_t kMaxDim = 1 << 16;
-
 bool section_fits(uint32_t offset, uint64_t bytes, uint32_t file_bytes, uint32_t align) {
   return offset % align == 0 && offset >= sizeof(Header) && uint64_t(offset) + bytes <= file_bytes;
 }
@@ -69,9 +67,9 @@ Error verify_tensor(const TensorRecord& t, const Header& h) {
   if (t.layout == format::Layout::kNhwc && t.rank != 4) return Error::kBadTensor;  // [N, H, W, C]
   uint64_t elements = 1;
   for (uint32_t d = 0; d < format::kMaxRank; ++d) {
-    if (t.dims[d] < 1 || t.dims[d] > kMaxDim || (d >= t.rank && t.dims[d] != 1)) return Error::kBadTensor;
+    if (t.dims[d] < 1 || t.dims[d] > format::kMaxDim || (d >= t.rank && t.dims[d] != 1)) return Error::kBadTensor;
     elements *= uint32_t(t.dims[d]);
-    if (elements > UINT32_MAX) return Error::kBadTensor;  // checked per dim: 4 dims of 2^16 would wrap
+    if (elements > UINT32_MAX) return Error::kBadTensor;  // checked per dim: dims of 2^16 would wrap
   }
   if (elements * format::dtype_bytes(t.dtype) != t.bytes) return Error::kBadTensor;
   const uint32_t align = format::dtype_bytes(t.dtype);
@@ -203,7 +201,7 @@ Error verify_io(const uint16_t* io, const Header& h, const TensorRecord* tensors
 
 }  // namespace
 
-Result<Program> Program::load(Span<const uint8_t> bytes, KernelTable kernels) {
+Result<Program> Program::load(Span<const uint8_t> bytes, KernelTable kernels, LoadFailure* failure) {
   if (bytes.data == nullptr || bytes.size < sizeof(Header)) return Error::kTruncated;
   if (reinterpret_cast<uintptr_t>(bytes.data) % format::kConstantAlign != 0) return Error::kBadArgument;
   const Header& h = *reinterpret_cast<const Header*>(bytes.data);
@@ -222,11 +220,17 @@ Result<Program> Program::load(Span<const uint8_t> bytes, KernelTable kernels) {
   p.io_ = reinterpret_cast<const uint16_t*>(bytes.data + h.io_offset);
   p.kernels_ = kernels;
   for (uint32_t i = 0; i < h.tensor_count; ++i) {
-    if ((e = verify_tensor(p.tensors_[i], h)) != Error::kOk) return e;
+    if ((e = verify_tensor(p.tensors_[i], h)) != Error::kOk) {
+      if (failure) failure->tensor = int32_t(i);
+      return e;
+    }
   }
   if ((e = verify_io(p.io_, h, p.tensors_)) != Error::kOk) return e;
   for (uint32_t i = 0; i < h.op_count; ++i) {
-    if ((e = verify_op(p.ops_[i], h, p.tensors_, p.io_, bytes.data, kernels)) != Error::kOk) return e;
+    if ((e = verify_op(p.ops_[i], h, p.tensors_, p.io_, bytes.data, kernels)) != Error::kOk) {
+      if (failure) failure->op = int32_t(i);
+      return e;
+    }
   }
   return p;
 }

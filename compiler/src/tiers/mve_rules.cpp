@@ -20,9 +20,8 @@ using kernels::ConvParams;
 using kernels::DwConvParams;
 using kernels::FcParams;
 
-constexpr int32_t kMaxTensorDim = 65536;  // the program format's limit per dimension
 // conv_s8_mve's deepest window: half its scratch (two im2col rows and their pair) fits in a dimension.
-constexpr int32_t kMaxDepth = kMaxTensorDim / 2;
+constexpr int32_t kMaxDepth = format::kMaxDim / 2;
 
 template <typename T>
 std::vector<T> input_values(const LoweredProgram& p, const ProgramOp& op, int slot) {

@@ -24,7 +24,7 @@ const int32_t* table(const LoweredProgram& p, const ProgramOp& op, int slot) {
 // A shape of `words` elements within the program format's per-dimension limit (the kernels read
 // the table flat): one dimension, or two whose product is exact; empty when there is none.
 std::vector<int32_t> table_dims(int32_t words) {
-  constexpr int32_t kMaxDim = 1 << 16;
+  using format::kMaxDim;
   if (words <= kMaxDim) return {words};
   for (int32_t inner = kMaxDim; inner * int64_t(kMaxDim) >= words; --inner) {
     if (words % inner == 0) return {words / inner, inner};

@@ -6,7 +6,7 @@
 
 namespace mcuflow::ops {
 
-constexpr int32_t kMaxExtent = 1 << 16;
+constexpr int32_t kMaxExtent = format::kMaxDim;  // largest size or offset a kernel param may hold
 
 inline bool in_range(int32_t v, int32_t lo, int32_t hi) { return v >= lo && v <= hi; }
 

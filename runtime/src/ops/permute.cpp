@@ -12,13 +12,13 @@ Error check_permute(const OpCheck& c, uint32_t element_bytes) {
   const auto& p = c.get_params<PermuteParams>();
   uint64_t n = 1;
   uint32_t seen = 0;
-  for (int d = 0; d < 4; ++d) {
-    if (!positive(p.in_dims[d]) || !in_range(p.perm[d], 0, 3)) return Error::kBadParams;
+  for (uint32_t d = 0; d < kernels::kMaxRank; ++d) {
+    if (!positive(p.in_dims[d]) || !in_range(p.perm[d], 0, int32_t(kernels::kMaxRank) - 1)) return Error::kBadParams;
     n *= uint32_t(p.in_dims[d]);
     if (n > UINT32_MAX) return Error::kBadParams;
     seen |= 1u << p.perm[d];
   }
-  if (seen != 0xF) return Error::kBadParams;
+  if (seen != (1u << kernels::kMaxRank) - 1) return Error::kBadParams;
   const format::TensorRecord& in = c.tensor(0);
   const format::TensorRecord& out = output(c);
   return ok_if(format::dtype_bytes(in.dtype) == element_bytes && in.dtype == out.dtype &&

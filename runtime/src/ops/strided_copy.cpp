@@ -14,7 +14,7 @@ constexpr int64_t kMaxSourceIndex = int64_t{1} << 24;
 Error check_strided_copy(const OpCheck& c, uint32_t element_bytes) {
   const auto& p = c.get_params<StridedCopyParams>();
   uint64_t in_n = 1, out_n = 1;
-  for (int d = 0; d < 4; ++d) {
+  for (uint32_t d = 0; d < kernels::kMaxRank; ++d) {
     if (!positive(p.in_dims[d]) || !positive(p.out_dims[d]) || !in_range(p.num[d], 0, kMaxExtent) ||
         !positive(p.den[d]) || !in_range(p.start[d], -kMaxExtent, kMaxExtent))
       return Error::kBadParams;

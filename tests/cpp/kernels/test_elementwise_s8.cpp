@@ -113,36 +113,36 @@ TEST(ConcatSliceS8, RequantizesWithinOneStep) {
 }
 
 namespace {
-// All 24 permutations of {0,1,2,3}, each checked by scattering from input coordinates.
+constexpr int kRank = int(kMaxRank);
+
+// Every permutation of kMaxRank dims, each checked by scattering from input coordinates.
 template <typename T, typename Fn>
 void check_all_permutations(Rng& rng, Fn permute) {
-  int perm[4] = {0, 1, 2, 3};
+  int perm[kRank];
+  for (int k = 0; k < kRank; ++k) perm[k] = k;
   do {
-    for (int rep = 0; rep < 5; ++rep) {
-      PermuteParams p{};
-      for (int k = 0; k < 4; ++k) {
-        p.in_dims[k] = rng.uniform_int(1, 5);
-        p.perm[k] = perm[k];
-      }
-      const int32_t n = p.in_dims[0] * p.in_dims[1] * p.in_dims[2] * p.in_dims[3];
-      std::vector<T> in(static_cast<size_t>(n)), out(static_cast<size_t>(n)), want(static_cast<size_t>(n));
-      for (int32_t i = 0; i < n; ++i) in[i] = static_cast<T>(rng.uniform_int(-100000, 100000));
-      int32_t od[4];
-      for (int k = 0; k < 4; ++k) od[k] = p.in_dims[perm[k]];
-      int32_t j[4];
-      for (j[0] = 0; j[0] < p.in_dims[0]; ++j[0])
-        for (j[1] = 0; j[1] < p.in_dims[1]; ++j[1])
-          for (j[2] = 0; j[2] < p.in_dims[2]; ++j[2])
-            for (j[3] = 0; j[3] < p.in_dims[3]; ++j[3]) {
-              // output coordinate k is input coordinate perm[k]
-              const int32_t o = ((j[perm[0]] * od[1] + j[perm[1]]) * od[2] + j[perm[2]]) * od[3] + j[perm[3]];
-              const int32_t src = ((j[0] * p.in_dims[1] + j[1]) * p.in_dims[2] + j[2]) * p.in_dims[3] + j[3];
-              want[o] = in[src];
-            }
-      permute(p, in.data(), out.data());
-      ASSERT_EQ(out, want) << perm[0] << perm[1] << perm[2] << perm[3];
+    PermuteParams p{};
+    int32_t n = 1;
+    for (int k = 0; k < kRank; ++k) {
+      p.in_dims[k] = rng.uniform_int(1, 3);
+      p.perm[k] = perm[k];
+      n *= p.in_dims[k];
     }
-  } while (std::next_permutation(perm, perm + 4));
+    std::vector<T> in(static_cast<size_t>(n)), out(static_cast<size_t>(n)), want(static_cast<size_t>(n));
+    for (int32_t i = 0; i < n; ++i) in[i] = static_cast<T>(rng.uniform_int(-100000, 100000));
+    for (int32_t src = 0; src < n; ++src) {
+      int32_t j[kRank];  // the input coordinates of element src
+      for (int k = kRank - 1, rest = src; k >= 0; --k) {
+        j[k] = rest % p.in_dims[k];
+        rest /= p.in_dims[k];
+      }
+      int32_t o = 0;  // output coordinate k is input coordinate perm[k]
+      for (int k = 0; k < kRank; ++k) o = o * p.in_dims[perm[k]] + j[perm[k]];
+      want[o] = in[src];
+    }
+    permute(p, in.data(), out.data());
+    ASSERT_EQ(out, want) << ::testing::PrintToString(std::vector<int>(perm, perm + kRank));
+  } while (std::next_permutation(perm, perm + kRank));
 }
 }  // namespace
 
@@ -157,8 +157,10 @@ TEST(PermuteB32, AllPermutations) {
 }
 
 TEST(PermuteB8, NchwToNhwc) {
-  // [1][2][2][3] (N, C, H, W) -> perm {0, 2, 3, 1} -> [1][2][3][2] (N, H, W, C).
-  const PermuteParams p{{1, 2, 2, 3}, {0, 2, 3, 1}};
+  // [1][2][2][3] (N, C, H, W) -> perm {0, 2, 3, 1} -> [1][2][3][2] (N, H, W, C), after two
+  // leading size-1 dims.
+  static_assert(kMaxRank == 6, "the params below list 6 dims");
+  const PermuteParams p{{1, 1, 1, 2, 2, 3}, {0, 1, 2, 4, 5, 3}};
   int8_t in[12];
   for (int i = 0; i < 12; ++i) in[i] = static_cast<int8_t>(i);  // c * 6 + h * 3 + w
   int8_t out[12];

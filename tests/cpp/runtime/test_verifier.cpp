@@ -191,7 +191,8 @@ TEST(Verifier, Header) {
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { f[0] = 'X'; }), Error::kBadMagic);
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { f[3] = '2'; }), Error::kBadMagic);
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).version = 1; }), Error::kBadVersion);  // before regions
-  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).version = 3; }), Error::kBadVersion);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).version = 2; }), Error::kBadVersion);  // rank-4 records
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).version = 4; }), Error::kBadVersion);
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).version = 0; }), Error::kBadVersion);
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).header_bytes = 64; }), Error::kBadHeader);
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).file_bytes = 16; }, false), Error::kBadHeader);
@@ -710,7 +711,7 @@ TEST(Verifier, OtherOpParams) {
 }
 
 // Dims of up to 2^16 each: four of them multiply to 2^64, which wrapped to 0 in 64 bits and matched
-// a 0-byte record; a permute over such tensors (in_dims 2^16 x 4, wrapping the same way) then
+// a 0-byte record; a permute over such tensors (in_dims 2^16 x 4 or more, wrapping the same way) then
 // loaded, and permute_b8 wrote 2^64 elements into a 0-byte output (fixed in 811ce63).
 TEST(Verifier, ElementCountsCannotWrapAround) {
   using kernels::PermuteParams;
@@ -720,8 +721,8 @@ TEST(Verifier, ElementCountsCannotWrapAround) {
   ASSERT_GE(perm, 0);
   // Never run these: a program that loads with them would write far outside the arena.
   auto huge = [](TensorRecord& t) {
-    t.rank = 4;
-    for (int d = 0; d < 4; ++d) t.dims[d] = 1 << 16;
+    t.rank = uint8_t(format::kMaxRank);
+    for (uint32_t d = 0; d < format::kMaxRank; ++d) t.dims[d] = 1 << 16;
     t.bytes = 0;
     t.offset = 0;
   };
@@ -734,7 +735,7 @@ TEST(Verifier, ElementCountsCannotWrapAround) {
     huge(tensor_record(f, op.tensors[1]));
     op.tensors[0] = op.tensors[1];
     PermuteParams& p = params_as<PermuteParams>(f, perm);
-    for (int d = 0; d < 4; ++d) p.in_dims[d] = 1 << 16, p.perm[d] = d;
+    for (int d = 0; d < int(kernels::kMaxRank); ++d) p.in_dims[d] = 1 << 16, p.perm[d] = d;
   });
   EXPECT_EQ(tensor_only, Error::kBadTensor);
   EXPECT_NE(with_permute, Error::kOk);

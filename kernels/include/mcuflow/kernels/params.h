@@ -6,6 +6,10 @@
 
 namespace mcuflow::kernels {
 
+// The most dims a program tensor (and a permute or strided_copy) may have; the program format
+// (format::kMaxRank) uses this one definition.
+inline constexpr uint32_t kMaxRank = 6;
+
 // Requantization of an int32 accumulator to int8 (DESIGN.md "Integer arithmetic"):
 // out = clamp(MultiplyByQuantizedMultiplier(acc, multiplier, shift) + output_offset).
 // shift > 0 is a left shift, shift <= 0 a right shift by -shift (TFLite convention).
@@ -102,11 +106,11 @@ struct ConcatSliceParams {     // concat_slice_s8 / concat_slice_f32
   int32_t multiplier, shift;
 };
 
-// General permutation of a rank-4 tensor: out[i0][i1][i2][i3] = in at perm. in_dims are the
-// input dims; output dim k is in_dims[perm[k]].
+// General permutation of a rank-kMaxRank tensor (lower ranks padded with leading size-1 dims):
+// output dim k is input dim perm[k], of size in_dims[perm[k]].
 struct PermuteParams {         // permute_b8 / permute_b32 (element size 1 or 4 bytes)
-  int32_t in_dims[4];
-  int32_t perm[4];
+  int32_t in_dims[kMaxRank];
+  int32_t perm[kMaxRank];
 };
 
 struct QuantizeParams {        // quantize_f32_s8 / dequantize_s8_f32
@@ -118,14 +122,14 @@ struct QuantizeParams {        // quantize_f32_s8 / dequantize_s8_f32
 // ---------------------------------------------------------------------------------------
 // Operator coverage (issue 8). Appended; the structs above keep their bytes.
 
-// A rank-4 gather with a constant fill. Output element o (physical order) reads input
+// A rank-kMaxRank gather (lower ranks padded with leading size-1 dims) with a constant fill. Output element o (physical order) reads input
 // element src where, per dim d, src[d] = start[d] + floor(o[d] * num[d] / den[d]), and gets
 // `fill` when any src[d] falls outside the input. That one rule covers constant padding
 // (num = den = 1, start = -pad_before), slices with a step (num = step), broadcasting a
 // size-1 dim (num = 0) and nearest-neighbour upsampling by an integer factor (den = factor).
 struct StridedCopyParams {     // strided_copy_b8 / strided_copy_b32 (element size 1 or 4 bytes)
-  int32_t in_dims[4], out_dims[4];
-  int32_t start[4], num[4], den[4];
+  int32_t in_dims[kMaxRank], out_dims[kMaxRank];
+  int32_t start[kMaxRank], num[kMaxRank], den[kMaxRank];
   int32_t fill;                // the fill element's bits: an int8 value, or a float's bits
 };
 

@@ -3,14 +3,17 @@
 #pragma once
 #include <cstdint>
 
+#include "mcuflow/kernels/params.h"
+
 namespace mcuflow::format {
 
 constexpr uint8_t kMagic[4] = {'M', 'F', 'P', '1'};
-constexpr uint16_t kVersion = 2;  // 2: memory regions, constants copied to RAM
+constexpr uint16_t kVersion = 3;  // 2: memory regions, constants copied to RAM; 3: rank-6 tensors
 constexpr uint32_t kConstantAlign = 16;
 constexpr uint32_t kArenaAlign = 16;
 constexpr uint32_t kMaxOpTensors = 8;
-constexpr uint32_t kMaxRank = 4;
+constexpr uint32_t kMaxRank = kernels::kMaxRank;  // dims of a tensor record
+constexpr int32_t kMaxDim = 1 << 16;  // largest size of one dim (and of kernel extents)
 constexpr uint32_t kMaxRegions = 4;  // memory regions an arena may be split into
 constexpr uint32_t kChecksumStart = 16;  // CRC32 covers bytes [16, file_bytes)
 
@@ -81,7 +84,7 @@ struct TensorRecord {
   uint8_t reserved[3];
   uint32_t copy_offset;      // copied constants: where in `region` the copy lives
 };
-static_assert(sizeof(TensorRecord) == 44, "tensor record layout");
+static_assert(sizeof(TensorRecord) == 52, "tensor record layout");
 
 struct OpRecord {
   uint16_t kernel;           // KernelId

@@ -62,11 +62,18 @@ struct TensorInfo {
   bool streamed;  // an input Session::run fetches in row bands through its InputReader
 };
 
+// Which record Program::load rejected (-1 where it was not a tensor or an op): for tools that
+// name the failing op.
+struct LoadFailure {
+  int32_t tensor = -1;
+  int32_t op = -1;
+};
+
 class Program {
  public:
   Program() = default;
   // Verifies everything (header, CRC, sections, every tensor and op) before returning.
-  static Result<Program> load(Span<const uint8_t> bytes, KernelTable kernels);
+  static Result<Program> load(Span<const uint8_t> bytes, KernelTable kernels, LoadFailure* failure = nullptr);
 
   uint32_t arena_bytes() const { return header_->arena_bytes; }  // region 0, the default arena
   uint32_t region_count() const { return header_->region_count; }

@@ -786,15 +786,19 @@ std::vector<Lifetime> root_lifetimes(const LoweredProgram& p) {
     for (int t : p.ops[i].outputs) touch(t, i);
   }
   for (int t : p.outputs) touch(t, n_ops);
-  // A part whose copy was dropped lies inside its host, which holds the part's values while the
-  // part lives (no op may touch a cat whose copies were all dropped); the part holds them from
-  // its host's write (a slice of it) to its host's last read (a cat into it).
+  // A part whose copy was dropped holds its values from its host's write (a slice of it) to its
+  // host's last read (a cat into it): it lives while either does. A host that no op touches (a
+  // cat whose copies were all dropped, read only through dropped slices) lives while its parts
+  // do, so that it is placed and they with it.
   const auto extend = [&](int t, const Lifetime& by) {
     if (by.first > by.last) return;
     life[t] = life[t].first > life[t].last ? by
                                            : Lifetime{std::min(life[t].first, by.first), std::max(life[t].last, by.last)};
   };
-  for (const Embedding& e : p.dropped_copies) extend(e.host, life[e.part]);
+  std::vector<bool> untouched(p.tensors.size(), false);
+  for (const Embedding& e : p.dropped_copies) untouched[e.host] = life[e.host].first > life[e.host].last;
+  for (const Embedding& e : p.dropped_copies)
+    if (untouched[e.host]) extend(e.host, life[e.part]);
   for (const Embedding& e : p.dropped_copies) extend(e.part, life[e.host]);
   return life;
 }

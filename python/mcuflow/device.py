@@ -465,5 +465,6 @@ def add_commands(sub) -> None:
     f = sub.add_parser("firmware", help="build firmware that runs a program on a board")
     f.add_argument("program")
     f.add_argument("--board", required=True, help="qemu-m0, qemu-m3, qemu-m4, qemu-m7, qemu-m33, qemu-m55, stm32f405")
-    f.add_argument("-o", "--output", required=True, help="output directory")
+    f.add_argument("-o", "--output", required=True,
+                   help="output directory, replaced whole at the end (one holding other files is refused)")
     f.set_defaults(func=cmd_firmware)

@@ -81,7 +81,7 @@ def builds(tmp_path_factory):
     shutil.copytree(decoy_dir / "fw", other_dir / "fw")
     (other_dir / "fw" / "generated" / "stale.cpp").write_text("// left by an earlier build\n")
     mcuflow_cli(["firmware", work / "stripped.mfp", "--board", BOARD, "-o", other_dir / "fw"], other_dir, 4, cache)
-    cached = {h: next((cache / "firmware").glob(f"{BOARD}-{h}-*")) for h in device.HARNESSES}
+    cached = {h: next((cache / "firmware").glob(f"{BOARD}-{h}-*")) for h in ("main", "bench")}
     return dict(work=work, intended=intended, decoy=decoy, x=x, cli=decoy_dir / "fw", stripped=other_dir / "fw",
                 cached=cached)
 

@@ -310,7 +310,6 @@ TEST(Verifier, TensorRecords) {
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).dims[0] = 0; }), Error::kBadTensor);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).dims[0] = -4; }), Error::kBadTensor);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).rank = uint8_t(format::kMaxRank + 1); }), Error::kBadTensor);
-  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).rank = uint8_t(format::kMaxRank); }), Error::kOk);  // unused dims are 1
   EXPECT_EQ(load([&](uint8_t* f) {
               TensorRecord& t = tensor_record(f, act);  // a dim beyond the rank that is not 1
               t.rank = 1;

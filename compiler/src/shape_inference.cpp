@@ -323,9 +323,24 @@ Shape infer_matmul(const Graph& g, const Op& op) {
 Shape infer_layer_norm(const Graph& g, const Op& op) {
   const Shape& x = in_shape(g, op, 0);
   if (op.inputs.size() != 3 || x.empty()) fail(op, "expects input, weight and bias");
+  if (!(op.float_attr("eps") >= 0)) fail(op, "eps must not be negative");
   for (size_t i = 1; i < 3; ++i) {
     const Tensor& t = g.tensors[op.inputs[i]];
     if (!t.constant || t.shape != Shape{x.back()}) fail(op, "normalizes the last dim only: weight and bias must be constants of shape [" + std::to_string(x.back()) + "]");
+  }
+  return x;
+}
+
+Shape infer_group_norm(const Graph& g, const Op& op) {
+  const Shape& x = in_shape(g, op, 0);
+  if (op.inputs.size() != 3 || x.size() < 2) fail(op, "expects an input of rank >= 2 (N, C, ...), weight and bias");
+  const int64_t groups = op.int_attr("groups");
+  if (groups < 1 || x[1] % groups != 0)
+    fail(op, std::to_string(x[1]) + " channels do not split into " + std::to_string(groups) + " groups");
+  if (!(op.float_attr("eps") >= 0)) fail(op, "eps must not be negative");
+  for (size_t i = 1; i < 3; ++i) {
+    const Tensor& t = g.tensors[op.inputs[i]];
+    if (!t.constant || t.shape != Shape{x[1]}) fail(op, "weight and bias must be constants of shape [" + std::to_string(x[1]) + "]");
   }
   return x;
 }
@@ -395,6 +410,7 @@ const std::map<std::string, std::function<Shape(const Graph&, const Op&)>>& rule
       {"upsample_nearest2d", infer_upsample},
       {"upsample_bilinear2d", infer_upsample_bilinear},
       {"layer_norm", infer_layer_norm},
+      {"group_norm", infer_group_norm},
   };
   return kRules;
 }

@@ -93,6 +93,7 @@ SUPPORTED_KINDS: tuple[str, ...] = (
     "prelu",
     "mish",
     "upsample_bilinear2d",
+    "group_norm",
 )
 
 # Stand-in for an open clamp bound (the contract keeps infinities out of the program).
@@ -1455,14 +1456,19 @@ def _h_upsample_bilinear(d, node):
 # --- normalization and attention ----------------------------------------------------------
 
 
+def _affine(d, node, weight, bias, n: int):
+    """The weight and bias of a normalization, ones / zeros when it has no affine parameters."""
+    w = _in(d, node, weight) if weight is not None else _Const(torch.ones(n), f"{node.name}.weight")
+    b = _in(d, node, bias) if bias is not None else _Const(torch.zeros(n), f"{node.name}.bias")
+    return w, b
+
+
 def _layer_norm(d, node, val=None):
     a = _bind(node)
     shape = list(a["normalized_shape"])
     if len(shape) != 1:
         raise d.unsupported(node, f"normalized_shape={shape}; only the last dim is supported")
-    n = int(shape[0])
-    weight = _in(d, node, a["weight"]) if a["weight"] is not None else _Const(torch.ones(n), f"{node.name}.weight")
-    bias = _in(d, node, a["bias"]) if a["bias"] is not None else _Const(torch.zeros(n), f"{node.name}.bias")
+    weight, bias = _affine(d, node, a["weight"], a["bias"], int(shape[0]))
     return d.emit(node, "layer_norm", [_in(d, node, a["input"]), weight, bias], {"eps": float(a["eps"])}, val=val)
 
 
@@ -1475,6 +1481,54 @@ def _h_layer_norm(d, node):
 def _h_native_layer_norm(d, node):
     out = _layer_norm(d, node, val=node.meta["val"][0])
     return (out, _Missing("layer_norm's mean"), _Missing("layer_norm's inverse std"))
+
+
+def _group_norm(d, node, x, groups, weight, bias, eps, val=None):
+    shape = _shape_of(d, x)
+    if len(shape) < 2:
+        raise d.unsupported(node, f"normalization of a rank-{len(shape)} input; (N, C, ...) expected")
+    w, b = _affine(d, node, weight, bias, shape[1])
+    return d.emit(node, "group_norm", [_in(d, node, x), w, b], {"groups": int(groups), "eps": float(eps)}, val=val)
+
+
+@_handles("aten.group_norm.default")
+def _h_group_norm(d, node):
+    a = _bind(node)
+    return _group_norm(d, node, a["input"], a["num_groups"], a["weight"], a["bias"], a["eps"])
+
+
+@_handles("aten.native_group_norm.default")
+def _h_native_group_norm(d, node):
+    a = _bind(node)
+    out = _group_norm(d, node, a["input"], a["group"], a["weight"], a["bias"], a["eps"], val=node.meta["val"][0])
+    return (out, _Missing("group_norm's mean"), _Missing("group_norm's inverse std"))
+
+
+@_handles("aten.instance_norm.default")
+def _h_instance_norm(d, node):
+    """InstanceNorm: a group norm with one channel per group; with running statistics
+    (track_running_stats=True in eval mode) it is a batch norm."""
+    a = _bind(node)
+    x = a["input"]
+    if not a["use_input_stats"]:
+        c = _shape_of(d, x)[1]
+        w, b = _affine(d, node, a["weight"], a["bias"], c)
+        return d.emit(node, "batch_norm", [_in(d, node, x), w, b, _in(d, node, a["running_mean"]),
+                                           _in(d, node, a["running_var"])], {"eps": float(a["eps"])})
+    return _group_norm(d, node, x, _shape_of(d, x)[1], a["weight"], a["bias"], a["eps"])
+
+
+@_handles("aten._native_batch_norm_legit.no_stats")
+def _h_batch_norm_input_stats(d, node):
+    """Batch statistics over every dim but the channels: decomposed instance_norm views the
+    input as [1, N*C, ...] first, so with N = 1 this is a group norm with one channel a group."""
+    a = _bind(node)
+    x = a["input"]
+    shape = _shape_of(d, x)
+    if shape[0] != 1:
+        raise d.unsupported(node, "batch statistics over a batch larger than 1 (training-mode batch norm)")
+    out = _group_norm(d, node, x, shape[1], a["weight"], a["bias"], a["eps"], val=node.meta["val"][0])
+    return (out, _Missing("batch_norm's mean"), _Missing("batch_norm's inverse std"))
 
 
 @_handles("aten.scaled_dot_product_attention.default")

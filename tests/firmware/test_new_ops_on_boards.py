@@ -25,7 +25,7 @@ SAMPLES = 4
 
 
 class EveryNewOp(nn.Module):
-    """Small enough for qemu-m0; one use of each new kernel family (and a layer-norm fallback)."""
+    """Small enough for qemu-m0; one use of each new kernel family."""
 
     def __init__(self):
         super().__init__()
@@ -68,7 +68,7 @@ def test_int8_new_kernels_bit_exact_on_board(model_and_export, target, board):
     calibration = [tuple(torch.from_numpy(a) for a in EveryNewOp.inputs(s, 1)) for s in range(1, 25)]
     program = mcuflow.compile(ep, target=target, calibration=calibration)
     assert {"strided_copy_b8", "avgpool_include_pad_s8", "lut_s8", "sub_s8", "minimum_s8", "maximum_s8",
-            "reduce_s8", "argmax_s8", "transpose_conv_s8", "batch_matmul_s8", "layer_norm_f32"} <= used_kernels(program)
+            "reduce_s8", "argmax_s8", "transpose_conv_s8", "batch_matmul_s8", "group_norm_s8"} <= used_kernels(program)
     xs = EveryNewOp.inputs(99, SAMPLES)
     for on_board, on_host in zip(device.run_on_board(program, xs, board), program.run(xs)):
         assert on_board.dtype == on_host.dtype
@@ -80,7 +80,7 @@ def test_fp32_new_kernels_on_board(model_and_export, board):
     model, ep = model_and_export
     program = mcuflow.compile(ep, target=get_board(board).core, precision="fp32")
     assert {"strided_copy_b32", "avgpool_include_pad_f32", "activation_f32", "sub_f32", "minimum_f32", "maximum_f32",
-            "reduce_f32", "argmax_f32", "transpose_conv_f32", "batch_matmul_f32", "layer_norm_f32"} <= used_kernels(program)
+            "reduce_f32", "argmax_f32", "transpose_conv_f32", "batch_matmul_f32", "group_norm_f32"} <= used_kernels(program)
     xs = EveryNewOp.inputs(98, SAMPLES)
     on_board, on_host = device.run_on_board(program, xs, board), program.run(xs)
     np.testing.assert_allclose(on_board[0], on_host[0], rtol=1e-5, atol=1e-5)

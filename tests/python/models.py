@@ -282,6 +282,7 @@ SINGLE_OP_CASES: dict[str, tuple[tuple[int, ...], ...]] = {
     "linear_3d": ((1, 5, 8),),
     "upsample_nearest2d": ((1, 3, 4, 3),),
     "layer_norm": ((1, 5, 8),),
+    "group_norm": ((1, 6, 3, 4),),
     "softmax_dim1": ((1, 4, 3, 3),),
     "conv1d": ((1, 3, 10),),
     "prelu": ((1, 4, 3, 3),),
@@ -340,6 +341,8 @@ class SingleOp(nn.Module):
                 self.conv = nn.Conv1d(3, 4, 3, padding=1)
             elif case == "prelu":
                 self.act = nn.PReLU(4)
+            elif case == "group_norm":
+                self.norm = nn.GroupNorm(3, 6)
         init_bn_stats(self, seed)
         self.eval()
 
@@ -430,6 +433,7 @@ class SingleOp(nn.Module):
         if c == "linear_3d": return self.fc(x)
         if c == "upsample_nearest2d": return F.interpolate(x, scale_factor=2, mode="nearest")
         if c == "layer_norm": return self.norm(x)
+        if c == "group_norm": return self.norm(x)
         if c == "softmax_dim1": return F.softmax(x, dim=1)
         if c == "conv1d": return self.conv(x)
         if c == "prelu": return self.act(x)

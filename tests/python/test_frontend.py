@@ -189,6 +189,8 @@ def interpret(b: RecordingBuilder, inputs) -> list[torch.Tensor]:
             scales = (a["scale_h"], a["scale_w"]) if a["scale_h"] else None
             y = F.interpolate(xs[0], size=None if scales else a["size"], scale_factor=scales, mode="bilinear",
                               align_corners=bool(a["align_corners"]))
+        elif k == "group_norm":
+            y = F.group_norm(xs[0], a["groups"], xs[1], xs[2], a["eps"])
         else:
             raise AssertionError(k)
         assert list(y.shape) == op["shape"], (op, list(y.shape))
@@ -479,6 +481,7 @@ EXPECTED = {
     "linear_3d": [("linear", {}, 3)],
     "upsample_nearest2d": [("upsample_nearest2d", {"scale": [2, 2]}, 1)],
     "layer_norm": [("layer_norm", {"eps": 1e-05}, 3)],
+    "group_norm": [("group_norm", {"groups": 3, "eps": 1e-05}, 3)],
     "softmax_dim1": [("softmax", {"dim": 1}, 1)],
     "conv1d": [("reshape", {"shape": [1, 3, 1, 10]}, 1),
                ("conv2d", {"stride": [1, 1], "padding": [0, 1], "dilation": [1, 1], "groups": 1}, 3),

@@ -92,6 +92,17 @@ CASES = {
     "mean_all": (lambda m, x: x.mean(dim=(0, 1, 2, 3), keepdim=True), [R4]),
     "sum_hw_keep": (lambda m, x: x.sum(dim=(2, 3), keepdim=True), [R4]),
     "sum_nc": (lambda m, x: x.sum(dim=(1, 3)), [R4]),
+    # normalizations: group_norm_s8 / group_norm_f32 (weights and biases as lifted constants,
+    # in the input's dtype: the int8 reference runs the model in float64)
+    "layer_norm": (lambda m, x: F.layer_norm(x, (5,), torch.linspace(-1.5, 2.0, 5, dtype=x.dtype),
+                                             torch.linspace(0.5, -1.0, 5, dtype=x.dtype)), [R3]),
+    "layer_norm_plain": (lambda m, x: F.layer_norm(x, (5,), eps=1e-3), [R4]),
+    "group_norm": (lambda m, x: F.group_norm(x, 3, torch.linspace(0.25, 2.0, 6, dtype=x.dtype),
+                                             torch.linspace(-1.0, 1.0, 6, dtype=x.dtype)), [(1, 6, 4, 5)]),
+    "group_norm_r3": (lambda m, x: F.group_norm(x, 2, eps=1e-2), [(1, 4, 7)]),
+    "instance_norm": (lambda m, x: F.instance_norm(x), [R4]),
+    "instance_norm_affine": (lambda m, x: F.instance_norm(x, weight=torch.tensor([0.5, -2.0, 1.0], dtype=x.dtype),
+                                                          bias=torch.tensor([0.0, 0.25, -3.0], dtype=x.dtype)), [R4]),
 }
 for _d in range(4):
     CASES[f"sum_dim{_d}"] = (lambda m, x, d=_d: x.sum(dim=d), [R4])
@@ -288,14 +299,16 @@ def fp32_matches_eager_and_int8_stays_close(model, shapes):
 # float fallback
 
 
-class LayerNormNet(nn.Module):
+class GroupNormNet(nn.Module):
+    """A group norm over more values than the int8 kernel's 65536 (kGroupNormMaxCount)."""
+
     def __init__(self):
         super().__init__()
-        self.fc = nn.Linear(16, 16)
-        self.norm = nn.LayerNorm(16)
+        self.conv = nn.Conv2d(3, 4, 1)
+        self.norm = nn.GroupNorm(1, 4)
 
     def forward(self, x):
-        return self.norm(self.fc(x))  # layer norm: float fallback
+        return self.norm(self.conv(x))  # group norm: float fallback
 
 
 def _marker_line(marker):
@@ -303,25 +316,25 @@ def _marker_line(marker):
         return [i + 1 for i, line in enumerate(f) if line.rstrip().endswith(marker)][0]
 
 
-def test_layer_norm_runs_as_a_visible_float_fallback():
-    shapes = [(1, 7, 16)]
-    model = LayerNormNet().eval()
+def test_group_norm_runs_as_a_visible_float_fallback():
+    shapes = [(1, 3, 150, 150)]
+    model = GroupNormNet().eval()
     ep = export(model, shapes)
     program = mcuflow.compile(ep, target=TARGET, calibration=calibration(shapes))
     (fallback,) = program.fallbacks()
-    assert fallback["kind"] == "layer_norm" and fallback["kernel"] == "layer_norm_f32"
-    assert fallback["source"].startswith(f"{__file__.split('/')[-1]}:{_marker_line('# layer norm: float fallback')}") or \
-        f"test_ops.py:{_marker_line('# layer norm: float fallback')}" in fallback["source"]
-    assert "float32 kernel only" in fallback["reason"]
+    assert fallback["kind"] == "group_norm" and fallback["kernel"] == "group_norm_f32"
+    assert fallback["source"].startswith(f"{__file__.split('/')[-1]}:{_marker_line('# group norm: float fallback')}") or \
+        f"test_ops.py:{_marker_line('# group norm: float fallback')}" in fallback["source"]
+    assert "normalizes 90000 values together, more than the int8 kernel's 65536" in fallback["reason"]
     kernels = [op["kernel"] for op in program.describe()["ops"]]
     i = fallback["index"]
-    assert kernels[i - 1:i + 2] == ["dequantize_s8_f32", "layer_norm_f32", "quantize_f32_s8"]
+    assert kernels[i - 1:i + 2] == ["dequantize_s8_f32", "group_norm_f32", "quantize_f32_s8"]
     assert "float fallbacks: 1 model op(s)" in program.summary()
     x = randn(shapes[0], 9)
     with torch.no_grad():
         ref = model(x).numpy()
     assert np.abs(program.run([x.numpy()])[0] - ref).max() <= 0.05 * float(ref.max() - ref.min())
-    with pytest.raises(mcuflow.UnsupportedModelError, match=r"^layer_norm at .*test_ops.py:\d+.*no int8 kernel.*disabled"):
+    with pytest.raises(mcuflow.UnsupportedModelError, match=r"^group_norm at .*test_ops.py:\d+.*no int8 kernel.*disabled"):
         mcuflow.compile(ep, target=TARGET, calibration=calibration(shapes), fallback="error")
 
 
@@ -344,14 +357,14 @@ def _cli(*args):
 
 
 def test_cli_lists_fallbacks_and_refuses_them_with_no_fallback(tmp_path):
-    shapes = [(1, 7, 16)]
-    torch.export.save(export(LayerNormNet(), shapes), tmp_path / "m.pt2")
+    shapes = [(1, 3, 150, 150)]
+    torch.export.save(export(GroupNormNet(), shapes), tmp_path / "m.pt2")
     np.savez(tmp_path / "calib.npz", x=np.concatenate([c[0].numpy() for c in calibration(shapes)]))
     code, _, err = _cli("compile", tmp_path / "m.pt2", "--calibration", tmp_path / "calib.npz", "--target", TARGET,
                         "-o", tmp_path / "m.mfp")
     assert code == 0, err
     code, out, _ = _cli("inspect", tmp_path / "m.mfp")
-    assert code == 0 and "float fallbacks: 1 model op(s)" in out and "layer_norm_f32" in out
+    assert code == 0 and "float fallbacks: 1 model op(s)" in out and "group_norm_f32" in out
     code, _, err = _cli("compile", tmp_path / "m.pt2", "--calibration", tmp_path / "calib.npz", "--no-fallback",
                         "-o", tmp_path / "refused.mfp")
     assert code == 1 and len(err.strip().splitlines()) == 1 and "float fallback is disabled" in err

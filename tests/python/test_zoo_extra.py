@@ -17,7 +17,7 @@ FLOAT_SAMPLES, CALIBRATION_SAMPLES, HELD_OUT_SAMPLES, BOARD_SAMPLES = 8, 48, 48,
 EXPECTED = {
     "mobilenet_v3_s": ({"lut_s8", "mul_s8_mve"}, []),  # hard-swish / hard-sigmoid tables, SE gate (MVE mul)
     "kws_same_pad": ({"conv_s8_mve", "dwconv_s8_mve"}, []),
-    "kws_transformer": ({"batch_matmul_s8", "softmax_s8_mve", "lut_s8", "layer_norm_f32"}, ["layer_norm"] * 4),
+    "kws_transformer": ({"batch_matmul_s8", "softmax_s8_mve", "lut_s8", "group_norm_s8"}, []),
 }
 
 

@@ -83,7 +83,7 @@ namespace {
 // Ops whose kernels read or write image tensors NHWC: their rank-4 activations are NHWC.
 bool is_image_op(const Graph& g, const Op& op) {
   static const char* kKinds[] = {"conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
-                                 "upsample_nearest2d", "upsample_bilinear2d"};
+                                 "upsample_nearest2d", "upsample_bilinear2d", "group_norm"};
   if (std::find(std::begin(kKinds), std::end(kKinds), op.kind) != std::end(kKinds)) return true;
   return op.kind == "mean" && g.tensors[op.inputs[0]].shape.size() == 4;  // a global average pool, or a reduce
 }

@@ -23,7 +23,7 @@ kws_transformer   keyword spotting, 32 tokens × 64, 12 classes
 * ``kws_transformer``: a keyword-spotting transformer in the style of KWT (Berg et al.,
   "Keyword Transformer", 2021) at toy size: 32 time steps of 64 features, two
   ``nn.TransformerEncoderLayer`` (4 heads, feed-forward 128, GELU, post-norm), mean over
-  tokens, linear classifier. Its layer norms run as float fallbacks in int8 programs.
+  tokens, linear classifier. Its layer norms run in int8 (group_norm_s8).
 
 Counts are not published for these configurations: ``reference_parameters`` and
 ``reference_macs`` are left unset (``mcuflow zoo list`` shows "-").

@@ -1,6 +1,6 @@
 // Parameter fuzz of the operator-coverage adapters (runtime/src/ops/strided_copy.cpp,
 // avgpool_include_pad.cpp, activation.cpp, binary.cpp's sub/minimum/maximum, reduce.cpp,
-// transpose_conv.cpp, batch_matmul.cpp, layer_norm.cpp): every 32-bit field of their params is
+// transpose_conv.cpp, batch_matmul.cpp, group_norm.cpp): every 32-bit field of their params is
 // set to edge and random values; the verifier either rejects the program with kBadParams or the
 // program runs and touches nothing outside its arena (ASan checks reads too in test-sanitize).
 #include <gtest/gtest.h>
@@ -18,10 +18,13 @@ namespace {
 using namespace tp;
 
 // Operator-coverage ops the extended graph lacks: include-pad pooling, max reduction, float
-// activations in fp32 programs, minimum, a matmul of a tensor with its transpose.
+// activations in fp32 programs, minimum, a matmul of a tensor with its transpose, a group norm.
 Graph more_ops_graph() {
   Builder b;
-  const int x = b.input("x", {1, 3, 5, 5});
+  Rng rng(17);
+  const int image = b.input("x", {1, 3, 5, 5});
+  const int x = b.op("group_norm", {image, b.random_constant("gw", {3}, rng), b.random_constant("gb", {3}, rng)},
+                     {{"groups", int64_t(3)}, {"eps", 1e-5}});
   const int pooled = b.op("avg_pool2d", {x},
                           {{"kernel", std::vector<int64_t>{3, 3}},
                            {"stride", std::vector<int64_t>{2, 2}},
@@ -34,8 +37,11 @@ Graph more_ops_graph() {
   return b.g;
 }
 
+// Ids 26-45, and the group norms (the compiler emits group_norm_f32 where it emitted
+// layer_norm_f32, 46, before; 47 is read_input_rows, which has no params to fuzz).
 bool is_new_kernel(uint16_t id) {
-  return id >= uint16_t(KernelId::strided_copy_b8) && id <= uint16_t(KernelId::layer_norm_f32);
+  return (id >= uint16_t(KernelId::strided_copy_b8) && id <= uint16_t(KernelId::batch_matmul_f32)) ||
+         id == uint16_t(KernelId::group_norm_s8) || id == uint16_t(KernelId::group_norm_f32);
 }
 
 TEST(NewOpParams, FieldFuzzIsRejectedOrRunsInsideTheArena) {
@@ -80,8 +86,8 @@ TEST(NewOpParams, FieldFuzzIsRejectedOrRunsInsideTheArena) {
   }
   std::printf("new-op params fuzz: %zu kernels, %d programs rejected (bad_params), %d ran inside their arena\n",
               kernels_fuzzed.size(), rejected, ran);
-  // Every operator-coverage kernel (ids 26-46) was fuzzed.
-  EXPECT_EQ(kernels_fuzzed.size(), size_t(KernelId::layer_norm_f32) - size_t(KernelId::strided_copy_b8) + 1);
+  // Every kernel is_new_kernel names was fuzzed.
+  EXPECT_EQ(kernels_fuzzed.size(), size_t(KernelId::batch_matmul_f32) - size_t(KernelId::strided_copy_b8) + 1 + 2);
   EXPECT_GT(rejected, 0);
   EXPECT_GT(ran, 0);
 }

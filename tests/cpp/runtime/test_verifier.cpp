@@ -889,7 +889,7 @@ TEST(Verifier, StructuralFuzz) {
   static const std::vector<uint8_t> mixed_int8_mve = compile_int8(mixed_graph(), 1, 8, false, "cortex-m55");
   static const std::vector<uint8_t> conv_int8_dsp = compile_int8(conv_relu_pool_linear_graph(), 1, 8, false, "cortex-m4");
   // ...and the operator-coverage kernels (strided copy, LUT, reduce, argmax, transposed conv,
-  // batch matmul, layer norm, min/max/sub).
+  // batch matmul, group norm, min/max/sub).
   static const std::vector<uint8_t> extended_int8 = compile_int8(extended_graph(), 1, 8);
   static const std::vector<uint8_t> extended_fp32 = compile_fp32(extended_graph());
   const std::vector<const std::vector<uint8_t>*> bases = {&mixed_int8(),    &mixed_fp32(),   &conv_int8(),

@@ -141,4 +141,52 @@ inline int32_t one_over_one_plus_x_for_x_in_0_1(int32_t x) {
   return saturating_left_shift(y, 1);
 }
 
+// ---------------------------------------------------------------------------------------
+// Normalization helpers (group_norm_s8). Integer operations only, none of which can overflow
+// for the stated ranges, so every compiler and core computes the same bits.
+
+inline int count_leading_zeros64(uint64_t x) {
+  const uint32_t high = static_cast<uint32_t>(x >> 32);
+  return high ? count_leading_zeros(high) : 32 + count_leading_zeros(static_cast<uint32_t>(x));
+}
+
+// floor(sqrt(v)), digit by digit (two bits of v per result bit); exact for every v < 2^62.
+inline uint32_t isqrt_u64(uint64_t v) {
+  uint64_t root = 0;
+  uint64_t bit = uint64_t{1} << 62;
+  while (bit > v) bit >>= 2;
+  while (bit != 0) {
+    if (v >= root + bit) {
+      v -= root + bit;
+      root = (root >> 1) + bit;
+    } else {
+      root >>= 1;
+    }
+    bit >>= 2;
+  }
+  return static_cast<uint32_t>(root);
+}
+
+// 2^fraction_bits / sqrt(v) ~= value / 2^shift for 1 <= v < 2^60 (value 0 for v = 0),
+// fraction_bits in [0, 30]. v is moved by an even shift k into [2^60, 2^62) (exact), s =
+// floor(sqrt(v * 2^k)) lies in [2^30, 2^31) and value = floor(2^61 / s) in (2^30, 2^31]:
+// 1/sqrt(v) = 2^(k/2) / sqrt(v * 2^k), so shift = 61 - fraction_bits - k/2 >= 1. Both
+// roundings are downward; the relative error is below 2^-29.
+struct InverseSqrt {
+  int64_t value;
+  int shift;
+};
+inline InverseSqrt inverse_sqrt(uint64_t v, int fraction_bits) {
+  if (v == 0) return {0, 1};
+  const int k = (62 - (64 - count_leading_zeros64(v))) & ~1;
+  const uint32_t s = isqrt_u64(v << k);
+  return {static_cast<int64_t>((uint64_t{1} << 61) / s), 61 - fraction_bits - k / 2};
+}
+
+// round(x / 2^shift), ties away from zero, for |x| < 2^62 and shift in [1, 62].
+inline int64_t rounding_shift_right_i64(int64_t x, int shift) {
+  const int64_t half = int64_t{1} << (shift - 1);
+  return x >= 0 ? (x + half) >> shift : -((half - x) >> shift);
+}
+
 }  // namespace mcuflow::kernels

@@ -67,6 +67,10 @@ void batch_matmul_s8(const BatchMatmulParams& p, const int8_t* lhs, const int8_t
 void batch_matmul_f32(const BatchMatmulParams& p, const float* lhs, const float* rhs, float* output);
 void layer_norm_f32(const LayerNormParams& p, const float* input, const float* weight, const float* bias,
                     float* output);
+void group_norm_s8(const GroupNormParams& p, const int8_t* input, const int8_t* weights, const int32_t* bias,
+                   const int32_t* multipliers, const int32_t* shifts, int8_t* output);
+void group_norm_f32(const GroupNormParams& p, const float* input, const float* weight, const float* bias,
+                    float* output);
 
 // --- model families (issue 21) ---
 void prelu_s8(const PreluParams& p, const int8_t* input, const int8_t* alpha, int8_t* output);

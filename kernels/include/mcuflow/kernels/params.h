@@ -236,4 +236,33 @@ struct ResizeBilinearParams {  // resize_bilinear_s8 / resize_bilinear_f32
   int32_t out_h, out_w;
 };
 
+// Normalization over groups of channels (layer_norm, GroupNorm, InstanceNorm: one kernel).
+// The input is [outer][spatial][channels], channels = groups * group_size innermost; each
+// (outer index, group) is normalized over its spatial * group_size values (biased variance,
+// eps inside the square root), then channel c is scaled and shifted by its own weight and
+// bias. layer_norm: spatial 1, one group of the last dim; GroupNorm of an NCHW tensor (NHWC
+// on device): outer N, spatial H*W; InstanceNorm: group_size 1.
+//
+// int8 (group_norm_s8, all integer; arith.h inverse_sqrt): with count = spatial * group_size,
+// sum = Σq, sum_sq = Σq² over the group,
+//   v          = 2^12 (count * sum_sq - sum²) + eps_q   (= 2^12 count² (variance + eps) / input_scale²)
+//   normalized = round(2^21 (count * q - sum) / sqrt(v))  (Q15; |normalized| < 2^23 + 2)
+//   acc        = normalized * weight[c] + bias[c]          (fits int32: |bias| <= 2^30)
+//   out        = clamp(requantize(acc, multiplier[c], shift[c]) + output_offset)
+// The input zero point cancels in count * q - sum; the 2^12 keeps eps_q's rounding small
+// next to a variance of a few steps. Weights are int8 (per channel: the weight's magnitude
+// sits in the channel's multiplier), shifts are <= 0 (no left shift).
+constexpr int32_t kGroupNormMaxCount = 65536;           // values normalized together
+constexpr int32_t kGroupNormFractionBits = 15;          // of `normalized`
+constexpr int32_t kGroupNormVarianceBits = 12;          // the 2^12 of v (even)
+constexpr int32_t kGroupNormMaxBias = 1 << 30;
+constexpr int64_t kGroupNormMaxEps = int64_t{1} << 59;  // with 2^12 count * sum_sq <= 2^58: v < 2^60
+struct GroupNormParams {       // group_norm_s8 / group_norm_f32
+  int32_t outer, spatial, groups, group_size;
+  float eps;                   // f32
+  int32_t eps_lo, eps_hi;      // s8: eps_q = round(2^12 count² eps / input_scale²), int64 low/high words
+  int32_t output_offset;       // s8
+  int32_t act_min, act_max;    // s8
+};
+
 }  // namespace mcuflow::kernels

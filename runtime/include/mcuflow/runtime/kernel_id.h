@@ -56,7 +56,9 @@ namespace mcuflow {
   X(prelu_s8, 48)                         \
   X(prelu_f32, 49)                        \
   X(resize_bilinear_s8, 50)               \
-  X(resize_bilinear_f32, 51)
+  X(resize_bilinear_f32, 51)              \
+  X(group_norm_s8, 52)                    \
+  X(group_norm_f32, 53)
 
 // Optimized kernels: X(name, id, reference). Each computes exactly what its reference kernel
 // computes (bit for bit) from the same params and leading inputs; it may take extra trailing

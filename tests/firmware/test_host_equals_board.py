@@ -92,7 +92,7 @@ def test_a_dequantize_overlapping_its_input_is_refused_by_host_and_board(tmp_pat
     (src,), (out,) = program._host.ops[op]["inputs"], program._host.ops[op]["outputs"]
     tensor, n = program._host.tensors[out], program._host.tensors[src]["bytes"]
     assert tensor["storage"] == "arena"
-    offset_at = tensors_offset + out * 44 + 20  # TensorRecord (44 bytes): offset after 4 bytes and 4 dims
+    offset_at = tensors_offset + out * 52 + 28  # TensorRecord (52 bytes): offset after 4 bytes and 6 dims
     assert struct.unpack_from("<I", image, offset_at)[0] == tensor["offset"]
     # Past the place where each float is written after the input bytes under it were read (the
     # output ending where the input ends), and still on the input.

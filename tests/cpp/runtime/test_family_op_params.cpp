@@ -7,7 +7,7 @@
 #include <climits>
 #include <set>
 
-#include "../test_programs.h"
+#include "params_fuzz.h"
 #include "mcuflow/kernels/params.h"
 
 namespace mcuflow {
@@ -35,45 +35,11 @@ TEST(FamilyOpParams, FieldFuzzIsRejectedOrRunsInsideTheArena) {
   const std::vector<std::vector<uint8_t>> programs = {compile_int8(prelu_bilinear_graph()),
                                                       compile_fp32(prelu_bilinear_graph())};
   Rng rng(2121);
-  std::set<uint16_t> kernels_fuzzed;
-  int rejected = 0, ran = 0;
-  for (const auto& base : programs) {
-    AlignedBytes probe(base);
-    for (uint32_t op = 0; op < header(probe.data()).op_count; ++op) {
-      const format::OpRecord& record = op_record(probe.data(), op);
-      if (!is_family_kernel(record.kernel)) continue;
-      kernels_fuzzed.insert(record.kernel);
-      const uint32_t fields = record.params_bytes / 4;
-      for (int it = 0; it < 150; ++it) {
-        AlignedBytes file(base);
-        int32_t* params = reinterpret_cast<int32_t*>(op_params(file.data(), op));
-        const uint32_t field = uint32_t(rng.uniform_int(0, int32_t(fields) - 1));
-        static const int32_t kEdges[] = {0, 1, -1, 2, INT32_MIN, INT32_MAX, 1 << 16, (1 << 16) + 1, -(1 << 16)};
-        switch (it % 3) {
-          case 0: params[field] = kEdges[rng.uniform_int(0, int32_t(std::size(kEdges)) - 1)]; break;
-          case 1: params[field] = rng.uniform_int(-300, 300); break;
-          default: params[field] += rng.uniform_int(-3, 3); break;
-        }
-        fix_crc(file);
-        auto program = Program::load(file.cspan(), all_kernels());
-        if (!program.ok()) {
-          ASSERT_EQ(program.error(), Error::kBadParams) << "kernel " << record.kernel << " field " << field;
-          ++rejected;
-          continue;
-        }
-        GuardedArena arena(program.value().arena_bytes());
-        auto session = Session::bind(program.value(), arena.span());
-        ASSERT_TRUE(session.ok());
-        fill_inputs_randomly(program.value(), session.value(), rng);
-        ASSERT_EQ(session.value().run(), Error::kOk);
-        ASSERT_TRUE(arena.guards_intact()) << "kernel " << record.kernel << " field " << field << " wrote outside";
-        ++ran;
-      }
-    }
-  }
-  EXPECT_EQ(kernels_fuzzed.size(), 4u);
-  EXPECT_GT(rejected, 0);
-  EXPECT_GT(ran, 0);
+  ParamsFuzz fuzz;
+  ASSERT_NO_FATAL_FAILURE(fuzz_op_params(programs, is_family_kernel, rng, fuzz));
+  EXPECT_EQ(fuzz.kernels.size(), 4u);
+  EXPECT_GT(fuzz.rejected, 0);
+  EXPECT_GT(fuzz.ran, 0);
 }
 
 // The constant input `slot` of the first op running `kernel`, as int32 values.

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <set>
 
-#include "../test_programs.h"
+#include "params_fuzz.h"
 
 namespace mcuflow {
 namespace {
@@ -48,48 +48,14 @@ TEST(NewOpParams, FieldFuzzIsRejectedOrRunsInsideTheArena) {
   const std::vector<std::vector<uint8_t>> programs = {compile_int8(extended_graph()), compile_fp32(extended_graph()),
                                                       compile_int8(more_ops_graph()), compile_fp32(more_ops_graph())};
   Rng rng(4242);
-  std::set<uint16_t> kernels_fuzzed;
-  int rejected = 0, ran = 0;
-  for (const auto& base : programs) {
-    AlignedBytes probe(base);
-    for (uint32_t op = 0; op < header(probe.data()).op_count; ++op) {
-      const format::OpRecord& record = op_record(probe.data(), op);
-      if (!is_new_kernel(record.kernel)) continue;
-      kernels_fuzzed.insert(record.kernel);
-      const uint32_t fields = record.params_bytes / 4;
-      for (int it = 0; it < 150; ++it) {
-        AlignedBytes file(base);
-        int32_t* params = reinterpret_cast<int32_t*>(op_params(file.data(), op));
-        const uint32_t field = uint32_t(rng.uniform_int(0, int32_t(fields) - 1));
-        static const int32_t kEdges[] = {0, 1, -1, 2, INT32_MIN, INT32_MAX, 1 << 16, (1 << 16) + 1, 1 << 24, -(1 << 16)};
-        switch (it % 3) {
-          case 0: params[field] = kEdges[rng.uniform_int(0, int32_t(std::size(kEdges)) - 1)]; break;
-          case 1: params[field] = rng.uniform_int(-300, 300); break;
-          default: params[field] += rng.uniform_int(-3, 3); break;
-        }
-        fix_crc(file);
-        auto program = Program::load(file.cspan(), all_kernels());
-        if (!program.ok()) {
-          ASSERT_EQ(program.error(), Error::kBadParams) << "kernel " << record.kernel << " field " << field;
-          ++rejected;
-          continue;
-        }
-        GuardedArena arena(program.value().arena_bytes());
-        auto session = Session::bind(program.value(), arena.span());
-        ASSERT_TRUE(session.ok());
-        fill_inputs_randomly(program.value(), session.value(), rng);
-        ASSERT_EQ(session.value().run(), Error::kOk);
-        ASSERT_TRUE(arena.guards_intact()) << "kernel " << record.kernel << " field " << field << " wrote outside";
-        ++ran;
-      }
-    }
-  }
+  ParamsFuzz fuzz;
+  ASSERT_NO_FATAL_FAILURE(fuzz_op_params(programs, is_new_kernel, rng, fuzz));
   std::printf("new-op params fuzz: %zu kernels, %d programs rejected (bad_params), %d ran inside their arena\n",
-              kernels_fuzzed.size(), rejected, ran);
+              fuzz.kernels.size(), fuzz.rejected, fuzz.ran);
   // Every kernel is_new_kernel names was fuzzed.
-  EXPECT_EQ(kernels_fuzzed.size(), size_t(KernelId::batch_matmul_f32) - size_t(KernelId::strided_copy_b8) + 1 + 2);
-  EXPECT_GT(rejected, 0);
-  EXPECT_GT(ran, 0);
+  EXPECT_EQ(fuzz.kernels.size(), size_t(KernelId::batch_matmul_f32) - size_t(KernelId::strided_copy_b8) + 1 + 2);
+  EXPECT_GT(fuzz.rejected, 0);
+  EXPECT_GT(fuzz.ran, 0);
 }
 
 }  // namespace

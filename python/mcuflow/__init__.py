@@ -8,8 +8,7 @@
 from .api import Program, compile
 from .errors import CalibrationError, InputError, McuflowError, UnsupportedModelError
 from .validate import validate
-
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = ["compile", "Program", "validate", "McuflowError", "UnsupportedModelError", "CalibrationError", "InputError",
            "__version__"]

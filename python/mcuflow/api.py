@@ -10,14 +10,14 @@ import hashlib
 import json
 import numbers
 import os
-import re
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from . import _core
-from .errors import InputError, McuflowError, UnsupportedModelError, run_failure
+from .errors import DeviceError, InputError, UnsupportedModelError, run_failure
+from .inputs import arrays_by_input_name
 from .outputs import write_file
 
 MAGIC = b"MFP1"
@@ -33,34 +33,6 @@ def sample_hash(sample: Sequence[np.ndarray]) -> str:
     for x in sample:
         digest.update(np.ascontiguousarray(x, dtype=np.float32).tobytes())
     return digest.hexdigest()[:16]
-
-
-_POSITIONAL_NAME = re.compile(r"arr_[0-9]+")  # what np.savez(path, x, y) calls unnamed arrays
-
-
-def arrays_by_input_name(arrays: Mapping[str, Any], names: Sequence[str | None], what: str,
-                         error: type[McuflowError] = InputError) -> list:
-    """The values of ``arrays`` in input order: by name when its keys are the inputs' ``names``
-    (in any order); in file order when the arrays carry no names (numpy's arr_0, arr_1, ...) or
-    the program lacks them (None); a single array for a single input. Anything else — a missing,
-    extra or unknown name — raises ``error`` with one line naming it."""
-    keys = [str(k) for k in arrays]
-    values = list(arrays.values())
-    if set(keys) == set(names) and len(keys) == len(names):
-        return [arrays[n] for n in names]
-    unnamed = all(_POSITIONAL_NAME.fullmatch(k) for k in keys) or None in names
-    if len(keys) == len(names) and (unnamed or len(keys) == 1):
-        return values
-    listed = (f"{what} has {len(keys)} array{'s' if len(keys) != 1 else ''} ({', '.join(keys) or 'none'}), "
-              f"the model takes {len(names)} input{'s' if len(names) != 1 else ''} ({', '.join(map(str, names))})")
-    if unnamed:
-        raise error(listed)
-    missing = [str(n) for n in names if n not in keys]
-    unknown = [k for k in keys if k not in names]
-    detail = "; ".join(part for part in (f"no array named {', '.join(missing)}" if missing else "",
-                                         f"{', '.join(unknown)} name{'s' if len(unknown) == 1 else ''} no input"
-                                         if unknown else "") if part)
-    raise error(f"{listed}: {detail}")
 
 
 class Program:
@@ -297,7 +269,7 @@ class Program:
 
     def _boards_too_small(self) -> str | None:
         from .boards import BOARDS, KiB
-        from .device import CODE_RESERVE, DeviceError, program_region
+        from .memory_map import CODE_RESERVE, program_region
 
         target = self.metadata.get("target")
         boards = [b for b in BOARDS.values() if b.core == target]
@@ -437,8 +409,8 @@ def check_compile_options(*, target: str, precision: str, io: str, observer: str
                           fallback: str, memory: Any, patches: int, stream_input: bool):
     """Every compile option on its own, before the model is looked at (``mcuflow compile`` runs
     this before importing torch): the percentile to use, the memory regions and whether weights
-    belong in fast memory (device.memory_regions). InputError for the first bad one."""
-    from .device import memory_regions
+    belong in fast memory (memory_map.memory_regions). InputError for the first bad one."""
+    from .memory_map import memory_regions
 
     if not isinstance(target, str):
         raise InputError(f"target is a name such as 'cortex-m55', got {type(target).__name__}")
@@ -485,7 +457,7 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     bytes of its own). Neither changes a single output bit; ``mcuflow inspect`` shows the plan.
     ``memory``: where activations (and weights worth copying) go: a board name such as
     ``"qemu-m55"`` (its RAM regions, fastest first, from ``mcuflow.boards``), a memory-map JSON
-    file or dict (``mcuflow.device.memory_regions``); None: one arena.
+    file or dict (``mcuflow.memory_map.memory_regions``); None: one arena.
     ``patches``: run the convolutions from the first input on (up to the stage end with the
     lowest estimated peak) in this many horizontal bands, so their large feature maps never
     exist whole (docs/memory_planning.md); bit-exact, at the cost of recomputed halo rows. The
@@ -502,7 +474,7 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     too large for the board): ``Program.warnings()`` says why; ``mcuflow compile`` prints it.
     """
     from .calibration import normalize_calibration
-    from .device import weights_leave_fast_memory
+    from .memory_map import weights_leave_fast_memory
     from .frontend import describe, user_inputs
 
     percentile, regions, copy_weights = check_compile_options(

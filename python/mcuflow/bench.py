@@ -11,7 +11,6 @@ harness would read the DWT cycle counter; the JSON's "unit" says which one a rec
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import statistics
@@ -21,7 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from .api import Program
-from .device import _board, cached_build, kernel_tier, run_harness, write_input_files
+from .boards import board_named
+from .device import cached_build, kernel_tier, run_harness, write_input_files
 from .errors import InputError
 from .measure import measurement_record, parse_stack, sample_inputs
 
@@ -90,7 +90,7 @@ def run_bench(program: Program, board: str, *, warmup: int = 2, runs: int = 20, 
     """Builds (or reuses) the bench firmware, runs it once under QEMU and returns the record."""
     if not 0 <= warmup <= MAX_RUNS or not 1 <= runs <= MAX_RUNS:
         raise InputError(f"--warmup must be 0..{MAX_RUNS} and --runs 1..{MAX_RUNS} (got {warmup}, {runs})")
-    b = _board(board)
+    b = board_named(board)
     sample = sample_inputs(program) if inputs is None else _first_sample(program, inputs)
     fw = cached_build(program, b.name, harness="bench")
     first, end = inference_ops(program)
@@ -191,25 +191,3 @@ def format_report(r: dict, program_path: str) -> str:
                  f"arena {mem['arena_bytes']} bytes, reached by one run (painted): {reached} planned bytes per "
                  f"region; program sha256 {rec['program_sha256']}")
     return "\n".join(lines)
-
-
-def cmd_bench(args) -> int:
-    from .cli import load_arrays
-
-    program = Program.load(args.program)
-    inputs = load_arrays(args.input, "input") if args.input else None
-    report = run_bench(program, args.board, warmup=args.warmup, runs=args.runs, inputs=inputs, timeout=args.timeout)
-    print(json.dumps(report, indent=1) if args.json else format_report(report, args.program))
-    return 0
-
-
-def add_commands(sub) -> None:
-    b = sub.add_parser("bench", help="latency of a program on an emulated board (instructions under QEMU)")
-    b.add_argument("program")
-    b.add_argument("--board", required=True, help="qemu-m0, qemu-m3, qemu-m4, qemu-m7, qemu-m33, qemu-m55, stm32f405")
-    b.add_argument("--warmup", type=int, default=2, help="unmeasured runs after the cold one (default 2)")
-    b.add_argument("--runs", type=int, default=20, help="measured runs (default 20)")
-    b.add_argument("--input", help="X.npy or X.npz: the first sample is benchmarked (default: seeded random)")
-    b.add_argument("--timeout", type=float, default=300.0, help="seconds before a hung run is killed")
-    b.add_argument("--json", action="store_true")
-    b.set_defaults(func=cmd_bench)

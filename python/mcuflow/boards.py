@@ -15,7 +15,7 @@ this way are "instructions (QEMU)", never cycles.
 A board with a board file (``firmware/boards/<name>/board.json``, :mod:`mcuflow.boardfile`)
 takes its memory regions, the regions of code, stack and arena, and its stack size from it.
 
-This module imports nothing beyond the standard library.
+This module imports nothing beyond the standard library and ``mcuflow.errors``.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from .boardfile import MemoryRegion, board_file, load
+from .errors import InputError
 
 __all__ = [
     "MemoryRegion",
@@ -31,6 +32,7 @@ __all__ = [
     "BOARDS",
     "UnknownBoardError",
     "get_board",
+    "board_named",
     "board_names",
 ]
 
@@ -304,3 +306,11 @@ def get_board(name) -> Board:
         return BOARDS[name]
     except (KeyError, TypeError):
         raise UnknownBoardError(str(name)) from None
+
+
+def board_named(name) -> Board:
+    """The board a user named: :func:`get_board`, with an unknown name an InputError."""
+    try:
+        return get_board(name)
+    except UnknownBoardError as e:
+        raise InputError(str(e)) from None

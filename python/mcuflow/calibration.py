@@ -9,7 +9,7 @@ Accepted forms of ``data``:
 * an iterable (list, generator, DataLoader ...) of samples, each a tuple/list with one
   tensor/array per input — or, for a single-input model, a bare tensor/array;
 * a dict (or ``numpy.load``-ed ``.npz``, or the path of one) with one array per input — by
-  input name (``api.arrays_by_input_name``: in file order only when the arrays carry no names,
+  input name (``inputs.arrays_by_input_name``: in file order only when the arrays carry no names,
   as ``np.savez(path, x, y)`` saves them; a missing, extra or unknown name is an error) — each
   with a leading batch dimension;
 * a single tensor/array with a leading batch dimension, for a single-input model.
@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .api import arrays_by_input_name
+from .inputs import arrays_by_input_name
 from .errors import CalibrationError
 
 __all__ = ["normalize_calibration", "normalize", "input_signature"]

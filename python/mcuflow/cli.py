@@ -7,73 +7,26 @@ had is overwritten unless the command succeeded.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
-import zipfile
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from .errors import InputError, McuflowError
+from .inputs import file_sha256, load_array, load_arrays, load_exported
 from .outputs import check_output_parent, refuse_overwriting_inputs, write_file
 
 EXIT_USER_ERROR = 1
 EXIT_INTERNAL_ERROR = 2
-
-
-def load_arrays(path: str, what: str) -> np.ndarray | dict[str, np.ndarray]:
-    """The array of an .npy file, or the arrays of an .npz file by name (one per input: matched
-    to the model's input names, api.arrays_by_input_name)."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{what} file {path} does not exist")
-    try:
-        if p.suffix == ".npz":
-            with np.load(p, allow_pickle=False) as z:
-                arrays = {k: z[k] for k in z.files}
-            if not arrays:
-                raise InputError(f"{what} file {path} holds no arrays")
-            return arrays
-        return np.load(p, allow_pickle=False)
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as e:
-        raise InputError(f"cannot read {what} file {path}: {e}") from None
-
-
-def load_array(path: str, what: str) -> np.ndarray:
-    """The one array of an .npy file (or of an .npz file holding one)."""
-    arrays = load_arrays(path, what)
-    if isinstance(arrays, dict):
-        if len(arrays) != 1:
-            raise InputError(f"{what} file {path} holds {len(arrays)} arrays ({', '.join(arrays)}); give one")
-        (arrays,) = arrays.values()
-    return arrays
+EXIT_VALIDATION_FAILED = 3  # mcuflow validate: a comparison or budget failed
 
 
 def save_arrays(path: str, arrays: list[np.ndarray]) -> None:
     """Writes an .npz with output_0, output_1, … atomically."""
     write_file(path, lambda f: np.savez(f, **{f"output_{i}": a for i, a in enumerate(arrays)}))
-
-
-def load_exported(path: str):
-    import logging
-
-    import torch
-
-    if not Path(path).is_file():
-        raise InputError(f"model file {path} does not exist")
-    # torch logs a traceback as a warning before raising; the one-line error below says it all.
-    logging.getLogger("torch.export").setLevel(logging.CRITICAL)
-    try:
-        return torch.export.load(path)
-    except Exception as e:  # torch raises many types for a file that is not a .pt2 archive
-        raise InputError(f"cannot load {path} as a torch.export program (.pt2 written by torch.export.save): "
-                         f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
-
-
-def file_sha256(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def percentile_option(text: str | None) -> float | None:
@@ -158,6 +111,109 @@ def cmd_run(args) -> int:
     return 0
 
 
+def cmd_firmware(args) -> int:
+    from .api import Program
+    from .device import build
+
+    program = Program.load(args.program)
+    fw = build(program, args.board, args.output)
+    info = fw.info or {}
+    print(f"wrote {fw.elf}, {fw.map.name}, {fw.bin.name} and generated sources in {Path(args.output) / 'generated'}")
+    if info:
+        print(f"compiler: {info.get('compiler', '?')}; flags recorded in {fw.build_info}")
+    return 0
+
+
+def cmd_size(args) -> int:
+    from .measure import format_report, size_report
+
+    report = size_report(args.elf, args.map, args.board, run=not args.no_run, timeout=args.timeout)
+    print(json.dumps(report, indent=1) if args.json else format_report(report))
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from .api import Program
+    from .bench import format_report, run_bench
+
+    program = Program.load(args.program)
+    inputs = load_arrays(args.input, "input") if args.input else None
+    report = run_bench(program, args.board, warmup=args.warmup, runs=args.runs, inputs=inputs, timeout=args.timeout)
+    print(json.dumps(report, indent=1) if args.json else format_report(report, args.program))
+    return 0
+
+
+def cmd_zoo_export(args) -> int:
+    import torch
+
+    from .frontend import user_inputs
+    from .zoo import get
+
+    if args.samples < 1:
+        raise InputError(f"--samples must be at least 1, got {args.samples}")
+    output = Path(args.output)
+    calibration_path = Path(args.calibration or output.with_name(output.stem + "_calibration.npz"))
+    if calibration_path.suffix != ".npz":
+        raise InputError(f"--calibration {calibration_path} must end in .npz")
+    for path in (output, calibration_path):
+        if not path.parent.is_dir():
+            raise InputError(f"output directory {path.parent} does not exist")
+    model = get(args.name, seed=args.seed, checkpoint=args.checkpoint)
+    ep = model.export()
+    input_name = user_inputs(ep)[0][0]
+    data = model.calibration(args.samples)
+    write_file(output, lambda f: torch.export.save(ep, f))
+    write_file(calibration_path, lambda f: np.savez(f, **{input_name: data}))
+    source = f"checkpoint {args.checkpoint}" if args.checkpoint else f"seed {args.seed} random weights"
+    print(f"wrote {output} ({model.name}, {source}) and {calibration_path} ({args.samples} calibration samples, "
+          f"input '{input_name}' {list(data.shape)})")
+    return 0
+
+
+def cmd_zoo_list(args) -> int:
+    from .zoo import names, spec
+
+    print(f"{'model':<20} {'input':<16} {'parameters':>11} {'MACs':>11}  task")
+    for name in names():
+        s = spec(name)
+        params = f"{s.reference_parameters:,}" if s.reference_parameters else "-"
+        macs = f"{s.reference_macs:,}" if s.reference_macs else "-"
+        print(f"{name:<20} {'x'.join(map(str, s.input_shape)):<16} {params:>11} {macs:>11}  {s.task}")
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from .api import Program
+    from .validate import CalibrationReuseWarning, check_request, compare_records, validate
+
+    if args.compare:
+        print(compare_records(*args.compare))
+        return 0
+    missing = [flag for flag, value in (("--model", args.model), ("--program", args.program), ("--eval", args.eval),
+                                        ("-o", args.output)) if not value]
+    if missing:
+        raise InputError(f"validate needs {', '.join(missing)} (or --compare OLD_RECORD NEW_RECORD)")
+    program = Program.load(args.program)
+    eval_inputs = load_arrays(args.eval, "evaluation")
+    labels = load_array(args.labels, "labels") if args.labels else None
+    if not Path(args.model).is_file():
+        raise InputError(f"model file {args.model} does not exist")
+    refuse_overwriting_inputs(args.output, {"the model": args.model, "the program": args.program,
+                                            "the evaluation data": args.eval, "the labels": args.labels,
+                                            "the budgets": args.budgets})
+    check_request(program, eval_inputs, labels, args.board, args.budgets, args.output, args.worst)
+    exported = load_exported(args.model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CalibrationReuseWarning)  # the report says it, loudly
+        result = validate(None, exported, program, eval_inputs, labels, board=args.board, budgets=args.budgets,
+                          record_dir=args.output, worst=args.worst, progress=args.progress or None,
+                          timeout=args.timeout, model_path=args.model)
+    for note in result.warnings:
+        print(f"mcuflow validate: WARNING: {note}", file=sys.stderr)
+    print(result.report)
+    return 0 if result.passed else EXIT_VALIDATION_FAILED
+
+
 class _Parser(argparse.ArgumentParser):
     """A command-line mistake is a user error like any other: one line, exit code 1."""
 
@@ -207,14 +263,63 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--timeout", type=float, default=120.0, help="seconds before a hung board run is killed")
     r.set_defaults(func=cmd_run)
 
-    from . import device, measure, zoo
+    from .validate import DEFAULT_BOARD_TIMEOUT_S
 
-    device.add_commands(sub)
-    measure.add_commands(sub)  # size, bench
-    zoo.add_commands(sub)
-    from .validate import add_commands as add_validate_command  # `from . import validate` is the function
+    f = sub.add_parser("firmware", help="build firmware that runs a program on a board")
+    f.add_argument("program")
+    f.add_argument("--board", required=True, help="qemu-m0, qemu-m3, qemu-m4, qemu-m7, qemu-m33, qemu-m55, stm32f405")
+    f.add_argument("-o", "--output", required=True,
+                   help="output directory, replaced whole at the end (one holding other files is refused)")
+    f.set_defaults(func=cmd_firmware)
 
-    add_validate_command(sub)
+    s = sub.add_parser("size", help="flash and RAM of a firmware ELF by component (runtime, kernels, program, ...)")
+    s.add_argument("elf", help="firmware.elf (its linker map beside it, or --map)")
+    s.add_argument("--map", help="linker map (default: the ELF's name with .map)")
+    s.add_argument("--board", help="board, when no build_info.json lies beside the ELF")
+    s.add_argument("--no-run", action="store_true", help="do not run the firmware to measure the stack")
+    s.add_argument("--timeout", type=float, default=120.0, help="seconds before a hung stack run is killed")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_size)
+
+    b = sub.add_parser("bench", help="latency of a program on an emulated board (instructions under QEMU)")
+    b.add_argument("program")
+    b.add_argument("--board", required=True, help="qemu-m0, qemu-m3, qemu-m4, qemu-m7, qemu-m33, qemu-m55, stm32f405")
+    b.add_argument("--warmup", type=int, default=2, help="unmeasured runs after the cold one (default 2)")
+    b.add_argument("--runs", type=int, default=20, help="measured runs (default 20)")
+    b.add_argument("--input", help="X.npy or X.npz: the first sample is benchmarked (default: seeded random)")
+    b.add_argument("--timeout", type=float, default=300.0, help="seconds before a hung run is killed")
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(func=cmd_bench)
+
+    z = sub.add_parser("zoo", help="reference models (MLPerf Tiny and more) with seeded weights")
+    zsub = z.add_subparsers(dest="zoo_command", required=True)
+    zl = zsub.add_parser("list", help="list the zoo's models with their reference counts")
+    zl.set_defaults(func=cmd_zoo_list)
+    ze = zsub.add_parser("export", help="export a zoo model to a .pt2 and write its calibration .npz")
+    ze.add_argument("name", help="a model of `mcuflow zoo list`")
+    ze.add_argument("-o", "--output", required=True, help="NAME.pt2 (torch.export.save)")
+    ze.add_argument("--checkpoint", help="CK.pt: a state_dict with trained weights (default: seeded random weights)")
+    ze.add_argument("--calibration", help="CALIB.npz to write (default: <output stem>_calibration.npz)")
+    ze.add_argument("--seed", type=int, default=0, help="weights and data seed (default 0)")
+    ze.add_argument("--samples", type=int, default=100, help="calibration samples (default 100)")
+    ze.set_defaults(func=cmd_zoo_export)
+
+    v = sub.add_parser("validate", help="compare eager, float graph, quantized host and board outputs; check budgets",
+                       description="The four comparisons on one serialized evaluation set, budgets checked line by "
+                                   f"line (exit {EXIT_VALIDATION_FAILED} on any FAIL), and an atomic record directory.")
+    v.add_argument("--model", help="MODEL.pt2 written by torch.export.save (eager = its exported module)")
+    v.add_argument("--program", help="model.mfp compiled from that model")
+    v.add_argument("--eval", help="EVAL.npz: one array per model input, named as the input, leading batch dimension")
+    v.add_argument("--labels", help="LABELS.npy: one integer class per evaluation input")
+    v.add_argument("--board", default="qemu-m55", help="emulated board (default qemu-m55)")
+    v.add_argument("--budgets", help="budgets.toml: flash, ram, latency per board, quality (docs/validation.md)")
+    v.add_argument("-o", "--output", help="record directory (appears only when complete)")
+    v.add_argument("--worst", type=int, default=5, help="worst inputs listed per comparison (default 5)")
+    v.add_argument("--timeout", type=float, default=DEFAULT_BOARD_TIMEOUT_S,
+                   help="seconds per emulator run of up to 256 inputs")
+    v.add_argument("--progress", action="store_true", help="show the progress bar even when stderr is not a terminal")
+    v.add_argument("--compare", nargs=2, metavar=("OLD_RECORD", "NEW_RECORD"), help="show what changed between two records")
+    v.set_defaults(func=cmd_validate)
     return parser
 
 

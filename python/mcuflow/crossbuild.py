@@ -19,14 +19,12 @@ Standard library only (no torch).
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
 import re
 import shutil
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -377,28 +375,3 @@ def build_firmware(
     info_path.write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
     return FirmwareBuild(board=b, out_dir=out, elf=elf, map=map_path, bin=binp,
                          build_info=info_path, info=info)
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m mcuflow.crossbuild",
-                                 description="Build an mcuflow firmware ELF for a board.")
-    ap.add_argument("--board", required=True)
-    ap.add_argument("--out", required=True, help="output directory")
-    ap.add_argument("-I", dest="include_dirs", action="append", default=[])
-    ap.add_argument("-D", dest="defines", action="append", default=[])
-    ap.add_argument("--o3", action="append", default=[], help="source built with -O3")
-    ap.add_argument("--stack-size", type=lambda s: int(s, 0))
-    ap.add_argument("sources", nargs="*")
-    args = ap.parse_args(argv)
-    try:
-        fb = build_firmware(args.board, args.sources, args.out, include_dirs=args.include_dirs,
-                            defines=args.defines, o3_sources=args.o3, stack_size=args.stack_size)
-    except FirmwareError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    print(fb.elf)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

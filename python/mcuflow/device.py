@@ -20,96 +20,17 @@ import numpy as np
 
 from . import _core
 from .api import Program
-from .boards import UnknownBoardError, get_board
+from .boards import KiB, board_named
 from .boardfile import firmware_dir
 from .crossbuild import FirmwareBuild, FirmwareError, build_firmware, compiler_version, tool_path
-from .errors import InputError, McuflowError, run_failure
+from .errors import DeviceError, InputError, run_failure
+from .memory_map import arena_regions, program_region
 from .outputs import commit_dir, staging_dir
 from .qemu import QemuError, QemuTimeoutError, run as qemu_run
 
-KiB = 1024
 EXIT_RUNTIME_BASE = 16  # firmware/harness/harness_io.h: 16 + mcuflow::Error
 HARNESSES = ("main", "bench", "programs")  # firmware/harness/<name>.cpp: run over input files, benchmark, many programs
 RUNTIME_ERRORS = _core.error_names()
-
-
-class DeviceError(McuflowError):
-    """Building or running firmware failed (message names the board and the cause)."""
-
-
-# .data/.bss of the runtime, harness and libc share the RAM region that holds the stack: a plan
-# for a board leaves them this much (they measure under 4 KiB on every board).
-STATIC_RAM_RESERVE = 8 * KiB
-# The code region keeps this much beside the program for runtime, kernels, harness and libc (they
-# measure under 32 KiB on every board, bench/zoo); a larger program goes to the board's fallback.
-CODE_RESERVE = 64 * KiB
-
-
-def memory_regions(memory) -> tuple[list[tuple[str, int, bool]], bool]:
-    """What ``mcuflow.compile(memory=...)`` plans into: the RAM regions as (name, bytes the plan
-    may use, fast), fastest first, and whether weights belong in fast RAM (the program's
-    constants sit in slow memory). ``memory`` is a board name (its regions from boards.py; the
-    region with the stack and static data keeps room for them), a memory-map JSON file, or such
-    a map: ``{"regions": [{"name": "DTCM", "bytes": 131072, "fast": true}, {"name": "SRAM",
-    "bytes": 1048576}], "weights_in_slow_memory": true}``."""
-    if memory is None:
-        return [], False
-    if isinstance(memory, (str, os.PathLike)) and str(memory).endswith(".json"):
-        try:
-            memory = json.loads(Path(memory).read_text())
-        except OSError as e:
-            raise InputError(f"cannot read memory map {memory}: {e.strerror}") from None
-        except json.JSONDecodeError as e:
-            raise InputError(f"memory map {memory} is not JSON: {e}") from None
-    elif isinstance(memory, str):
-        board = _board(memory)
-        rams = sorted((r for r in board.regions if r.kind == "ram" and r.arena_section), key=lambda r: not r.fast)
-        reserve = board.default_stack_size + STATIC_RAM_RESERVE
-        regions = [(r.name, r.size - (reserve if r.name == board.ram_region else 0), r.fast) for r in rams]
-        return regions, any(r.fast for r in rams) and not board.region(board.code_region).fast
-    entries = memory.get("regions") if isinstance(memory, dict) else None
-    if not isinstance(entries, list) or not 1 <= len(entries) <= 4:
-        raise InputError('a memory map is {"regions": [{"name": "...", "bytes": N, "fast": true|false}, ...]} '
-                         "with 1 to 4 regions")
-    regions = []
-    for r in entries:
-        name, size, fast = (r.get("name"), r.get("bytes"), r.get("fast", False)) if isinstance(r, dict) else (None,) * 3
-        if not isinstance(name, str) or not name or name in [n for n, _, _ in regions]:
-            raise InputError(f"memory map region {r!r}: needs a unique, non-empty name")
-        if not isinstance(size, int) or isinstance(size, bool) or not 16 <= size < 2**32:
-            raise InputError(f"memory map region {name}: bytes must be a whole number from 16 to 2**32-1")
-        if not isinstance(fast, bool):
-            raise InputError(f"memory map region {name}: fast must be true or false")
-        regions.append((name, size, fast))
-    return sorted(regions, key=lambda r: not r[2]), bool(memory.get("weights_in_slow_memory", False))
-
-
-def weights_leave_fast_memory(program: Program, memory, regions) -> bool:
-    """Whether a program planned for board `memory` (a board name; `regions` from
-    memory_regions(memory)) does not fit the board's fast code memory and goes to slow memory
-    (program_region) while a fast RAM region is planned: then its costliest weights belong in
-    fast RAM, as on a board whose code memory is slow."""
-    return (isinstance(memory, str) and not memory.endswith(".json") and any(fast for _, _, fast in regions)
-            and not program_region(program, _board(memory)).fast)
-
-
-def _arena_regions(program: Program, board) -> list:
-    """The board region holding each memory region of the program's plan."""
-    names = [r["name"] for r in program.metadata.get("plan", {}).get("regions", [])] or ["arena"]
-    if len(names) != len(program.region_bytes):  # the names live in the metadata only
-        raise DeviceError(f"{board.name}: the program plans {len(program.region_bytes)} memory regions and carries "
-                          "no metadata naming them: build from the .mfp file with its metadata")
-    regions = []
-    for name in names:
-        try:
-            region = board.arena if name == "arena" else board.region(name)
-        except KeyError:
-            raise DeviceError(f"{board.name}: the program is planned for a memory region {name!r} the board lacks "
-                              f"(compile with memory='{board.name}')") from None
-        if not region.arena_section:
-            raise DeviceError(f"{board.name}: region {name} cannot hold an arena")
-        regions.append(region)
-    return regions
 
 
 def source_root() -> Path:
@@ -118,13 +39,6 @@ def source_root() -> Path:
     if not (root / "runtime" / "src").is_dir():
         raise DeviceError(f"mcuflow sources not found at {root}; set MCUFLOW_SOURCE_DIR")
     return root
-
-
-def _board(name: str):
-    try:
-        return get_board(name)
-    except (UnknownBoardError, KeyError) as e:
-        raise InputError(str(e).strip('"')) from None
 
 
 def used_kernels(program: Program) -> list[str]:
@@ -143,22 +57,6 @@ def kernel_tier(kernel: str) -> str:
 def board_tiers(board) -> list[str]:
     """Armv6-M (scalar tier) code runs on every core."""
     return ["reference", "scalar"] + (["dsp"] if board.has_dsp else []) + (["mve"] if board.has_mve else [])
-
-
-def program_region(program: Program, board):
-    """The board region that holds the program: its code region, or else the first region of
-    `board.program_fallback` with room for it (beside any arena planned there); when none has
-    room, the code region, whose overflow the linker reports."""
-    size = len(program.device_image)
-    code = board.region(board.code_region)
-    if size + CODE_RESERVE <= code.size:
-        return code
-    arenas = dict(zip((r.name for r in _arena_regions(program, board)), program.region_bytes))
-    for region in map(board.region, board.program_fallback):
-        stack = board.default_stack_size if region.name == board.ram_region else 0
-        if size + arenas.get(region.name, 0) + stack <= region.size:
-            return region
-    return code
 
 
 def _runtime_sources(root: Path, tiers=("reference",)) -> list[Path]:
@@ -226,7 +124,7 @@ def generate_sources(program: Program, out_dir: Path, board) -> list[Path]:
         "mcuflow::KernelTable firmware_kernels();\n"
         "const mcuflow::Span<uint8_t>* firmware_arena_regions();  // MCUFLOW_REGION_COUNT spans, region 0 first\n")
     sizes = [max(n, 16) for n in program.region_bytes]
-    sections = [r.arena_section for r in _arena_regions(program, board)]
+    sections = [r.arena_section for r in arena_regions(program, board)]
     (out_dir / "arena.cpp").write_text(
         "// Generated by mcuflow: one arena buffer per memory region of the plan, in the board's section.\n"
         "#include \"mcuflow_model.h\"\n\nnamespace {\n"
@@ -252,8 +150,8 @@ def generate_sources(program: Program, out_dir: Path, board) -> list[Path]:
 
 def check_fits(program: Program, board_name: str) -> None:
     """Fails early, before compiling, when a planned region cannot fit its board region."""
-    board = _board(board_name)
-    regions = _arena_regions(program, board)
+    board = board_named(board_name)
+    regions = arena_regions(program, board)
     for region, planned in zip(regions, program.region_bytes):
         stack = board.default_stack_size if region.name == board.ram_region else 0
         need = planned + stack
@@ -281,7 +179,7 @@ def _build_digest(root: Path, harness: str) -> str:
     read (sources, headers anywhere below runtime/, kernels/ and firmware/, linker scripts, board
     files) with its path (debug info names it), so a change to any rebuilds."""
     h = hashlib.sha256(f"{tool_path('gcc')}\n{compiler_version()}\n".encode())
-    for module in ("crossbuild.py", "device.py", "boards.py", "boardfile.py"):
+    for module in ("crossbuild.py", "device.py", "memory_map.py", "boards.py", "boardfile.py"):
         h.update(Path(__file__).with_name(module).read_bytes())
     trees = [root / d for d in ("runtime", "kernels", "firmware")] + [firmware_dir()]
     files = [_harness_source(root, harness)] + sorted(
@@ -355,7 +253,7 @@ def build(program: Program, board_name: str, out_dir: str | os.PathLike, harness
     names the application around it (firmware/harness/<harness>.cpp, one of HARNESSES). The
     directory is written whole or not at all: the build runs beside it and replaces it in one
     step at the end, so after a failed build an earlier firmware there is as it was."""
-    board = _board(board_name)
+    board = board_named(board_name)
     out = Path(out_dir).absolute()
     _check_replaceable(out)
     _commit(_staged_build(program, board, out, harness), out)
@@ -365,7 +263,7 @@ def build(program: Program, board_name: str, out_dir: str | os.PathLike, harness
 def cached_build(program: Program, board_name: str, harness: str = "main") -> FirmwareBuild:
     """Builds once per content: the program's bytes, the board, the harness and everything else
     that decides the image (_build_digest); later calls, from any directory, reuse the ELF."""
-    board = _board(board_name)
+    board = board_named(board_name)
     key = hashlib.sha256("\0".join([hashlib.sha256(program.data).hexdigest(), board.name, harness,
                                      _build_digest(source_root(), harness)]).encode()).hexdigest()[:20]
     cache = Path(os.environ.get("MCUFLOW_CACHE_DIR", Path.home() / ".cache" / "mcuflow")) / "firmware"
@@ -447,24 +345,3 @@ def run_on_board(program: Program, inputs, board_name: str, timeout: float = 120
     outputs, _ = run_elf_on_inputs(fw, program, samples, board_name, timeout)
     per_output = list(zip(*outputs))
     return [np.concatenate(o, axis=0) if batched else o[0] for o in per_output]
-
-
-# --- CLI ---------------------------------------------------------------------------------
-
-def cmd_firmware(args) -> int:
-    program = Program.load(args.program)
-    fw = build(program, args.board, args.output)
-    info = fw.info or {}
-    print(f"wrote {fw.elf}, {fw.map.name}, {fw.bin.name} and generated sources in {Path(args.output) / 'generated'}")
-    if info:
-        print(f"compiler: {info.get('compiler', '?')}; flags recorded in {fw.build_info}")
-    return 0
-
-
-def add_commands(sub) -> None:
-    f = sub.add_parser("firmware", help="build firmware that runs a program on a board")
-    f.add_argument("program")
-    f.add_argument("--board", required=True, help="qemu-m0, qemu-m3, qemu-m4, qemu-m7, qemu-m33, qemu-m55, stm32f405")
-    f.add_argument("-o", "--output", required=True,
-                   help="output directory, replaced whole at the end (one holding other files is refused)")
-    f.set_defaults(func=cmd_firmware)

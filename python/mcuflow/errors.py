@@ -21,6 +21,10 @@ class InputError(McuflowError):
     """An input given to mcuflow (file, argument, array) is not what was expected."""
 
 
+class DeviceError(McuflowError):
+    """Building or running firmware failed (message names the board and the cause)."""
+
+
 def run_failure(error: str, sample: int) -> McuflowError:
     """The one message for a runtime error while sample `sample` ran (`error`: the runtime's
     error name, e.g. non_finite_input), on the host and on a board alike."""
@@ -29,4 +33,4 @@ def run_failure(error: str, sample: int) -> McuflowError:
     return McuflowError(f"sample {sample}: runtime error {error}")
 
 
-__all__ = ["McuflowError", "UnsupportedModelError", "CalibrationError", "InputError"]
+__all__ = ["McuflowError", "UnsupportedModelError", "CalibrationError", "InputError", "DeviceError"]

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
 from .api import Program
 from .boards import Board, UnknownBoardError, get_board
 from .crossbuild import _git_commit, tool_path
 from .errors import InputError, McuflowError
+from .version import __version__
 
 PROGRAM_SECTION = ".rodata.mcuflow_program"  # python/mcuflow/device.py generate_sources
 ALLOCATOR_SYMBOLS = ("malloc", "_malloc_r", "calloc", "realloc", "free", "_sbrk", "_sbrk_r")
@@ -538,23 +538,3 @@ def format_report(r: dict) -> str:
     lines.append(_row("static total", ram["static_total"],
                       f"= arm-none-eabi-size data {size['data']} + bss {size['bss']}"))
     return "\n".join(lines)
-
-
-def cmd_size(args) -> int:
-    report = size_report(args.elf, args.map, args.board, run=not args.no_run, timeout=args.timeout)
-    print(json.dumps(report, indent=1) if args.json else format_report(report))
-    return 0
-
-
-def add_commands(sub) -> None:
-    s = sub.add_parser("size", help="flash and RAM of a firmware ELF by component (runtime, kernels, program, ...)")
-    s.add_argument("elf", help="firmware.elf (its linker map beside it, or --map)")
-    s.add_argument("--map", help="linker map (default: the ELF's name with .map)")
-    s.add_argument("--board", help="board, when no build_info.json lies beside the ELF")
-    s.add_argument("--no-run", action="store_true", help="do not run the firmware to measure the stack")
-    s.add_argument("--timeout", type=float, default=120.0, help="seconds before a hung stack run is killed")
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_size)
-    from . import bench
-
-    bench.add_commands(sub)

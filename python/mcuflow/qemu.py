@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple, Union
 
 from .boards import Board, get_board
+from .emulator import QemuError, QemuResult, QemuTimeoutError, kill_group
+from .uart import run_serial
 
 __all__ = [
     "QemuError",
@@ -38,29 +38,6 @@ __all__ = [
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-
-class QemuError(RuntimeError):
-    """QEMU could not be started or failed."""
-
-
-class QemuTimeoutError(QemuError, TimeoutError):
-    """The firmware did not exit within the timeout; QEMU was killed."""
-
-    def __init__(self, message: str, *, timeout_s: float, stdout: str = "", stderr: str = ""):
-        super().__init__(message)
-        self.timeout_s = timeout_s
-        self.stdout = stdout
-        self.stderr = stderr
-
-
-@dataclass
-class QemuResult:
-    exit_code: int
-    stdout: str
-    stderr: str
-    command: List[str]
-    wall_s: float
 
 
 def qemu_binary() -> Optional[str]:
@@ -95,18 +72,6 @@ def qemu_command(elf: PathLike, board: Union[str, Board], *, icount: bool = True
     return cmd
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    # QEMU was started in its own session: its id is its process group id.
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.kill()
-    except ProcessLookupError:
-        pass
-
-
 def run(elf: PathLike, board: Union[str, Board], timeout_s: float = 60.0,
         cwd: Optional[PathLike] = None, *, icount: bool = True,
         extra_args: Sequence[str] = ()) -> QemuResult:
@@ -120,7 +85,6 @@ def run(elf: PathLike, board: Union[str, Board], timeout_s: float = 60.0,
     cmd = qemu_command(elf_path, b, icount=icount, extra_args=extra_args)
     workdir = str(Path(cwd).resolve()) if cwd is not None else None
     if b.console == "uart":
-        from .uart import run_serial
         return run_serial(cmd, b.name, elf_path.name, workdir, timeout_s)
     t0 = time.monotonic()
     try:
@@ -132,7 +96,7 @@ def run(elf: PathLike, board: Union[str, Board], timeout_s: float = 60.0,
     try:
         out, err = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        kill_group(proc)
         out, err = proc.communicate()
         stdout = out.decode("utf-8", "replace")
         raise QemuTimeoutError(

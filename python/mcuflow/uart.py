@@ -16,8 +16,8 @@ MCUFLOW_BOARD_ERR_OPEN).
 :func:`run_serial` drives QEMU with the board's UART on its stdin/stdout: it serves requests
 until the exit frame, then waits for QEMU to stop (the firmware resets the chip and QEMU runs
 with ``-no-reboot``). A firmware that sends no exit frame within the timeout is killed
-(:class:`~mcuflow.qemu.QemuTimeoutError`); a corrupt frame or QEMU stopping before the exit
-frame is a :class:`~mcuflow.qemu.QemuError` naming what happened.
+(:class:`~mcuflow.emulator.QemuTimeoutError`); a corrupt frame or QEMU stopping before the exit
+frame is a :class:`~mcuflow.emulator.QemuError` naming what happened.
 
 Standard library only (no torch).
 """
@@ -32,6 +32,8 @@ import subprocess
 import time
 from pathlib import Path, PurePosixPath
 from typing import Iterator, List, Optional, Tuple
+
+from .emulator import QemuError, QemuResult, QemuTimeoutError, kill_group
 
 __all__ = ["ProtocolError", "crc16", "encode_frame", "FrameParser", "FileServer", "run_serial"]
 
@@ -148,9 +150,7 @@ class FileServer:
 
 def run_serial(cmd: List[str], board_name: str, elf_name: str, cwd: Optional[str], timeout_s: float):
     """Runs QEMU command ``cmd`` (the board's UART on stdio) serving files from ``cwd``; returns
-    a :class:`~mcuflow.qemu.QemuResult` whose exit code is the one in the board's exit frame."""
-    from .qemu import QemuError, QemuResult, QemuTimeoutError, _kill_group
-
+    a :class:`~mcuflow.emulator.QemuResult` whose exit code is the one in the board's exit frame."""
     t0 = time.monotonic()
     try:
         proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -172,7 +172,7 @@ def run_serial(cmd: List[str], board_name: str, elf_name: str, cwd: Optional[str
         return bytes(console + parser.stray).decode("utf-8", "replace")
 
     def fail(error: Exception):
-        _kill_group(proc)
+        kill_group(proc)
         proc.wait()
         sel.close()
         error.stdout, error.stderr = text(), stderr.decode("utf-8", "replace")
@@ -220,7 +220,7 @@ def run_serial(cmd: List[str], board_name: str, elf_name: str, cwd: Optional[str
     try:
         proc.wait(timeout=EXIT_GRACE_S)
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        kill_group(proc)
         proc.wait()
     stderr += proc.stderr.read() or b""
     if exit_code is None:

@@ -28,7 +28,8 @@ import numpy as np
 
 from .api import CALIBRATION_SAMPLES_KEY, Program, compile as compile_program, sample_hash
 from .errors import InputError, McuflowError
-from .outputs import commit_dir, refuse_overwriting_inputs, staging_dir
+from .inputs import file_sha256
+from .outputs import commit_dir, staging_dir
 
 RECORD_FORMAT = "mcuflow-validation-record"
 RECORD_VERSION = 1
@@ -151,14 +152,6 @@ def arrays_sha256(arrays: Sequence[np.ndarray]) -> str:
         a = np.ascontiguousarray(a)
         digest.update(f"{a.dtype.str}{a.shape}".encode())
         digest.update(a.tobytes())
-    return digest.hexdigest()
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
     return digest.hexdigest()
 
 
@@ -724,7 +717,8 @@ def check_request(program: Program, eval_inputs, labels, board: str, budgets, re
     """Every check that needs neither the model nor a compile (program, board, budgets, record
     directory, evaluation inputs and labels): `mcuflow validate` runs it before loading the model,
     so a mistake is reported in well under a second; validate() runs it first."""
-    from .device import _board, check_fits, check_tiers
+    from .boards import board_named
+    from .device import check_fits, check_tiers
 
     if not isinstance(program, Program):
         raise InputError(f"program must be an mcuflow.Program, got {type(program).__name__}")
@@ -733,7 +727,7 @@ def check_request(program: Program, eval_inputs, labels, board: str, budgets, re
             raise InputError(f"validate needs a program with float32 {what}s (compile with io='float32')")
     if worst < 0:
         raise InputError(f"worst must be 0 or more, got {worst}")
-    check_tiers(program, _board(board))  # before any stage runs: a board that cannot run it is bad input
+    check_tiers(program, board_named(board))  # before any stage runs: a board that cannot run it is bad input
     check_fits(program, board)
     budget_table, budgets_text = load_budgets(budgets)
     if record_dir is not None:
@@ -822,7 +816,7 @@ def _save_inputs_check_provenance(record: RecordWriter, run: _Run, notes: list[s
 
 
 def _validate(record: RecordWriter, run: _Run) -> ValidationResult:
-    from . import __version__
+    from .version import __version__
     from .device import kernel_tier
 
     program, samples, board = run.program, run.samples, run.board
@@ -1013,58 +1007,3 @@ def _output_changes(old: Path, new: Path, worst: int) -> list[str]:
                      f"{c['max_abs_error']:.4g}, mean {c['mean_abs_error']:.4g}; most changed: "
                      + ", ".join(f"{w['index']}: {w['max_abs_error']:.4g}" for w in c["worst"]))
     return lines
-
-
-# --- CLI -----------------------------------------------------------------------------------
-
-EXIT_VALIDATION_FAILED = 3
-
-
-def cmd_validate(args) -> int:
-    from .cli import load_array, load_arrays, load_exported
-
-    if args.compare:
-        print(compare_records(*args.compare))
-        return 0
-    missing = [flag for flag, value in (("--model", args.model), ("--program", args.program), ("--eval", args.eval),
-                                        ("-o", args.output)) if not value]
-    if missing:
-        raise InputError(f"validate needs {', '.join(missing)} (or --compare OLD_RECORD NEW_RECORD)")
-    program = Program.load(args.program)
-    eval_inputs = load_arrays(args.eval, "evaluation")
-    labels = load_array(args.labels, "labels") if args.labels else None
-    if not Path(args.model).is_file():
-        raise InputError(f"model file {args.model} does not exist")
-    refuse_overwriting_inputs(args.output, {"the model": args.model, "the program": args.program,
-                                            "the evaluation data": args.eval, "the labels": args.labels,
-                                            "the budgets": args.budgets})
-    check_request(program, eval_inputs, labels, args.board, args.budgets, args.output, args.worst)
-    exported = load_exported(args.model)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CalibrationReuseWarning)  # the report says it, loudly
-        result = validate(None, exported, program, eval_inputs, labels, board=args.board, budgets=args.budgets,
-                          record_dir=args.output, worst=args.worst, progress=args.progress or None,
-                          timeout=args.timeout, model_path=args.model)
-    for note in result.warnings:
-        print(f"mcuflow validate: WARNING: {note}", file=sys.stderr)
-    print(result.report)
-    return 0 if result.passed else EXIT_VALIDATION_FAILED
-
-
-def add_commands(sub) -> None:
-    v = sub.add_parser("validate", help="compare eager, float graph, quantized host and board outputs; check budgets",
-                       description="The four comparisons on one serialized evaluation set, budgets checked line by "
-                                   f"line (exit {EXIT_VALIDATION_FAILED} on any FAIL), and an atomic record directory.")
-    v.add_argument("--model", help="MODEL.pt2 written by torch.export.save (eager = its exported module)")
-    v.add_argument("--program", help="model.mfp compiled from that model")
-    v.add_argument("--eval", help="EVAL.npz: one array per model input, named as the input, leading batch dimension")
-    v.add_argument("--labels", help="LABELS.npy: one integer class per evaluation input")
-    v.add_argument("--board", default="qemu-m55", help="emulated board (default qemu-m55)")
-    v.add_argument("--budgets", help="budgets.toml: flash, ram, latency per board, quality (docs/validation.md)")
-    v.add_argument("-o", "--output", help="record directory (appears only when complete)")
-    v.add_argument("--worst", type=int, default=5, help="worst inputs listed per comparison (default 5)")
-    v.add_argument("--timeout", type=float, default=DEFAULT_BOARD_TIMEOUT_S,
-                   help="seconds per emulator run of up to 256 inputs")
-    v.add_argument("--progress", action="store_true", help="show the progress bar even when stderr is not a terminal")
-    v.add_argument("--compare", nargs=2, metavar=("OLD_RECORD", "NEW_RECORD"), help="show what changed between two records")
-    v.set_defaults(func=cmd_validate)

@@ -20,7 +20,7 @@ import pytest
 import torch
 
 import mcuflow
-from mcuflow import bench, boards, crossbuild, device, measure, qemu, zoo
+from mcuflow import bench, boards, crossbuild, device, measure, memory_map, qemu, zoo
 from fwutil import REPO, parse_calib, requires_cmake, requires_cross
 
 pytestmark = requires_cross
@@ -72,7 +72,7 @@ def test_digits_run_bit_exact_with_the_host(digits):
 def test_ds_cnn_planned_for_the_chip_runs_bit_exact(ds_cnn, ds_cnn_firmware):
     program, inputs = ds_cnn
     # the plan may use both SRAMs; DS-CNN's 20 KB of activations fit SRAM1, which comes first
-    assert [name for name, _, _ in device.memory_regions(BOARD)[0]] == ["SRAM1", "SRAM2"]
+    assert [name for name, _, _ in memory_map.memory_regions(BOARD)[0]] == ["SRAM1", "SRAM2"]
     names = [r["name"] for r in program.metadata["plan"]["regions"]]
     assert names == ["SRAM1"]
     outputs, counts = device.run_elf_on_inputs(ds_cnn_firmware, program, [[x[None]] for x in inputs], BOARD)

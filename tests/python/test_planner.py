@@ -246,7 +246,7 @@ def test_a_program_larger_than_itcm_runs_from_sram_on_qemu_m55(tmp_path, monkeyp
     2 MiB SRAM, QEMU loads it there with the ELF, the board computes the host's bytes and
     `mcuflow size` says where it went; a small program stays in ITCM. With memory="qemu-m55"
     the weights the SRAM-resident program streams are copied into DTCM."""
-    from mcuflow import device, measure
+    from mcuflow import device, measure, memory_map
     from mcuflow.boards import get_board
 
     monkeypatch.setenv("MCUFLOW_CACHE_DIR", str(tmp_path))
@@ -255,9 +255,9 @@ def test_a_program_larger_than_itcm_runs_from_sram_on_qemu_m55(tmp_path, monkeyp
     xs = [torch.randn(1, 1024) for _ in range(4)]
     program = mcuflow.compile(torch.export.export(model, (xs[0],)), target="cortex-m55", calibration=xs[1:])
     board = get_board("qemu-m55")
-    assert len(program.data) > board.region("ITCM").size - device.CODE_RESERVE
-    assert device.program_region(program, board).name == "SRAM"
-    assert device.program_region(compiled("ds_cnn")[1], board).name == "ITCM"
+    assert len(program.data) > board.region("ITCM").size - memory_map.CODE_RESERVE
+    assert memory_map.program_region(program, board).name == "SRAM"
+    assert memory_map.program_region(compiled("ds_cnn")[1], board).name == "ITCM"
     fw = device.cached_build(program, "qemu-m55")
     report, _ = measure.analyze(fw.elf, fw.map, board="qemu-m55")
     assert [c["region"] for c in report["flash"]["components"] if c["group"] == "program"] == ["SRAM"]
@@ -266,6 +266,6 @@ def test_a_program_larger_than_itcm_runs_from_sram_on_qemu_m55(tmp_path, monkeyp
     # Planned for the board's memory, the program in slow SRAM copies its weights into DTCM.
     planned = mcuflow.compile(torch.export.export(model, (xs[0],)), target="cortex-m55", calibration=xs[1:],
                               memory="qemu-m55")
-    assert device.program_region(planned, board).name == "SRAM"
+    assert memory_map.program_region(planned, board).name == "SRAM"
     assert any(t["storage"] == "copied" for t in planned.describe()["tensors"])
     assert np.array_equal(device.run_on_board(planned, [x], "qemu-m55", timeout=300)[0], program.run([x])[0])

@@ -207,7 +207,7 @@ def test_a_tight_budget_fails_with_the_exact_line(digits, fake_board, tmp_path, 
         f"[latency.{BOARD}]\nmax_median_instructions = 4999\n"
         "[quality]\nmin_accuracy = 0.999\nmin_top1_agreement = 0.9\n"))
 
-    assert cli.main(cli_args(paths, tmp_path / "record")) == V.EXIT_VALIDATION_FAILED
+    assert cli.main(cli_args(paths, tmp_path / "record")) == cli.EXIT_VALIDATION_FAILED
     out = capsys.readouterr().out.splitlines()
     assert f"FAIL latency {BOARD} median: 5000 instructions (QEMU) > 4999 instructions (QEMU)" in out
     assert f"FAIL accuracy (board vs labels): {board_accuracy:.4f} < 0.999" in out

@@ -35,13 +35,11 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import numpy as np
 
 from ..errors import InputError
-from ..outputs import write_file
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["ModelSpec", "ZooModel", "register", "names", "spec", "get", "count_parameters_and_macs",
-           "add_commands"]
+__all__ = ["ModelSpec", "ZooModel", "register", "names", "spec", "get", "count_parameters_and_macs"]
 
 # Random streams of one (model, seed): never shared, so calibration and evaluation data differ.
 _STREAM_BATCHNORM, _STREAM_CALIBRATION, _STREAM_EVALUATION = 0, 1, 2
@@ -321,56 +319,3 @@ def count_parameters_and_macs(module, inputs) -> tuple[int, int]:
         for h in hooks:
             h.remove()
     return totals["parameters"], totals["macs"]
-
-
-# --- CLI ---------------------------------------------------------------------------------
-
-def cmd_export(args) -> int:
-    import torch
-
-    from ..frontend import user_inputs
-
-    if args.samples < 1:
-        raise InputError(f"--samples must be at least 1, got {args.samples}")
-    output = Path(args.output)
-    calibration_path = Path(args.calibration or output.with_name(output.stem + "_calibration.npz"))
-    if calibration_path.suffix != ".npz":
-        raise InputError(f"--calibration {calibration_path} must end in .npz")
-    for path in (output, calibration_path):
-        if not path.parent.is_dir():
-            raise InputError(f"output directory {path.parent} does not exist")
-    model = get(args.name, seed=args.seed, checkpoint=args.checkpoint)
-    ep = model.export()
-    input_name = user_inputs(ep)[0][0]
-    data = model.calibration(args.samples)
-    write_file(output, lambda f: torch.export.save(ep, f))
-    write_file(calibration_path, lambda f: np.savez(f, **{input_name: data}))
-    source = f"checkpoint {args.checkpoint}" if args.checkpoint else f"seed {args.seed} random weights"
-    print(f"wrote {output} ({model.name}, {source}) and {calibration_path} ({args.samples} calibration samples, "
-          f"input '{input_name}' {list(data.shape)})")
-    return 0
-
-
-def cmd_list(args) -> int:
-    print(f"{'model':<20} {'input':<16} {'parameters':>11} {'MACs':>11}  task")
-    for name in names():
-        s = spec(name)
-        params = f"{s.reference_parameters:,}" if s.reference_parameters else "-"
-        macs = f"{s.reference_macs:,}" if s.reference_macs else "-"
-        print(f"{name:<20} {'x'.join(map(str, s.input_shape)):<16} {params:>11} {macs:>11}  {s.task}")
-    return 0
-
-
-def add_commands(sub) -> None:
-    z = sub.add_parser("zoo", help="reference models (MLPerf Tiny and more) with seeded weights")
-    zsub = z.add_subparsers(dest="zoo_command", required=True)
-    zl = zsub.add_parser("list", help="list the zoo's models with their reference counts")
-    zl.set_defaults(func=cmd_list)
-    ze = zsub.add_parser("export", help="export a zoo model to a .pt2 and write its calibration .npz")
-    ze.add_argument("name", help="a model of `mcuflow zoo list`")
-    ze.add_argument("-o", "--output", required=True, help="NAME.pt2 (torch.export.save)")
-    ze.add_argument("--checkpoint", help="CK.pt: a state_dict with trained weights (default: seeded random weights)")
-    ze.add_argument("--calibration", help="CALIB.npz to write (default: <output stem>_calibration.npz)")
-    ze.add_argument("--seed", type=int, default=0, help="weights and data seed (default 0)")
-    ze.add_argument("--samples", type=int, default=100, help="calibration samples (default 100)")
-    ze.set_defaults(func=cmd_export)

@@ -9,9 +9,10 @@
 
 namespace mcuflow::kernels::detail {
 
-// output[n] = f(input1[n], input2[n2]) with input2 broadcast by in2_mode (see BinaryParams).
-template <typename T, typename F>
-void binary_elementwise(const BinaryParams& p, const T* input1, const T* input2, T* output, F f) {
+// output[n] = f(input1[n], input2[n2]) with input2 broadcast by in2_mode (see BinaryParams;
+// CompareParams walks the same way).
+template <typename P, typename T, typename Out, typename F>
+void binary_elementwise(const P& p, const T* input1, const T* input2, Out* output, F f) {
   for (int32_t o = 0; o < p.outer; ++o) {
     for (int32_t i = 0; i < p.inner; ++i) {
       const int32_t n = o * p.inner + i;
@@ -43,6 +44,20 @@ int8_t min_or_max_s8(const BinaryParams& p, int8_t x1, int8_t x2) {
   const int32_t b = rescaled_input(x2, p.input2_offset, p.input2_multiplier, p.input2_shift, p.output_offset);
   const int32_t v = kMaximum ? (a > b ? a : b) : (a < b ? a : b);
   return static_cast<int8_t>(clamp_i32(v, p.act_min, p.act_max));
+}
+
+// a <op> b for a CompareOp (an unknown op, which the verifier refuses, is false).
+template <typename T>
+bool compare(int32_t op, T a, T b) {
+  switch (op) {
+    case kCompareEq: return a == b;
+    case kCompareNe: return a != b;
+    case kCompareLt: return a < b;
+    case kCompareLe: return a <= b;
+    case kCompareGt: return a > b;
+    case kCompareGe: return a >= b;
+    default: return false;
+  }
 }
 
 inline float clamp_f32(float v, const BinaryParams& p) {

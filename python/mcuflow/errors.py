@@ -30,6 +30,8 @@ def run_failure(error: str, sample: int) -> McuflowError:
     error name, e.g. non_finite_input), on the host and on a board alike."""
     if error == "non_finite_input":  # the runtime's rule: every float32 input value is finite
         return InputError(f"an input of sample {sample} contains NaN or Inf")
+    if error == "index_out_of_range":  # an embedding id outside its table, refused by the run
+        return InputError(f"an id of sample {sample} lies outside its embedding table")
     return McuflowError(f"sample {sample}: runtime error {error}")
 
 

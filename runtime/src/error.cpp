@@ -25,6 +25,7 @@ const char* error_name(Error e) {
     case Error::kInputUnavailable: return "input_unavailable";
     case Error::kBadAliasing: return "bad_aliasing";
     case Error::kNonFiniteInput: return "non_finite_input";
+    case Error::kIndexOutOfRange: return "index_out_of_range";
   }
   return "unknown_error";
 }

@@ -331,7 +331,9 @@ Error Session::run_op(uint32_t i, const InputReader* reader) const {
   call.input_count = op.input_count;
   const uint32_t used = uint32_t(op.input_count) + op.output_count;
   for (uint32_t s = 0; s < used; ++s) call.data[s] = data_of(op.tensors[s]);
-  program_->kernels_.entries[op.kernel]->eval(call);
+  const KernelEntry& kernel = *program_->kernels_.entries[op.kernel];
+  if (kernel.fallible_eval != nullptr) return kernel.fallible_eval(call);
+  kernel.eval(call);
   return Error::kOk;
 }
 

@@ -30,9 +30,14 @@ inline bool int8_activation_range(int32_t act_min, int32_t act_max) {
   return in_range(act_min, -128, 127) && in_range(act_max, -128, 127) && act_min <= act_max;
 }
 
+inline bool input_offset_valid(int32_t input_offset) { return in_range(input_offset, -127, 128); }
+
 inline bool zero_point_offsets(int32_t input_offset, int32_t output_offset) {
-  return in_range(input_offset, -127, 128) && in_range(output_offset, -128, 127);
+  return input_offset_valid(input_offset) && in_range(output_offset, -128, 127);
 }
+
+// One requantization (arith.h multiply_by_quantized_multiplier) the kernels can compute.
+inline bool requantization_valid(int32_t multiplier, int32_t shift) { return multiplier >= 0 && in_range(shift, -31, 30); }
 
 // Outputs follow the inputs; optimized kernels may take extra trailing constant inputs, so
 // outputs are addressed relative to the op's input count.

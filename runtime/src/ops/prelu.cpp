@@ -8,8 +8,6 @@ namespace {
 using format::DType;
 using kernels::PreluParams;
 
-bool requantization_valid(int32_t multiplier, int32_t shift) { return multiplier >= 0 && in_range(shift, -31, 30); }
-
 Error check_prelu(const OpCheck& c, DType dtype) {
   const auto& p = c.get_params<PreluParams>();
   if (!positive(p.outer) || !positive(p.channels) || !positive(p.inner)) return Error::kBadParams;

@@ -79,5 +79,11 @@ void resize_bilinear_s8(const ResizeBilinearParams& p, const int8_t* input, cons
                         const int32_t* weights, int8_t* output);
 void resize_bilinear_f32(const ResizeBilinearParams& p, const float* input, const int32_t* taps,
                          const float* weights, float* output);
+void compare_s8(const CompareParams& p, const int8_t* input1, const int8_t* input2, int8_t* mask);
+void compare_f32(const CompareParams& p, const float* input1, const float* input2, int8_t* mask);
+void where_s8(const WhereParams& p, const int8_t* mask, const int8_t* a, const int8_t* b, int8_t* output);
+void where_f32(const WhereParams& p, const int8_t* mask, const float* a, const float* b, float* output);
+// False, writing nothing, when an id lies outside [0, p.rows).
+bool gather_rows(const GatherRowsParams& p, const int32_t* ids, const uint8_t* table, uint8_t* output);
 
 }  // namespace mcuflow::kernels

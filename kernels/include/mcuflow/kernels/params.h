@@ -265,4 +265,37 @@ struct GroupNormParams {       // group_norm_s8 / group_norm_f32
   int32_t act_min, act_max;    // s8
 };
 
+// Masks and selection (comparisons, torch.where). A mask is an int8 tensor of 0s and 1s: as a
+// quantized tensor, scale 1 and zero point 0, so a mask used as a number needs no conversion.
+// An int8 tensor compared with a constant is a lookup table (lut_s8) of its 256 values.
+enum CompareOp : int32_t { kCompareEq = 0, kCompareNe, kCompareLt, kCompareLe, kCompareGt, kCompareGe };
+
+// mask[n] = input1[n] <op> input2[n2], input2 broadcast by in2_mode as in BinaryParams.
+// int8: both inputs moved to one scale as add_s8 does, then compared:
+//   a = requantize((q1 + input1_offset) << left_shift, input1_multiplier, input1_shift), b alike.
+struct CompareParams {         // compare_s8 / compare_f32
+  int32_t outer, inner, in2_mode;
+  int32_t op;                  // CompareOp
+  int32_t input1_offset, input2_offset, left_shift;
+  int32_t input1_multiplier, input1_shift, input2_multiplier, input2_shift;
+};
+
+// output[i] = mask[i] != 0 ? a[i] : b[i]; an input whose *_single is 1 holds one value for
+// every output. int8: the chosen value requantized to the output,
+//   out = clamp(requantize(q + offset, multiplier, shift) + output_offset, -128, 127).
+struct WhereParams {           // where_s8 / where_f32
+  int32_t count;
+  int32_t mask_single, a_single, b_single;
+  int32_t a_offset, a_multiplier, a_shift;
+  int32_t b_offset, b_multiplier, b_shift;
+  int32_t output_offset;
+};
+
+// Rows of a constant table picked by int32 ids (nn.Embedding): output row i = table row
+// ids[i], row_bytes bytes each (int8 or float32 rows: the output keeps the table's dtype and
+// quantization). An id outside [0, rows) is the run's error; then no output byte is written.
+struct GatherRowsParams {      // gather_rows
+  int32_t count, rows, row_bytes;
+};
+
 }  // namespace mcuflow::kernels

@@ -27,6 +27,7 @@ enum class Error : uint8_t {
   kBadAliasing,      // an op's output shares bytes with one of its inputs where its kernel's
                      // access order does not allow it (aliasing.h), or with its scratch
   kNonFiniteInput,   // a float32 program input (or a band of one) holds NaN or Inf
+  kIndexOutOfRange,  // an int32 id outside its table (embedding): the op wrote nothing
 };
 
 const char* error_name(Error e);

@@ -58,7 +58,12 @@ namespace mcuflow {
   X(resize_bilinear_s8, 50)               \
   X(resize_bilinear_f32, 51)              \
   X(group_norm_s8, 52)                    \
-  X(group_norm_f32, 53)
+  X(group_norm_f32, 53)                   \
+  X(compare_s8, 54)                       \
+  X(compare_f32, 55)                      \
+  X(where_s8, 56)                         \
+  X(where_f32, 57)                        \
+  X(gather_rows, 58)
 
 // Optimized kernels: X(name, id, reference). Each computes exactly what its reference kernel
 // computes (bit for bit) from the same params and leading inputs; it may take extra trailing

@@ -40,6 +40,9 @@ struct KernelEntry {
   // An input slot the kernel writes (its scratch), 0 for none: it shares no byte with any other
   // slot of the op (the host's reference eval never touches it).
   uint8_t scratch_slot = 0;
+  // Set instead of eval for a kernel that can refuse its input values (an id outside its
+  // table): its error ends the run.
+  Error (*fallible_eval)(const OpCall&) = nullptr;
 };
 
 // Kernels available to this build, indexed by KernelId; null entries are not linked.

@@ -6,6 +6,8 @@
 #include <limits>
 #include <sstream>
 
+#include "mcuflow/compiler/op_registry.h"
+
 namespace mcuflow::compiler {
 
 void observe_range(Tensor& t, const float* values, size_t n) {
@@ -29,16 +31,9 @@ Quant quant_for_range(float lo, float hi) {
 
 namespace {
 
-bool keeps_input_quant(const std::string& kind) {
-  static const char* kKinds[] = {"max_pool2d", "avg_pool2d", "mean",  "adaptive_avg_pool2d", "reshape",
-                                 "permute",    "relu",       "clamp", "identity",            "slice",
-                                 "expand",     "amax",       "upsample_nearest2d", "upsample_bilinear2d"};
-  return std::find(std::begin(kKinds), std::end(kKinds), kind) != std::end(kKinds);
-}
-
 // A pad keeps its input's quantization when the pad value lies inside the input's range
 // (zero always does); otherwise the output needs a range covering the value too.
-bool pad_keeps_input_quant(const Op& op, const Quant& in) {
+bool value_fits(const Op& op, const Quant& in) {
   const double value = op.float_attr("value");
   return value >= double(in.scale) * (-128 - in.zero_point) && value <= double(in.scale) * (127 - in.zero_point);
 }
@@ -55,10 +50,13 @@ void assign_quantization(Graph& g) {
   for (int t : g.inputs) g.tensors[t].quant = observed_quant(g.tensors[t]);
   for (const Op& op : g.ops) {
     Tensor& y = g.tensors[op.outputs[0]];
-    if (op.kind == "argmax") continue;  // int32 indices, not quantized
-    if (keeps_input_quant(op.kind) || (op.kind == "pad" && pad_keeps_input_quant(op, g.tensors[op.inputs[0]].quant))) {
-      y.quant = g.tensors[op.inputs[0]].quant;
-    } else if (op.kind == "softmax") {
+    const Quant& x = g.tensors[op.inputs[0]].quant;
+    const OpDef* def = find_op(op.kind);
+    const OutputQuant rule = def ? def->output_quant : OutputQuant::kObserved;
+    if (rule == OutputQuant::kNone) continue;
+    if (rule == OutputQuant::kInput || (rule == OutputQuant::kInputWhenValueFits && value_fits(op, x))) {
+      y.quant = x;
+    } else if (rule == OutputQuant::kSoftmax) {
       y.quant = Quant{true, 1.0f / 256.0f, -128};
     } else {
       y.quant = observed_quant(y);

@@ -35,6 +35,7 @@ from typing import Any, Callable
 
 import torch
 
+from . import _core
 from .errors import UnsupportedModelError
 from .frontend_protocol import Description
 from .torch_graph import (_Const, _Describer, _Missing, _Scalar, _bind, _op_key, _op_name, _shape_str, user_inputs,
@@ -50,53 +51,9 @@ __all__ = [
     "node_source",
 ]
 
-# The op vocabulary of docs/frontend_contract.md. The only list of supported kinds: error
+# The op vocabulary of docs/frontend_contract.md, from the compiler's op registry: error
 # messages, is_supported_kind() and the tests all use it.
-SUPPORTED_KINDS: tuple[str, ...] = (
-    "conv2d",
-    "linear",
-    "batch_norm",
-    "relu",
-    "clamp",
-    "add",
-    "mul",
-    "max_pool2d",
-    "avg_pool2d",
-    "mean",
-    "adaptive_avg_pool2d",
-    "reshape",
-    "permute",
-    "softmax",
-    "cat",
-    "identity",
-    "pad",
-    "sigmoid",
-    "tanh",
-    "hardswish",
-    "hardsigmoid",
-    "silu",
-    "gelu",
-    "elu",
-    "leaky_relu",
-    "neg",
-    "abs",
-    "sub",
-    "minimum",
-    "maximum",
-    "sum",
-    "amax",
-    "argmax",
-    "slice",
-    "expand",
-    "conv_transpose2d",
-    "matmul",
-    "upsample_nearest2d",
-    "layer_norm",
-    "prelu",
-    "mish",
-    "upsample_bilinear2d",
-    "group_norm",
-)
+SUPPORTED_KINDS: tuple[str, ...] = tuple(_core.op_kinds())
 
 # Stand-in for an open clamp bound (the contract keeps infinities out of the program).
 FLOAT_MAX = 3.4e38

@@ -12,6 +12,7 @@
 
 #include "mcuflow/compiler/compile.h"
 #include "mcuflow/compiler/layout.h"
+#include "mcuflow/compiler/op_registry.h"
 #include "mcuflow/compiler/serializer.h"
 #include "mcuflow/runtime/runtime.h"
 
@@ -468,6 +469,8 @@ PYBIND11_MODULE(_core, m) {
     for (int e = 0; std::string(error_name(Error(e))) != "unknown_error"; ++e) names.push_back(error_name(Error(e)));
     return names;
   });
+
+  m.def("op_kinds", &frontend_kinds, "The op kinds a front end may send (the compiler's op registry).");
 
   py::class_<GraphBuilder>(m, "GraphBuilder")
       .def(py::init<>())

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch.export import Dim
 
 import models
-from mcuflow import frontend
+from mcuflow import _core, frontend
 from mcuflow.calibration import normalize_calibration
 from mcuflow.errors import CalibrationError, InputError, McuflowError, UnsupportedModelError
 from mcuflow.frontend import SUPPORTED_KINDS, describe, is_supported_kind
@@ -243,11 +243,16 @@ def assert_one_line(msg: str):
 
 
 def test_supported_kinds_match_contract():
+    # The vocabulary is the compiler's op registry: an op registered without a row of the
+    # contract's table, or a row without a registered op, fails here.
     with open(CONTRACT) as f:
         text = f.read()
     kinds = re.findall(r"^\| (\w+) \|", text, flags=re.M)
     kinds = [k for k in kinds if k != "kind"]
-    assert tuple(kinds) == SUPPORTED_KINDS
+    assert len(kinds) == len(set(kinds)), "a kind has two rows"
+    assert set(kinds) == set(_core.op_kinds())
+    assert SUPPORTED_KINDS == tuple(_core.op_kinds())
+    assert "input_rows" not in SUPPORTED_KINDS  # made by split_into_patches, never sent
     assert all(is_supported_kind(k) for k in kinds)
     assert not is_supported_kind("sin") and not is_supported_kind("aten.conv2d.default")
 

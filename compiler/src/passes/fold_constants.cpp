@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "mcuflow/compiler/op_registry.h"
 #include "mcuflow/compiler/passes.h"
 
 namespace mcuflow::compiler {
@@ -40,8 +41,7 @@ std::vector<float> evaluate(const Graph& g, const Op& op, const Shape& out_shape
 }
 
 bool foldable(const Graph& g, const Op& op) {
-  static const char* kKinds[] = {"reshape", "permute", "identity", "add", "mul"};
-  if (std::find(std::begin(kKinds), std::end(kKinds), op.kind) == std::end(kKinds)) return false;
+  if (!has_trait(op.kind, kFoldable)) return false;
   if (op.act_min > -1e38f || op.act_max < 1e38f) return false;  // a fused activation: keep the op
   return std::all_of(op.inputs.begin(), op.inputs.end(), [&](int t) { return g.tensors[t].constant; });
 }
@@ -82,22 +82,11 @@ namespace {
 
 // Ops whose kernels read or write image tensors NHWC: their rank-4 activations are NHWC.
 bool is_image_op(const Graph& g, const Op& op) {
-  static const char* kKinds[] = {"conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
-                                 "upsample_nearest2d", "upsample_bilinear2d", "group_norm"};
-  if (std::find(std::begin(kKinds), std::end(kKinds), op.kind) != std::end(kKinds)) return true;
-  return op.kind == "mean" && g.tensors[op.inputs[0]].shape.size() == 4;  // a global average pool, or a reduce
+  return has_trait(op.kind, kImageOp) ||
+         (has_trait(op.kind, kImageOpOnRank4) && g.tensors[op.inputs[0]].shape.size() == 4);
 }
-
 
 }  // namespace
-
-bool is_layout_agnostic(const std::string& kind) {
-  static const char* kKinds[] = {"relu",    "clamp",      "add",      "sub",         "mul",     "minimum",
-                                 "maximum", "identity",   "sigmoid",  "tanh",        "hardswish", "hardsigmoid",
-                                 "silu",    "gelu",       "elu",      "leaky_relu",  "neg",     "abs",
-                                 "batch_norm", "pad",     "cat",      "slice",       "prelu",   "mish"};
-  return std::find(std::begin(kKinds), std::end(kKinds), kind) != std::end(kKinds);
-}
 
 void assign_layouts(Graph& g) {
   // Rank-4 activations are NHWC when they are model inputs, meet an image op, or reach one
@@ -114,7 +103,7 @@ void assign_layouts(Graph& g) {
   for (bool changed = true; changed;) {
     changed = false;
     for (const Op& op : g.ops) {
-      if (!is_layout_agnostic(op.kind)) continue;
+      if (!has_trait(op.kind, kLayoutAgnostic)) continue;
       std::vector<int> operands = op.inputs;
       operands.insert(operands.end(), op.outputs.begin(), op.outputs.end());
       const bool any_nhwc = std::any_of(operands.begin(), operands.end(), [&](int t) { return g.tensors[t].nhwc; });

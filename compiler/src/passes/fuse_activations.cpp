@@ -1,6 +1,6 @@
 #include <algorithm>
-#include <limits>
 
+#include "mcuflow/compiler/op_registry.h"
 #include "mcuflow/compiler/passes.h"
 
 namespace mcuflow::compiler {
@@ -9,8 +9,7 @@ void fuse_activations(Graph& g) {
   std::vector<bool> removed(g.ops.size(), false);
   for (size_t i = 0; i < g.ops.size(); ++i) {
     Op& op = g.ops[i];
-    static const char* kFusing[] = {"conv2d", "linear", "add", "mul", "sub", "minimum", "maximum", "conv_transpose2d", "matmul"};
-    if (std::find(std::begin(kFusing), std::end(kFusing), op.kind) == std::end(kFusing)) continue;
+    if (!has_trait(op.kind, kFusesActivation)) continue;
     // Chains such as conv → relu → clamp fuse one after the other.
     for (;;) {
       const int y = op.outputs[0];
@@ -18,15 +17,7 @@ void fuse_activations(Graph& g) {
       if (users.size() != 1 || g.is_graph_output(y)) break;
       Op& act = g.ops[users[0]];
       float lo, hi;
-      if (act.kind == "relu") {
-        lo = 0.0f;
-        hi = std::numeric_limits<float>::infinity();
-      } else if (act.kind == "clamp") {
-        lo = float(act.float_attr("min"));
-        hi = float(act.float_attr("max"));
-      } else {
-        break;
-      }
+      if (!clamp_bounds(act, lo, hi)) break;
       // clamp(clamp(x, a, b), lo, hi) == clamp(x, clamp(a, lo, hi), clamp(b, lo, hi)), also when
       // the ranges are disjoint (the output is then the constant the second clamp forces).
       op.act_min = std::clamp(op.act_min, lo, hi);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 
+#include "mcuflow/compiler/op_registry.h"
 #include "mcuflow/compiler/passes.h"
 
 namespace mcuflow::compiler {
@@ -17,16 +18,9 @@ Shape row_view(const Shape& s) { return {s[0], s[1], 1, s[2]}; }
 
 int64_t row_dim(int64_t dim) { return dim < 0 ? row_dim(dim + 3) : dim < 2 ? dim : dim + 1; }
 
-// How an op moves onto row views: element-wise, with per-channel parameters, or with
-// attributes naming dims.
-enum class Lift { kNo, kElementwise, kPerChannel, kPad, kDim, kDims };
-
-Lift lift_kind(const std::string& kind) {
-  if (kind == "batch_norm" || kind == "prelu") return Lift::kPerChannel;
-  if (kind == "pad") return Lift::kPad;
-  if (kind == "slice" || kind == "cat") return Lift::kDim;
-  if (kind == "mean" || kind == "sum" || kind == "amax") return Lift::kDims;
-  return is_layout_agnostic(kind) ? Lift::kElementwise : Lift::kNo;
+RowLift lift_kind(const std::string& kind) {
+  const OpDef* def = find_op(kind);
+  return def ? def->row_lift : RowLift::kNo;
 }
 
 bool is_rank3_activation(const Graph& g, int t) { return !g.tensors[t].constant && g.tensors[t].shape.size() == 3; }
@@ -50,28 +44,28 @@ bool read_as_rows(const Graph& g, int t) {
 }
 
 bool liftable(const Graph& g, const Op& op) {
-  const Lift kind = lift_kind(op.kind);
-  if (kind == Lift::kNo || op.outputs.size() != 1) return false;
-  const std::vector<int> activations = kind == Lift::kPerChannel ? std::vector<int>{op.inputs[0]} : op.inputs;
+  const RowLift kind = lift_kind(op.kind);
+  if (kind == RowLift::kNo || op.outputs.size() != 1) return false;
+  const std::vector<int> activations = kind == RowLift::kPerChannel ? std::vector<int>{op.inputs[0]} : op.inputs;
   bool from_rows = false;
   for (int t : activations) {
     if (g.tensors[t].constant) {
-      if (kind != Lift::kElementwise || g.tensors[t].shape.size() > 3) return false;
+      if (kind != RowLift::kElementwise || g.tensors[t].shape.size() > 3) return false;
       continue;
     }
     if (!is_rank3_activation(g, t)) return false;
     from_rows = from_rows || row_source(g, t) >= 0;
   }
-  if (kind == Lift::kDims) return from_rows;  // the reduced output need not be rank 3
+  if (kind == RowLift::kDims) return from_rows;  // the reduced output need not be rank 3
   return g.tensors[op.outputs[0]].shape.size() == 3 && (from_rows || read_as_rows(g, op.outputs[0]));
 }
 
 // `op` rewritten to read and write row views; reshapes to and from them around it.
 void lift(Graph& g, Op op, std::vector<Op>& out) {
-  const Lift kind = lift_kind(op.kind);
+  const RowLift kind = lift_kind(op.kind);
   for (size_t i = 0; i < op.inputs.size(); ++i) {
     const int t = op.inputs[i];
-    if (kind == Lift::kPerChannel && i > 0) continue;  // per-channel parameters
+    if (kind == RowLift::kPerChannel && i > 0) continue;  // per-channel parameters
     if (g.tensors[t].constant) {
       Shape s = g.tensors[t].shape;
       s.insert(s.begin(), 3 - s.size(), 1);
@@ -88,7 +82,7 @@ void lift(Graph& g, Op op, std::vector<Op>& out) {
     }
     op.inputs[i] = rows;
   }
-  if (kind == Lift::kPad) {  // (before, after) pairs from the last dim: the row dim gets none
+  if (kind == RowLift::kPad) {  // (before, after) pairs from the last dim: the row dim gets none
     const auto& pad = op.ints_attr("pad");
     std::vector<int64_t> rows_pad(pad.begin(), pad.begin() + std::min<size_t>(2, pad.size()));
     if (pad.size() > 2) {
@@ -96,9 +90,9 @@ void lift(Graph& g, Op op, std::vector<Op>& out) {
       rows_pad.insert(rows_pad.end(), pad.begin() + 2, pad.end());
     }
     op.attrs["pad"] = rows_pad;
-  } else if (kind == Lift::kDim) {
+  } else if (kind == RowLift::kDim) {
     op.attrs["dim"] = row_dim(op.int_attr("dim"));
-  } else if (kind == Lift::kDims) {
+  } else if (kind == RowLift::kDims) {
     std::vector<int64_t> dims;
     for (int64_t d : op.ints_attr("dims")) dims.push_back(row_dim(d));
     // Over L, the size-1 row dim too: a mean over both is the global average pool kernel.

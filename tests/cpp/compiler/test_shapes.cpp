@@ -83,6 +83,7 @@ TEST(ShapeInference, UnsupportedKindNamesOpSourceAndSupportedOps) {
                            "mean", "adaptive_avg_pool2d", "reshape", "permute", "softmax", "cat", "identity"}) {
     EXPECT_NE(msg.find(kind), std::string::npos) << kind << " missing from: " << msg;
   }
+  EXPECT_EQ(msg.find("input_rows"), std::string::npos) << "a kind only a pass makes is offered: " << msg;
   EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line";
   // No source: still names the op.
   const std::string anon = error_of([&] { b.op("my_custom_op", {x, x}, {}, "<unknown>"); });

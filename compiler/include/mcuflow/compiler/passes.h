@@ -24,10 +24,6 @@ void fold_flatten_into_linear(Graph& g); // flatten of NHWC → linear: permute 
 // lowered to read_input_rows) instead of sliced from the whole input, which then never exists.
 void split_into_patches(Graph& g, int patches, int64_t element_bytes, bool stream_input = false);
 
-// Element-wise ops (and pad, slice, cat, batch norm): they work in any layout, so
-// assign_layouts gives their rank-4 operands one, and lift_rows moves them onto row views.
-bool is_layout_agnostic(const std::string& kind);
-
 // All of the above, in order.
 void run_graph_passes(Graph& g);
 

@@ -1,0 +1,69 @@
+// The op registry: per op kind, the one definition the compiler has of it — its shape rule,
+// its traits (what the passes and the quantizer ask about it) and its lowering. Each op family
+// defines its kinds in compiler/src/ops/<family>.cpp; nothing else keeps a list of kinds.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mcuflow/compiler/ir.h"
+
+namespace mcuflow::compiler {
+
+// What the passes ask about an op kind, as bits of OpDef::traits.
+enum OpTrait : uint32_t {
+  kInternal = 1u << 0,           // made by a compiler pass: not in the front-end vocabulary
+  kImageOp = 1u << 1,            // its kernels read and write rank-4 activations NHWC
+  kImageOpOnRank4 = 1u << 2,     // an image op when its input has rank 4 (mean: a global average pool)
+  kLayoutAgnostic = 1u << 3,     // works in any layout: element-wise, per channel, or along a named dim
+  kFusesActivation = 1u << 4,    // a relu/clamp reading its output moves into its output stage
+  kFoldable = 1u << 5,           // fold_constants evaluates it when every input is constant
+};
+
+// How the quantizer chooses the quantization of the op's output.
+enum class OutputQuant {
+  kObserved,              // from the calibration range
+  kInput,                 // the input's: the op moves or selects values without changing them
+  kInputWhenValueFits,    // the input's when the "value" attribute (a pad value) is inside its range
+  kSoftmax,               // probabilities: scale 1/256, zero point -128
+  kNone,                  // not quantized (int32 indices)
+};
+
+// How lift_rows moves the op onto (N, C, 1, L) row views.
+enum class RowLift {
+  kNo,           // it stays on the rank-3 tensors
+  kElementwise,  // element-wise: any rank
+  kPerChannel,   // per-channel parameters (input 0 is the activation)
+  kPad,          // "pad" lists (before, after) pairs from the last dim
+  kDim,          // "dim" names a dim
+  kDims,         // "dims" names dims
+};
+
+// The output shape from the inputs and attributes; throws CompileError naming the op for
+// attributes the kernels cannot honour and inconsistent shapes.
+using ShapeRule = Shape (*)(const Graph& g, const Op& op);
+
+struct OpDef {
+  const char* kind;
+  ShapeRule shape;
+  uint32_t traits = 0;
+  OutputQuant output_quant = OutputQuant::kObserved;
+  RowLift row_lift = RowLift::kNo;
+};
+
+// Every kind, grouped by family.
+const std::vector<OpDef>& op_registry();
+
+// The definition of `kind`, or nullptr.
+const OpDef* find_op(const std::string& kind);
+
+// False for kinds the registry does not know.
+bool has_trait(const std::string& kind, OpTrait trait);
+
+// The kinds a front end may send (all but kInternal ones), in registry order.
+std::vector<std::string> frontend_kinds();
+
+// relu and clamp: the bounds the op clamps its input to (relu: [0, +inf)); false for other ops.
+bool clamp_bounds(const Op& op, float& lo, float& hi);
+
+}  // namespace mcuflow::compiler

@@ -1,0 +1,59 @@
+// Pooling over H and W: max_pool2d, avg_pool2d, adaptive_avg_pool2d (output sizes that divide
+// the input's).
+#include "families.h"
+#include "shape_helpers.h"
+
+namespace mcuflow::compiler {
+namespace {
+
+Shape infer_pool(const Graph& g, const Op& op, bool is_avg) {
+  const Shape& x = in_shape(g, op, 0);
+  if (x.size() != 4) fail(op, "expects a 4-D input, got " + shape_str(x));
+  auto k = pair_attr(op, "kernel");
+  std::vector<int64_t> stride = op.ints_attr("stride");
+  if (stride.empty()) stride = k;  // PyTorch: stride defaults to the kernel size
+  if (stride.size() == 1) stride.push_back(stride[0]);
+  auto pad = pair_attr(op, "padding");
+  std::vector<int64_t> dil = {1, 1};
+  if (op.has_attr("dilation")) dil = pair_attr(op, "dilation");
+  if (dil[0] != 1 || dil[1] != 1) fail(op, "dilated pooling is not supported");
+  const bool ceil_mode = op.has_attr("ceil_mode") && op.int_attr("ceil_mode") != 0;
+  const auto pad_end = end_padding(op, pad);
+  // Folded pads (padding_end present) may exceed PyTorch's half-kernel limit: they are data.
+  const bool folded = op.has_attr("padding_end");
+  for (int i = 0; i < 2; ++i) {
+    if (k[i] < 1 || stride[i] < 1 || pad[i] < 0 || (!folded && 2 * pad[i] > k[i])) fail(op, "invalid kernel/stride/padding");
+  }
+  if (is_avg && op.has_attr("divisor_override")) fail(op, "divisor_override is not supported");
+  const int64_t oh = window_out(x[2], k[0], stride[0], pad[0], pad_end[0], 1, ceil_mode);
+  const int64_t ow = window_out(x[3], k[1], stride[1], pad[1], pad_end[1], 1, ceil_mode);
+  if (is_avg && ceil_mode && (oh != window_out(x[2], k[0], stride[0], pad[0], pad_end[0], 1, false) ||
+                              ow != window_out(x[3], k[1], stride[1], pad[1], pad_end[1], 1, false)))
+    fail(op, "avg_pool2d with ceil_mode=True that adds partial windows is not supported");
+  if (oh < 1 || ow < 1) fail(op, "kernel larger than the padded input");
+  return {x[0], x[1], oh, ow};
+}
+
+Shape infer_max_pool(const Graph& g, const Op& op) { return infer_pool(g, op, false); }
+Shape infer_avg_pool(const Graph& g, const Op& op) { return infer_pool(g, op, true); }
+
+Shape infer_adaptive_avg_pool(const Graph& g, const Op& op) {
+  const Shape& x = in_shape(g, op, 0);
+  auto size = pair_attr(op, "output_size");
+  if (x.size() != 4) fail(op, "expects a 4-D input");
+  if (size[0] < 1 || size[1] < 1 || x[2] % size[0] != 0 || x[3] % size[1] != 0)
+    fail(op, "output size " + shape_str(size) + " must divide the input size " + shape_str(x));
+  return {x[0], x[1], size[0], size[1]};
+}
+
+}  // namespace
+
+std::vector<OpDef> pool_ops() {
+  return {
+      {"max_pool2d", infer_max_pool, kImageOp, OutputQuant::kInput},
+      {"avg_pool2d", infer_avg_pool, kImageOp, OutputQuant::kInput},
+      {"adaptive_avg_pool2d", infer_adaptive_avg_pool, kImageOp, OutputQuant::kInput},
+  };
+}
+
+}  // namespace mcuflow::compiler

@@ -89,78 +89,125 @@ inline void accumulate_tap_pair(Accumulators& acc, const int8_t* x0_at, const in
         "m"(*reinterpret_cast<const int8_t(*)[2 * kMveChunk]>(weights)));
 }
 
-// --- a whole block of a 3x3 window in one assembly block ---------------------------------
+// --- the whole blocks of a 3x3 window in one assembly loop -------------------------------
 // Byte offsets in a block's prepared bytes (kernels_mve.h): table rows of kMveDwGroup int32
 // (bias' at 0, multipliers at 64, left shifts at 128, minus right shifts at 192), then the
-// nine taps' weights at 256 + 16 * tap, all within VLDRW's immediate range.
-#define MCUFLOW_DW3_W(at) "vldrw.32 %q[w], [%[blk], #" at "]\n\t"
+// nine taps' weights at 256 + 16 * tap; the next block starts kDw3BlockBytes on. The first
+// load moves %[blk] on to the next block, so the offsets below are from there (offset - 400),
+// all within VLDRW's immediate range (+-508).
+constexpr int32_t kDw3BlockBytes = 400;
+static_assert(MveDwLayout{kMveDwGroup, 9}.block_bytes() == kDw3BlockBytes);
+#define MCUFLOW_DW3_W(at) "vldrw.32 q5, [%[blk], #" at "]\n\t"
 #define MCUFLOW_DW3_BIAS                      \
-  "vldrw.32 %q[a0], [%[blk]]\n\t"            \
-  "vldrw.32 %q[a1], [%[blk], #16]\n\t"       \
-  "vldrw.32 %q[a2], [%[blk], #32]\n\t"       \
-  "vldrw.32 %q[a3], [%[blk], #48]\n\t"
-// A window inside the input, tap (ky, kx) at first + ky * rs + kx * cs: eight adds.
-#define MCUFLOW_DW3_INSIDE_TAPS                                                                      \
-  "add %[at1], %[first], %[cs]\n\t" MCUFLOW_DW_TAP_PAIR("first", "at1", MCUFLOW_DW3_W("256"),        \
-                                                        MCUFLOW_DW3_W("272"))     /* (0,0) (0,1) */  \
-  "add %[at0], %[at1], %[cs]\n\t"                                                                    \
-  "add %[row], %[first], %[rs]\n\t" MCUFLOW_DW_TAP_PAIR("at0", "row", MCUFLOW_DW3_W("288"),          \
-                                                        MCUFLOW_DW3_W("304"))     /* (0,2) (1,0) */  \
-  "add %[at0], %[row], %[cs]\n\t"                                                                    \
-  "add %[at1], %[at0], %[cs]\n\t" MCUFLOW_DW_TAP_PAIR("at0", "at1", MCUFLOW_DW3_W("320"),            \
-                                                      MCUFLOW_DW3_W("336"))       /* (1,1) (1,2) */  \
-  "add %[row], %[row], %[rs]\n\t"                                                                    \
-  "add %[at0], %[row], %[cs]\n\t" MCUFLOW_DW_TAP_PAIR("row", "at0", MCUFLOW_DW3_W("352"),            \
-                                                      MCUFLOW_DW3_W("368"))       /* (2,0) (2,1) */  \
-  "add %[at0], %[at0], %[cs]\n\t" MCUFLOW_DW_TAP("at0", MCUFLOW_DW3_W("384"))    /* (2,2) */
-// A window touching the padding: tap t at taps[t] + c (taps[t] an input pixel or the zero
-// point row).
-#define MCUFLOW_DW3_TAP_AT(reg, t) "ldr %[" reg "], [%[taps], #" t "]\n\tadd %[" reg "], %[" reg "], %[c]\n\t"
-#define MCUFLOW_DW3_TABLE_TAPS                                                                              \
-  MCUFLOW_DW3_TAP_AT("at0", "0") MCUFLOW_DW3_TAP_AT("at1", "4")                                            \
-  MCUFLOW_DW_TAP_PAIR("at0", "at1", MCUFLOW_DW3_W("256"), MCUFLOW_DW3_W("272"))                            \
-  MCUFLOW_DW3_TAP_AT("at0", "8") MCUFLOW_DW3_TAP_AT("at1", "12")                                           \
-  MCUFLOW_DW_TAP_PAIR("at0", "at1", MCUFLOW_DW3_W("288"), MCUFLOW_DW3_W("304"))                            \
-  MCUFLOW_DW3_TAP_AT("at0", "16") MCUFLOW_DW3_TAP_AT("at1", "20")                                          \
-  MCUFLOW_DW_TAP_PAIR("at0", "at1", MCUFLOW_DW3_W("320"), MCUFLOW_DW3_W("336"))                            \
-  MCUFLOW_DW3_TAP_AT("at0", "24") MCUFLOW_DW3_TAP_AT("at1", "28")                                          \
-  MCUFLOW_DW_TAP_PAIR("at0", "at1", MCUFLOW_DW3_W("352"), MCUFLOW_DW3_W("368"))                            \
-  MCUFLOW_DW3_TAP_AT("at0", "32") MCUFLOW_DW_TAP("at0", MCUFLOW_DW3_W("384"))
+  "vldrw.32 q0, [%[blk]], #400\n\t"      \
+  "vldrw.32 q1, [%[blk], #-384]\n\t"     \
+  "vldrw.32 q2, [%[blk], #-368]\n\t"     \
+  "vldrw.32 q3, [%[blk], #-352]\n\t"
+// Tap t reads 16 bytes at t<t> and moves it on to the next block's (post-increment): an input
+// pixel's next channels, or the zero point row's next 16 bytes for a padding tap.
+#define MCUFLOW_DW3_PRODUCTS(at, w_at)           \
+  "vldrb.8 q4, [%[" at "]], #16\n\t" MCUFLOW_DW3_W(w_at) \
+  "vmullb.s8 q6, q4, q5\n\t"       \
+  "vmullt.s8 q7, q4, q5\n\t"
+// A second tap's products added in int16 (|x * w| <= 128 * 127 with w != -128, so two fit).
+// Its input is loaded twice because VMULLT overwrites it and no q register is left.
+#define MCUFLOW_DW3_ADD_PRODUCTS(at, w_at)       \
+  "vldrb.8 q4, [%[" at "]]\n\t" MCUFLOW_DW3_W(w_at) \
+  "vmullt.s8 q4, q4, q5\n\t"          \
+  "vadd.i16 q7, q7, q4\n\t"       \
+  "vldrb.8 q4, [%[" at "]], #16\n\t"        \
+  "vmullb.s8 q4, q4, q5\n\t"          \
+  "vadd.i16 q6, q6, q4\n\t"
+// The int16 products widened into the accumulators (q4 as scratch).
+#define MCUFLOW_DW3_WIDEN                        \
+  "vmovlb.s16 q4, q6\n\t"                     \
+  "vadd.i32 q0, q0, q4\n\t"                   \
+  "vmovlt.s16 q4, q6\n\t"                     \
+  "vadd.i32 q1, q1, q4\n\t"                   \
+  "vmovlb.s16 q4, q7\n\t"                     \
+  "vadd.i32 q2, q2, q4\n\t"                   \
+  "vmovlt.s16 q4, q7\n\t"                     \
+  "vadd.i32 q3, q3, q4\n\t"
+#define MCUFLOW_DW3_PAIR(at0, at1, w0, w1) \
+  MCUFLOW_DW3_PRODUCTS(at0, w0) MCUFLOW_DW3_ADD_PRODUCTS(at1, w1) MCUFLOW_DW3_WIDEN
+#define MCUFLOW_DW3_TAPS                                                                     \
+  MCUFLOW_DW3_PAIR("t0", "t1", "-144", "-128") MCUFLOW_DW3_PAIR("t2", "t3", "-112", "-96")   \
+  MCUFLOW_DW3_PAIR("t4", "t5", "-80", "-64") MCUFLOW_DW3_PAIR("t6", "t7", "-48", "-32")       \
+  MCUFLOW_DW3_PRODUCTS("t8", "-16") MCUFLOW_DW3_WIDEN
 // Requantization of accumulator a: the general steps (mve::requantize's), or the ones for an
 // op whose every channel shifts right and none left (RequantKind::kRightShiftsOnly).
-#define MCUFLOW_DW3_ROW(row_at) "vldrw.32 %q[x], [%[blk], #" row_at "]\n\t"
+#define MCUFLOW_DW3_ROW(row_at) "vldrw.32 q4, [%[blk], #" row_at "]\n\t"
 #define MCUFLOW_DW3_REQUANT(a, lshift_at, mult_at, rshift_at)                               \
-  MCUFLOW_DW3_ROW(lshift_at) MCUFLOW_MVE_RQ_SHIFT_LEFT("%q[" a "]", "%q[x]")               \
-  MCUFLOW_DW3_ROW(mult_at) MCUFLOW_MVE_RQ_MULTIPLY("%q[" a "]", "%q[x]")                   \
-  MCUFLOW_DW3_ROW(rshift_at) MCUFLOW_MVE_RQ_SHIFT_RIGHT("%q[" a "]", "%q[x]", "%q[w]")
+  MCUFLOW_DW3_ROW(lshift_at) MCUFLOW_MVE_RQ_SHIFT_LEFT(a, "q4")               \
+  MCUFLOW_DW3_ROW(mult_at) MCUFLOW_MVE_RQ_MULTIPLY(a, "q4")                   \
+  MCUFLOW_DW3_ROW(rshift_at) MCUFLOW_MVE_RQ_SHIFT_RIGHT(a, "q4", "q5")
 #define MCUFLOW_DW3_REQUANT_RIGHT(a, lshift_at, mult_at, rshift_at)                         \
-  MCUFLOW_DW3_ROW(mult_at) MCUFLOW_MVE_RQ_MULTIPLY("%q[" a "]", "%q[x]")                   \
-  MCUFLOW_DW3_ROW(rshift_at) MCUFLOW_MVE_RQ_SHIFT_RIGHT_ALL("%q[" a "]", "%q[x]", "%q[w]")
+  MCUFLOW_DW3_ROW(mult_at) MCUFLOW_MVE_RQ_MULTIPLY(a, "q4")                   \
+  MCUFLOW_DW3_ROW(rshift_at) MCUFLOW_MVE_RQ_SHIFT_RIGHT_ALL(a, "q4", "q5")
 #define MCUFLOW_DW3_REQUANT_ALL(step)                                                       \
-  step("a0", "128", "64", "192") step("a1", "144", "80", "208") step("a2", "160", "96", "224") \
-      step("a3", "176", "112", "240")
+  step("q0", "-272", "-336", "-208") step("q1", "-256", "-320", "-192")                       \
+      step("q2", "-240", "-304", "-176") step("q3", "-224", "-288", "-160")
 // Saturating narrowing to int16 (channel order: even channels in a0, odd in a2), the output
-// offset added with saturation, narrowing to int8 (all 16 channels in order in a0). Saturation
-// clamps to int8 exactly where the reference's int32 sum would leave [-128, 127].
+// offset (the low half of %[pk]) added with saturation, narrowing to int8 (all 16 channels in
+// order in a0). Saturation clamps to int8 exactly where the reference's int32 sum would leave
+// [-128, 127].
 #define MCUFLOW_DW3_NARROW                     \
-  "vqmovnb.s32 %q[a0], %q[a0]\n\t"            \
-  "vqmovnt.s32 %q[a0], %q[a1]\n\t"            \
-  "vqmovnb.s32 %q[a2], %q[a2]\n\t"            \
-  "vqmovnt.s32 %q[a2], %q[a3]\n\t"            \
-  "vqadd.s16 %q[a0], %q[a0], %[offset]\n\t"   \
-  "vqadd.s16 %q[a2], %q[a2], %[offset]\n\t"   \
-  "vqmovnb.s16 %q[a0], %q[a0]\n\t"            \
-  "vqmovnt.s16 %q[a0], %q[a2]\n\t"
-// The activation range, when narrower than int8.
+  "vqmovnb.s32 q0, q0\n\t"            \
+  "vqmovnt.s32 q0, q1\n\t"            \
+  "vqmovnb.s32 q2, q2\n\t"            \
+  "vqmovnt.s32 q2, q3\n\t"            \
+  "vqadd.s16 q0, q0, %[pk]\n\t"       \
+  "vqadd.s16 q2, q2, %[pk]\n\t"       \
+  "vqmovnb.s16 q0, q0\n\t"            \
+  "vqmovnt.s16 q0, q2\n\t"
+// The activation range (bytes 2 and 3 of %[pk]), when narrower than int8; %[pk] is rotated
+// back to its value by the end.
 #define MCUFLOW_DW3_CLAMP                      \
-  "vdup.8 %q[x], %[lo]\n\t"                   \
-  "vmax.s8 %q[a0], %q[a0], %q[x]\n\t"         \
-  "vdup.8 %q[x], %[hi]\n\t"                   \
-  "vmin.s8 %q[a0], %q[a0], %q[x]\n\t"
-#define MCUFLOW_DW3_STORE "vstrb.8 %q[a0], [%[out]]\n\t"
-#define MCUFLOW_DW3_OUTPUTS                                                                            \
-  [a0] "=&w"(a0), [a1] "=&w"(a1), [a2] "=&w"(a2), [a3] "=&w"(a3), [x] "=&w"(x), [w] "=&w"(w),         \
-      [even] "=&w"(even), [odd] "=&w"(odd), [at0] "=&r"(at0), [at1] "=&r"(at1)
+  "ror %[pk], %[pk], #16\n\t"                 \
+  "vdup.8 q4, %[pk]\n\t"                   \
+  "vmax.s8 q0, q0, q4\n\t"         \
+  "ror %[pk], %[pk], #8\n\t"                  \
+  "vdup.8 q4, %[pk]\n\t"                   \
+  "vmin.s8 q0, q0, q4\n\t"         \
+  "ror %[pk], %[pk], #8\n\t"
+// The end of a block: the store and the block loop (lr counts blocks).
+#define MCUFLOW_DW3_NEXT_BLOCK                  \
+  "vstrb.8 q0, [%[out]], #16\n\t"         \
+  "le lr, 1b\n\t"
+// The end of a pixel: every tap pointer has moved on by the pixel's channels (the output too);
+// the next pixel of the run is tap_delta (out_delta) further on, and starts at the first block.
+#define MCUFLOW_DW3_NEXT_PIXEL                                                                    \
+  "ldr lr, %[pixels]\n\t"                                                                        \
+  "subs lr, lr, #1\n\t"                                                                          \
+  "str lr, %[pixels]\n\t"                                                                        \
+  "beq 2f\n\t"                                                                                   \
+  "ldr %[blk], %[first_block]\n\t"                                                               \
+  "ldr lr, %[tap_delta]\n\t"                                                                     \
+  "cmp lr, #0\n\t"                                                                                \
+  "beq 0b\n\t" /* forwards at stride 1: every pointer is where the next pixel starts */          \
+  "add %[t0], %[t0], lr\n\t" "add %[t1], %[t1], lr\n\t" "add %[t2], %[t2], lr\n\t"                \
+  "add %[t3], %[t3], lr\n\t" "add %[t4], %[t4], lr\n\t" "add %[t5], %[t5], lr\n\t"                \
+  "add %[t6], %[t6], lr\n\t" "add %[t7], %[t7], lr\n\t" "add %[t8], %[t8], lr\n\t"                \
+  "ldr lr, %[out_delta]\n\t"                                                                     \
+  "add %[out], %[out], lr\n\t"                                                                   \
+  "b 0b\n\t"                                                                                     \
+  "2:\n\t"
+#define MCUFLOW_DW3_LOOP(requant, clamp)                                                          \
+  "0:\n\t"                                                                                       \
+  "ldr lr, %[blocks]\n\t"                                                                        \
+  "dls lr, lr\n\t"                                                                               \
+  "1:\n\t" MCUFLOW_DW3_BIAS MCUFLOW_DW3_TAPS MCUFLOW_DW3_REQUANT_ALL(requant) MCUFLOW_DW3_NARROW clamp \
+      MCUFLOW_DW3_NEXT_BLOCK MCUFLOW_DW3_NEXT_PIXEL
+// The accumulators in q0-q3 (channels kMveDwFirstChannel[a] + 4 * lane), the input in q4, the
+// weights in q5, the even and odd channels' int16 products in q6 and q7; lr counts. 30 operands,
+// GCC's limit: the counts and steps are read from memory.
+#define MCUFLOW_DW3_OPERANDS                                                                           \
+  : [t0] "+r"(t0), [t1] "+r"(t1), [t2] "+r"(t2), [t3] "+r"(t3), [t4] "+r"(t4), [t5] "+r"(t5),          \
+    [t6] "+r"(t6), [t7] "+r"(t7), [t8] "+r"(t8), [blk] "+r"(blk), [out] "+r"(out), [pk] "+r"(pk),      \
+    [pixels] "+m"(run.pixels)                                                                          \
+  : [blocks] "m"(run.blocks), [tap_delta] "m"(run.tap_delta), [out_delta] "m"(run.out_delta),         \
+    [first_block] "m"(run.first_block)                                                                 \
+  : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "lr", "memory", "cc"
 
 // How an op's requantization may be shortened (decided once per op from its table).
 enum class RequantKind {
@@ -168,66 +215,26 @@ enum class RequantKind {
   kRightShiftsOnly,  // every channel shifts right (so none left), activation range [-128, 127]
 };
 
-// Where the taps of a window read: entirely inside the input, tap (ky, kx) at
-// first + ky * row_step + kx * column_step; or from per-tap pointers (an input pixel, or the
-// zero point row for a padding tap), offset by the block's first channel.
-struct InsideTaps {
-  const int8_t* first;  // tap (0, 0)
-  int32_t row_step, column_step;
-  const int8_t* operator()(int32_t ky, int32_t kx) const { return first + ky * row_step + kx * column_step; }
-};
-struct PointedTaps {
-  const int8_t* const* pixel;  // [k_h * k_w]
-  int32_t k_w, channel;
-  const int8_t* operator()(int32_t ky, int32_t kx) const { return pixel[ky * k_w + kx] + channel; }
+// A run of output pixels along a row (>= 1), each the same steps on from the one before, and
+// the whole blocks (>= 1) of each from the first on.
+struct Run3x3 {
+  int32_t pixels, blocks;
+  int32_t tap_delta, out_delta;  // bytes from where a pixel leaves the pointers to the next pixel's
+  const uint8_t* first_block;
 };
 
-// The output bytes of one whole block (16 channels) of a 3x3 window; blk: the block's prepared bytes.
-template <RequantKind kKind>
-inline void dw3_block(const uint8_t* blk, const InsideTaps& taps, int8_t* out, int32_t offset, int32_t lo,
-                      int32_t hi) {
-  int32x4_t a0, a1, a2, a3;
-  int8x16_t x, w;
-  int16x8_t even, odd;
-  const int8_t *at0, *at1, *row;
+// The outputs of a run's whole blocks; taps(ky, kx): the first pixel's tap pointers at channel 0
+// (input pixels, or the zero point row for padding taps), out: its output; pk: the output offset
+// in its low half, act_min and act_max in bytes 2 and 3. The asm counts run.pixels down to 0.
+template <RequantKind kKind, typename Taps>
+inline void dw3_run(Run3x3& run, const Taps& taps, int8_t* out, uint32_t pk) {
+  const int8_t *t0 = taps(0, 0), *t1 = taps(0, 1), *t2 = taps(0, 2), *t3 = taps(1, 0), *t4 = taps(1, 1),
+               *t5 = taps(1, 2), *t6 = taps(2, 0), *t7 = taps(2, 1), *t8 = taps(2, 2);
+  const uint8_t* blk = run.first_block;
   if constexpr (kKind == RequantKind::kRightShiftsOnly) {
-    asm volatile(MCUFLOW_DW3_BIAS MCUFLOW_DW3_INSIDE_TAPS MCUFLOW_DW3_REQUANT_ALL(MCUFLOW_DW3_REQUANT_RIGHT)
-                     MCUFLOW_DW3_NARROW MCUFLOW_DW3_STORE
-                 : MCUFLOW_DW3_OUTPUTS, [row] "=&r"(row)
-                 : [blk] "r"(blk), [first] "r"(taps.first), [rs] "r"(taps.row_step), [cs] "r"(taps.column_step),
-                   [out] "r"(out), [offset] "r"(offset)
-                 : "memory");
+    asm volatile(MCUFLOW_DW3_LOOP(MCUFLOW_DW3_REQUANT_RIGHT, "") MCUFLOW_DW3_OPERANDS);
   } else {
-    asm volatile(MCUFLOW_DW3_BIAS MCUFLOW_DW3_INSIDE_TAPS MCUFLOW_DW3_REQUANT_ALL(MCUFLOW_DW3_REQUANT)
-                     MCUFLOW_DW3_NARROW MCUFLOW_DW3_CLAMP MCUFLOW_DW3_STORE
-                 : MCUFLOW_DW3_OUTPUTS, [row] "=&r"(row)
-                 : [blk] "r"(blk), [first] "r"(taps.first), [rs] "r"(taps.row_step), [cs] "r"(taps.column_step),
-                   [out] "r"(out), [offset] "r"(offset), [lo] "r"(lo), [hi] "r"(hi)
-                 : "memory");
-  }
-}
-
-template <RequantKind kKind>
-inline void dw3_block(const uint8_t* blk, const PointedTaps& taps, int8_t* out, int32_t offset, int32_t lo,
-                      int32_t hi) {
-  int32x4_t a0, a1, a2, a3;
-  int8x16_t x, w;
-  int16x8_t even, odd;
-  const int8_t *at0, *at1;
-  if constexpr (kKind == RequantKind::kRightShiftsOnly) {
-    asm volatile(MCUFLOW_DW3_BIAS MCUFLOW_DW3_TABLE_TAPS MCUFLOW_DW3_REQUANT_ALL(MCUFLOW_DW3_REQUANT_RIGHT)
-                     MCUFLOW_DW3_NARROW MCUFLOW_DW3_STORE
-                 : MCUFLOW_DW3_OUTPUTS
-                 : [blk] "r"(blk), [taps] "r"(taps.pixel), [c] "r"(taps.channel), [out] "r"(out),
-                   [offset] "r"(offset)
-                 : "memory");
-  } else {
-    asm volatile(MCUFLOW_DW3_BIAS MCUFLOW_DW3_TABLE_TAPS MCUFLOW_DW3_REQUANT_ALL(MCUFLOW_DW3_REQUANT)
-                     MCUFLOW_DW3_NARROW MCUFLOW_DW3_CLAMP MCUFLOW_DW3_STORE
-                 : MCUFLOW_DW3_OUTPUTS
-                 : [blk] "r"(blk), [taps] "r"(taps.pixel), [c] "r"(taps.channel), [out] "r"(out),
-                   [offset] "r"(offset), [lo] "r"(lo), [hi] "r"(hi)
-                 : "memory");
+    asm volatile(MCUFLOW_DW3_LOOP(MCUFLOW_DW3_REQUANT, MCUFLOW_DW3_CLAMP) MCUFLOW_DW3_OPERANDS);
   }
 }
 
@@ -240,17 +247,41 @@ inline void dw3_block(const uint8_t* blk, const PointedTaps& taps, int8_t* out, 
 #undef MCUFLOW_DW_STREAM_OUTPUTS
 #undef MCUFLOW_DW3_W
 #undef MCUFLOW_DW3_BIAS
-#undef MCUFLOW_DW3_INSIDE_TAPS
-#undef MCUFLOW_DW3_TAP_AT
-#undef MCUFLOW_DW3_TABLE_TAPS
+#undef MCUFLOW_DW3_PRODUCTS
+#undef MCUFLOW_DW3_ADD_PRODUCTS
+#undef MCUFLOW_DW3_PAIR
+#undef MCUFLOW_DW3_WIDEN
+#undef MCUFLOW_DW3_TAPS
 #undef MCUFLOW_DW3_ROW
 #undef MCUFLOW_DW3_REQUANT
 #undef MCUFLOW_DW3_REQUANT_RIGHT
 #undef MCUFLOW_DW3_REQUANT_ALL
 #undef MCUFLOW_DW3_NARROW
 #undef MCUFLOW_DW3_CLAMP
-#undef MCUFLOW_DW3_STORE
-#undef MCUFLOW_DW3_OUTPUTS
+#undef MCUFLOW_DW3_NEXT_BLOCK
+#undef MCUFLOW_DW3_NEXT_PIXEL
+#undef MCUFLOW_DW3_LOOP
+#undef MCUFLOW_DW3_OPERANDS
+
+// Where the taps of a window read, from channel 0 (at_channel: from channel c). A window inside
+// the input: tap (ky, kx) at first + ky * row_step + kx * column_step.
+struct InsideTaps {
+  const int8_t* first;  // tap (0, 0)
+  int32_t row_step, column_step;
+  const int8_t* operator()(int32_t ky, int32_t kx) const { return first + ky * row_step + kx * column_step; }
+  InsideTaps at_channel(int32_t c) const { return {first + c, row_step, column_step}; }
+};
+// A window touching the padding: a tap outside the input reads the zero point row.
+struct BorderTaps {
+  const int8_t *input, *zero_points;
+  int32_t iy0, ix0, in_h, in_w, in_c, dil_h, dil_w;
+  const int8_t* operator()(int32_t ky, int32_t kx) const {
+    const int32_t iy = iy0 + ky * dil_h, ix = ix0 + kx * dil_w;
+    const bool inside = uint32_t(iy) < uint32_t(in_h) && uint32_t(ix) < uint32_t(in_w);
+    return inside ? input + (iy * in_w + ix) * in_c : zero_points;
+  }
+  BorderTaps at_channel(int32_t c) const { return {input + c, zero_points + c, iy0, ix0, in_h, in_w, in_c, dil_h, dil_w}; }
+};
 
 // kRightShiftsOnly when every channel of the whole blocks shifts right (minus right shift < 0:
 // its shift is negative, so it has no left shift) and the activation range is all of int8.
@@ -314,15 +345,14 @@ void pixel_block(const DwConvParams& p, const Taps& tap_input, const uint8_t* bl
 }
 
 // The blocks of one output pixel from channel c on (blk: that block's bytes) through pixel_block.
+// Not inlined into the 3x3 walk, which rarely needs it: its staging buffers stay off the stack
+// while the assembly runs.
 template <typename Taps>
-void pixel_blocks(const DwConvParams& p, const Taps& taps, const uint8_t* blk, int32_t block_bytes, int32_t c,
+__attribute__((noinline)) void pixel_blocks(const DwConvParams& p, const Taps& taps, const uint8_t* blk, int32_t block_bytes, int32_t c,
                   int8_t* out) {
   for (; c < p.in_c; c += kMveDwGroup, blk += block_bytes) {
-    Taps block_taps = taps;
-    if constexpr (std::is_same_v<Taps, InsideTaps>) block_taps.first += c;
-    else block_taps.channel = c;
-    if (c + kMveDwGroup <= p.in_c) pixel_block<false>(p, block_taps, blk, out + c, kMveDwGroup);
-    else pixel_block<true>(p, block_taps, blk, out + c, p.in_c - c);
+    if (c + kMveDwGroup <= p.in_c) pixel_block<false>(p, taps.at_channel(c), blk, out + c, kMveDwGroup);
+    else pixel_block<true>(p, taps.at_channel(c), blk, out + c, p.in_c - c);
   }
 }
 
@@ -335,6 +365,7 @@ struct Walk {
   int8_t* output;
   const int8_t* zero_points;  // the prepared zero point row
   int32_t block_bytes, row_step, column_step;
+  uint32_t offset_and_range;  // dw3_run's pk
   // Outputs whose whole window lies inside the input: oy in [y_lo, y_hi), ox in [x_lo, x_hi).
   int32_t y_lo, y_hi, x_lo, x_hi;
 
@@ -344,6 +375,8 @@ struct Walk {
     block_bytes = layout.block_bytes();
     row_step = p.dil_h * p.in_w * p.in_c;
     column_step = p.dil_w * p.in_c;
+    offset_and_range = uint32_t(p.output_offset & 0xFFFF) | uint32_t(p.act_min & 0xFF) << 16 |
+                       uint32_t(p.act_max & 0xFF) << 24;
     auto first_inside = [](int32_t pad, int32_t stride) { return (pad + stride - 1) / stride; };
     auto end_inside = [](int32_t in, int32_t pad, int32_t span, int32_t stride, int32_t out) {
       const int32_t end = in + pad >= span ? (in + pad - span) / stride + 1 : 0;
@@ -355,23 +388,68 @@ struct Walk {
     x_hi = end_inside(p.in_w, p.pad_left, (p.k_w - 1) * p.dil_w + 1, p.stride_w, p.out_w);
   }
 
-  // The blocks of one pixel: the whole ones of a 3x3 window through dw3_block, the others
+  // The whole blocks of a 3x3 window through dw3_run; returns the channel the rest starts at.
+  template <RequantKind kKind, typename Taps>
+  int32_t whole_3x3_blocks(const Taps& taps, int8_t* out) const {
+    const int32_t blocks = p.in_c / kMveDwGroup;
+    if (blocks == 0) return 0;
+    Run3x3 run{1, blocks, 0, 0, prepared};
+    dw3_run<kKind>(run, taps, out, offset_and_range);
+    return blocks * kMveDwGroup;
+  }
+
+  // Output pixels ox, ox + step, ... (`pixels` of them, step +1 or -1) of row oy, whose windows
+  // lie inside the input, all channels in whole blocks: one dw3_run.
+  template <RequantKind kKind>
+  __attribute__((noinline)) void inside_run_3x3(int32_t oy, int32_t ox, int32_t pixels, int32_t step) const {
+    const int32_t in_c = p.in_c;
+    const int32_t iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
+    const InsideTaps taps{input + (iy0 * p.in_w + ix0) * in_c, row_step, column_step};
+    // dw3_run leaves every pointer one pixel of channels on.
+    Run3x3 run{pixels, in_c / kMveDwGroup, (step * p.stride_w - 1) * in_c, (step - 1) * in_c, prepared};
+    dw3_run<kKind>(run, taps, output + (oy * p.out_w + ox) * in_c, offset_and_range);
+  }
+
+  // Output pixel (oy, ox) of a 3x3 window whose channels are whole blocks, touching the padding.
+  template <RequantKind kKind>
+  __attribute__((noinline)) void border_pixel_3x3(int32_t oy, int32_t ox) const {
+    const int32_t in_w = p.in_w, in_c = p.in_c;
+    const BorderTaps taps{input, zero_points, oy * p.stride_h - p.pad_top, ox * p.stride_w - p.pad_left,
+                          p.in_h, in_w, in_c, p.dil_h, p.dil_w};
+    Run3x3 run{1, in_c / kMveDwGroup, 0, 0, prepared};
+    dw3_run<kKind>(run, taps, output + (oy * p.out_w + ox) * in_c, offset_and_range);
+  }
+
+  // Row oy of a 3x3 window whose channels are whole blocks, forwards or backwards: the pixels
+  // whose windows lie inside the input as one run, the others one by one.
+  template <RequantKind kKind>
+  void row_3x3(int32_t oy, bool forward) const {
+    const int32_t out_w = p.out_w;
+    if (oy < y_lo || oy >= y_hi || x_lo >= x_hi) {
+      for (int32_t i = 0; i < out_w; ++i) border_pixel_3x3<kKind>(oy, forward ? i : out_w - 1 - i);
+      return;
+    }
+    if (forward) {
+      for (int32_t ox = 0; ox < x_lo; ++ox) border_pixel_3x3<kKind>(oy, ox);
+      inside_run_3x3<kKind>(oy, x_lo, x_hi - x_lo, 1);
+      for (int32_t ox = x_hi; ox < out_w; ++ox) border_pixel_3x3<kKind>(oy, ox);
+    } else {
+      for (int32_t ox = out_w - 1; ox >= x_hi; --ox) border_pixel_3x3<kKind>(oy, ox);
+      inside_run_3x3<kKind>(oy, x_hi - 1, x_hi - x_lo, -1);
+      for (int32_t ox = x_lo - 1; ox >= 0; --ox) border_pixel_3x3<kKind>(oy, ox);
+    }
+  }
+
+  // The blocks of one pixel: the whole ones of a 3x3 window through dw3_blocks, the others
   // through pixel_blocks.
   template <bool kWindow3x3, RequantKind kKind, typename Taps>
   void blocks(const Taps& taps, int8_t* out) const {
     int32_t c = 0;
-    const uint8_t* blk = prepared;
     if constexpr (kWindow3x3) {
-      const int32_t whole_end = p.in_c & ~(kMveDwGroup - 1), step = block_bytes;
-      const int32_t offset = p.output_offset, lo = p.act_min, hi = p.act_max;
-      for (Taps block_taps = taps; c < whole_end; c += kMveDwGroup, blk += step) {
-        if constexpr (std::is_same_v<Taps, InsideTaps>) block_taps.first = taps.first + c;
-        else block_taps.channel = c;
-        dw3_block<kKind>(blk, block_taps, out + c, offset, lo, hi);
-      }
+      c = whole_3x3_blocks<kKind>(taps, out);
       if (c == p.in_c) return;
     }
-    pixel_blocks(p, taps, blk, block_bytes, c, out);
+    pixel_blocks(p, taps, prepared + c / kMveDwGroup * block_bytes, block_bytes, c, out);
   }
 
   // Not inlined: the walk's forward and backward loops would each get a copy.
@@ -382,24 +460,21 @@ struct Walk {
     const int32_t iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
     if (oy >= y_lo && oy < y_hi && ox >= x_lo && ox < x_hi) {
       blocks<kWindow3x3, kKind>(InsideTaps{input + (iy0 * in_w + ix0) * in_c, row_step, column_step}, out);
-      return;
+    } else {
+      blocks<kWindow3x3, kKind>(BorderTaps{input, zero_points, iy0, ix0, p.in_h, in_w, in_c, p.dil_h, p.dil_w}, out);
     }
-    const int8_t* tap_pixel[kMveDwMaxTaps];  // an input pixel, or the zero point row
-    const int32_t k_h = kWindow3x3 ? 3 : p.k_h, k_w = kWindow3x3 ? 3 : p.k_w;  // unrolled for 3x3
-    for (int32_t ky = 0, t = 0, iy = iy0; ky < k_h; ++ky, iy += p.dil_h) {
-      const bool row_inside = uint32_t(iy) < uint32_t(p.in_h);
-      const int8_t* row = input + iy * in_w * in_c;
-      for (int32_t kx = 0, ix = ix0; kx < k_w; ++kx, ++t, ix += p.dil_w) {
-        tap_pixel[t] = row_inside && uint32_t(ix) < uint32_t(in_w) ? row + ix * in_c : zero_points;
-      }
-    }
-    blocks<kWindow3x3, kKind>(PointedTaps{tap_pixel, k_w, 0}, out);
   }
 };
 
 template <bool kWindow3x3, RequantKind kKind>
 void dwconv(const DwConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output) {
   const Walk walk(p, input, prepared, output);
+  if (kWindow3x3 && p.in_c % kMveDwGroup == 0) {
+    // The same raster order as for_each_output_pixel, rows of pixels at a time.
+    const bool forward = detail::walks_forward(input, output);
+    for (int32_t i = 0; i < p.out_h; ++i) walk.row_3x3<kKind>(forward ? i : p.out_h - 1 - i, forward);
+    return;
+  }
   detail::for_each_output_pixel(p.out_h, p.out_w, input, output,
                                 [&walk](int32_t oy, int32_t ox) { walk.pixel<kWindow3x3, kKind>(oy, ox); });
 }

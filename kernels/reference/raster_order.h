@@ -7,9 +7,14 @@
 
 namespace mcuflow::kernels::detail {
 
+// Forwards unless the output starts above the input.
+inline bool walks_forward(const void* input, const void* output) {
+  return reinterpret_cast<uintptr_t>(output) <= reinterpret_cast<uintptr_t>(input);
+}
+
 template <typename In, typename Out, typename Pixel>
 void for_each_output_pixel(int32_t out_h, int32_t out_w, const In* input, const Out* output, Pixel pixel) {
-  if (reinterpret_cast<uintptr_t>(output) <= reinterpret_cast<uintptr_t>(input)) {
+  if (walks_forward(input, output)) {
     for (int32_t oy = 0; oy < out_h; ++oy)
       for (int32_t ox = 0; ox < out_w; ++ox) pixel(oy, ox);
   } else {

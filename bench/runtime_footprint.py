@@ -25,7 +25,7 @@ import mcuflow
 from mcuflow import boards, device, measure
 
 KiB = 1024
-CORE_BUDGET = 4 * KiB  # issue 5: runtime core on cortex-m55 at -Os
+CORE_BUDGET = 4 * KiB  # the budget of the runtime core on cortex-m55 at -Os
 
 
 def one_op_program(core: str) -> mcuflow.Program:

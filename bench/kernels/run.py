@@ -8,7 +8,7 @@ figure is the firmware's per-inference counter — instructions (QEMU) of Sessio
 one op (kernel plus the runtime's dispatch), median over the samples — and the two outputs
 must be equal bit for bit. Whole zoo models (--models, default the DS-CNN; float input as
 deployed) are measured with `mcuflow bench`'s harness: the inference ops alone, without the
-input quantization and output dequantization; the DS-CNN next to the issue's targets and Arm
+input quantization and output dequantization; the DS-CNN next to its instruction targets and Arm
 CMSIS-NN's figures on the same boards. For each model also the constant bytes for the
 reference target and for the board's core, and how many of them the tier's kernels added
 (prepared tables, re-laid-out weights). Prints Markdown; --json prints the raw records. Exit
@@ -36,7 +36,7 @@ from mcuflow.boards import get_board
 from mcuflow.errors import McuflowError
 
 BOARDS = ["qemu-m0", "qemu-m3", "qemu-m4", "qemu-m7", "qemu-m33", "qemu-m55"]
-# Whole DS-CNN, instructions per inference: (issue 4 target, Arm CMSIS-NN measured on that board)
+# Whole DS-CNN, instructions per inference: (target, Arm CMSIS-NN measured on that board)
 DS_CNN_FIGURES = {"qemu-m55": (1_200_000, 1_781_798), "qemu-m4": (5_200_000, 7_841_939),
                   "qemu-m7": (5_200_000, 7_757_876), "qemu-m33": (5_200_000, 7_797_713),
                   "qemu-m0": (19_000_000, 28_981_045), "qemu-m3": (19_000_000, 28_981_045)}

@@ -1,4 +1,4 @@
-"""The bit-flip campaign (issue 23): every single-bit flip of a program's device image, CRC
+"""The bit-flip campaign: every single-bit flip of a program's device image, CRC
 recomputed, loaded by the host runtime; each variant the host accepts and whose host output
 differs from the original's is run on an emulated board, many per boot (firmware/harness/
 programs.cpp), and its outputs compared with the host's bit for bit.

@@ -1,8 +1,8 @@
-"""Host and board agree on every program both accept, and refuse the same inputs (issue 23).
+"""Host and board agree on every program both accept, and refuse the same inputs.
 
 - A NaN or Inf input is refused by the runtime on the board exactly as on the host: one rule in
   Session::run, one message (`mcuflow run --board` prints the host's line).
-- A dequantize whose output partly overlaps its input (the issue's bit flip) is refused by both
+- A dequantize whose output partly overlaps its input (a bit flip the campaign found) is refused by both
   verifiers with bad_aliasing, while the planner's own in-place placements still run.
 - The bit-flip campaign (bitflip.py), sampled: flipped DS-CNN programs that the host accepts and
   whose output changes run on qemu-m55 with the host's outputs, bit for bit. The full campaign
@@ -83,7 +83,7 @@ def with_crc(data: bytearray) -> bytes:
 
 
 def test_a_dequantize_overlapping_its_input_is_refused_by_host_and_board(tmp_path):
-    """Issue 23's case: dequantize's output moved 16 bytes up, onto the end of its own input
+    """The bit-flip campaign's case: dequantize's output moved 16 bytes up, onto the end of its own input
     (reference on the host, the MVE kernel on the board: they computed different floats)."""
     model, program = small_cnn_program("qemu-m55")
     image = bytearray(program.data)

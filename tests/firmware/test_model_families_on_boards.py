@@ -1,4 +1,4 @@
-"""The issue-21 model families of the zoo (python/mcuflow/zoo/families.py: a Conv1d HAR
+"""The model families of the zoo (python/mcuflow/zoo/families.py: a Conv1d HAR
 classifier, a TCN with PReLU, a U-Net with bilinear upsampling and Mish) compiled for the cores
 of qemu-m0, qemu-m4 and qemu-m55: int8 on the board bit-identical to the host runtime, with
 Conv1d on the tier's convolution kernels; float32 programs (the new float kernels) within float

@@ -1,4 +1,4 @@
-"""Every operator-coverage kernel (issue 8) built for the device and run on emulated boards:
+"""Every operator-coverage kernel built for the device and run on emulated boards:
 int8 programs bit-identical to the host runtime on the smallest core (Armv6-M, no FPU, 16 KiB
 RAM) and on the MVE core; float32 programs within float rounding of the host (the device's
 libm may round exp/erf/tanh differently in the last bit)."""

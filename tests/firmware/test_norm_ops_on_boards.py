@@ -46,7 +46,7 @@ class Norms(nn.Module):
 
 
 class GroupNormCnn(nn.Module):
-    """Conv → GroupNorm → ReLU blocks, pooled classifier (the GroupNorm CNN of issue 21)."""
+    """Conv → GroupNorm → ReLU blocks, pooled classifier (a GroupNorm CNN)."""
 
     def __init__(self):
         super().__init__()

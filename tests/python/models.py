@@ -242,7 +242,7 @@ SINGLE_OP_CASES: dict[str, tuple[tuple[int, ...], ...]] = {
     "dropout": ((1, 8),),
     "clone": ((1, 8),),
     "detach": ((1, 8),),
-    # operator coverage (issue 8): odd shapes on purpose
+    # operator coverage: odd shapes on purpose
     "pad": ((1, 3, 5, 5),),
     "pad_value_crop": ((1, 4, 7),),
     "zero_pad2d": ((1, 2, 5, 6),),

@@ -1,4 +1,4 @@
-"""Operator coverage (issue 8) through the whole pipeline, checked against independent math.
+"""Operator coverage through the whole pipeline, checked against independent math.
 
 * int8 programs with int8 I/O get random int8 inputs; the reference applies the PyTorch op in
   float64 to the *dequantized* inputs and quantizes the result with the program's output

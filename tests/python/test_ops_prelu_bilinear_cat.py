@@ -1,4 +1,4 @@
-"""PReLU, bilinear upsampling and cat / add with constant tensors (issue 21) through the whole
+"""PReLU, bilinear upsampling and cat / add with constant tensors through the whole
 pipeline, against independent math: float32 against PyTorch eager; int8 against the op applied
 in float64 to the dequantized int8 inputs, quantized with the program's output quantization.
 (Mish, a lookup-table activation, is in test_ops.py's every-256-inputs test.)"""

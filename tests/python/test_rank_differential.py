@@ -1,4 +1,4 @@
-"""Differential test of views and data movement over ranks 1-6 (issue 21): random chains of
+"""Differential test of views and data movement over ranks 1-6: random chains of
 reshape/permute/transpose/slice/select/unbind/split/cat with element-wise ops that mix
 positions (tests/python/random_chains.py), compiled in fp32 and int8 and compared with PyTorch
 eager: shapes exactly PyTorch's, fp32 within 1e-5 of each output's range, int8 within the
@@ -97,7 +97,7 @@ def test_chains_cover_every_rank_and_op():
 
 
 # --------------------------------------------------------------------------------------------
-# The graphs of issue 21 that returned a wrong result or an internal error, by name.
+# Graphs that once returned a wrong result or an internal error, by name.
 
 
 class QkvMix(torch.nn.Module):
@@ -188,7 +188,7 @@ NAMED = {
 
 
 @pytest.mark.parametrize("name", sorted(NAMED))
-def test_issue_graphs_compile_and_match_eager(name):
+def test_once_failing_graphs_compile_and_match_eager(name):
     model, shape = NAMED[name]
     model.eval()
     xs = [sample(shape, 20 + s) for s in range(8)]

@@ -1,4 +1,4 @@
-"""Zoo models of the families issue 21 opened: 1-D sensor models and a segmentation U-Net.
+"""Zoo models of more families: 1-D sensor models and a segmentation U-Net.
 
 ================  ==================================================
 model             task

@@ -134,7 +134,8 @@ const std::vector<std::vector<uint8_t>>& programs() {
 
 // On the host every kernel id runs its reference: what the verifier accepts must be what the
 // reference computes from separate buffers (the tier kernels are held to the same placements on
-// the boards: tests/firmware/test_aliasing_on_boards.py).
+// the boards: tests/firmware/test_window_kernels_in_place.py and the in-place cases of the
+// element-wise, pool and softmax kernel tests).
 TEST(Aliasing, EveryAcceptedOverlapComputesTheSeparateBufferResult) {
   std::map<aliasing::Walk, int> accepted;
   int refused = 0;
@@ -165,7 +166,7 @@ int find_kernel(const std::vector<uint8_t>& bytes, KernelId k) {
   return find_op(probe.data(), k);
 }
 
-// Issue 23: the dequantize output moved to overlap the end of its own input. The reference writes
+// Found by the bit-flip campaign: the dequantize output moved to overlap the end of its own input. The reference writes
 // float i over input bytes 4i..4i+3 one at a time, the MVE kernel four floats at a time: host and
 // board computed different floats. Only an output that ends where the input does (or lower) is
 // allowed: each float is then written after the input bytes under it were read.

@@ -1,5 +1,5 @@
 // Host-side quantization math: turns real-valued scales into the integer parameters the int8
-// kernels consume (DESIGN.md "Integer arithmetic"; TFLite int8 conventions).
+// kernels consume (docs/quantization.md "Integer arithmetic"; TFLite int8 conventions).
 #pragma once
 #include <cstdint>
 

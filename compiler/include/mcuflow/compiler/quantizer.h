@@ -1,5 +1,5 @@
 // Post-training quantization: activation ranges observed on calibration data become per-tensor
-// asymmetric int8 parameters (DESIGN.md "Integer arithmetic"; docs/quantization.md).
+// asymmetric int8 parameters (docs/quantization.md "Integer arithmetic"; docs/quantization.md).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -1,4 +1,4 @@
-// Fixed-point helpers shared by every int8 kernel (DESIGN.md "Integer arithmetic").
+// Fixed-point helpers shared by every int8 kernel (docs/quantization.md "Integer arithmetic").
 //
 // Number formats: a "Qm" value here is an int32 whose real value is raw * 2^(m - 31), i.e. m
 // integer bits and 31 - m fractional bits (Q0 covers [-1, 1)). The rounding rules below are

@@ -39,7 +39,7 @@ void clamp_f32(const ClampParams& p, const float* input, float* output);
 void concat_slice_f32(const ConcatSliceParams& p, const float* input, float* output);
 void permute_b32(const PermuteParams& p, const int32_t* input, int32_t* output);
 
-// --- operator coverage (issue 8) ---
+// --- operator coverage ---
 // Element-size kernels: int8 activations and int8 quantization stay as they are.
 void strided_copy_b8(const StridedCopyParams& p, const int8_t* input, int8_t* output);
 void strided_copy_b32(const StridedCopyParams& p, const int32_t* input, int32_t* output);
@@ -72,7 +72,7 @@ void group_norm_s8(const GroupNormParams& p, const int8_t* input, const int8_t* 
 void group_norm_f32(const GroupNormParams& p, const float* input, const float* weight, const float* bias,
                     float* output);
 
-// --- model families (issue 21) ---
+// --- model families (1-D sensor models, segmentation, normalizations) ---
 void prelu_s8(const PreluParams& p, const int8_t* input, const int8_t* alpha, int8_t* output);
 void prelu_f32(const PreluParams& p, const float* input, const float* alpha, float* output);
 void resize_bilinear_s8(const ResizeBilinearParams& p, const int8_t* input, const int32_t* taps,

@@ -10,7 +10,7 @@ namespace mcuflow::kernels {
 // (format::kMaxRank) uses this one definition.
 inline constexpr uint32_t kMaxRank = 6;
 
-// Requantization of an int32 accumulator to int8 (DESIGN.md "Integer arithmetic"):
+// Requantization of an int32 accumulator to int8 (docs/quantization.md "Integer arithmetic"):
 // out = clamp(MultiplyByQuantizedMultiplier(acc, multiplier, shift) + output_offset).
 // shift > 0 is a left shift, shift <= 0 a right shift by -shift (TFLite convention).
 
@@ -120,7 +120,7 @@ struct QuantizeParams {        // quantize_f32_s8 / dequantize_s8_f32
 };
 
 // ---------------------------------------------------------------------------------------
-// Operator coverage (issue 8). Appended; the structs above keep their bytes.
+// Operator coverage. Appended; the structs above keep their bytes.
 
 // A rank-kMaxRank gather (lower ranks padded with leading size-1 dims) with a constant fill. Output element o (physical order) reads input
 // element src where, per dim d, src[d] = start[d] + floor(o[d] * num[d] / den[d]), and gets
@@ -209,7 +209,7 @@ struct LayerNormParams {       // layer_norm_f32
 };
 
 // ---------------------------------------------------------------------------------------
-// Model families (issue 21). Appended; the structs above keep their bytes.
+// Model families (1-D sensor models, segmentation, normalizations). Appended; the structs above keep their bytes.
 
 // PReLU over an [outer][channels][inner] tensor with one slope per channel (channels = 1: one
 // slope for all). float: x > 0 ? x : alpha[c] * x. int8, with d = q + input_offset and alpha

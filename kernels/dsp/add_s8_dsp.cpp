@@ -4,7 +4,7 @@
 // shift) instead of three requantizations; SSAT and a bytewise SSUB8/SEL clamp
 // finish four outputs in one word.
 #include "mcuflow/kernels/elementwise_tiers.h"
-#include "mcuflow/kernels/kernels_dsp.h"
+#include "dsp_blocks.h"
 
 namespace mcuflow::kernels {
 namespace {

@@ -3,7 +3,7 @@
 // halves. A half holds the sum of up to kPoolLanePixels int8 values exactly, so the window is
 // summed in blocks of at most that many pixels, each block's halves added into int32 totals.
 // The division is the reference's (SDIV, rounding half away from zero) per channel.
-#include "mcuflow/kernels/kernels_dsp.h"
+#include "dsp_blocks.h"
 #include "mcuflow/kernels/pool_window.h"
 
 namespace mcuflow::kernels {

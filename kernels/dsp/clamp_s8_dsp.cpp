@@ -1,6 +1,6 @@
 // Clamp, int8, DSP: four bytes per word, SSUB8 setting the GE flags per byte and SEL picking the
 // larger (then the smaller) byte. Each word is read before it is written, so it runs in place.
-#include "mcuflow/kernels/kernels_dsp.h"
+#include "dsp_blocks.h"
 
 namespace mcuflow::kernels {
 

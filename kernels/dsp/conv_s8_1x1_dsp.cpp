@@ -1,6 +1,6 @@
 // Pointwise (1x1) convolution, int8, DSP extension: blocks of kDspPixels output pixels, each
 // input pixel expanded once to int16 (kernels_dsp.h), then SMLAD against every weight row.
-#include "mcuflow/kernels/kernels_dsp.h"
+#include "dsp_blocks.h"
 
 namespace mcuflow::kernels {
 

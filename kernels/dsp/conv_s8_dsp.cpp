@@ -1,6 +1,6 @@
 // Convolution, int8, DSP extension: blocks of kDspPixels output pixels, their im2col windows
 // expanded once to int16 (kernels_dsp.h), then SMLAD against every weight row.
-#include "mcuflow/kernels/kernels_dsp.h"
+#include "dsp_blocks.h"
 
 namespace mcuflow::kernels {
 

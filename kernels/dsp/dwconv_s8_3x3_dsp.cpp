@@ -2,7 +2,7 @@
 // transposed once into channel-major int16 rows (kernels_dsp.h); then per channel, each pair
 // of output pixels takes per kernel row two word loads (columns x..x+1, x+2..x+3) and four
 // multiplies: an SMLAD and an SMLAxy for each pixel (dw3_output_row).
-#include "mcuflow/kernels/kernels_dsp.h"
+#include "dsp_blocks.h"
 
 namespace mcuflow::kernels {
 namespace {

@@ -2,7 +2,7 @@
 // word split by SXTAB16 into channels (c, c+2) and (c+1, c+3), multiplied by SMLABB/SMLATT with
 // weights the compiler already widened (kernels_dsp.h). Padding taps read a pixel of zero
 // points, so border pixels take the same path as the others.
-#include "mcuflow/kernels/kernels_dsp.h"
+#include "dsp_blocks.h"
 
 namespace mcuflow::kernels {
 namespace {

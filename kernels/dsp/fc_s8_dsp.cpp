@@ -1,6 +1,6 @@
 // Fully connected, int8, DSP extension: rows expanded to int16 once (kernels_dsp.h), then
 // SMLAD against every weight row; four rows per pass where there are four, else one.
-#include "mcuflow/kernels/kernels_dsp.h"
+#include "dsp_blocks.h"
 
 namespace mcuflow::kernels {
 namespace {

@@ -2,7 +2,7 @@
 // the GE flags of the bytes where the new value is at least the current maximum and SEL taking
 // those bytes. The running maxima start at act_min (max(act_min, window) is the reference's
 // lower clamp); the upper clamp is a byte-wise minimum the same way.
-#include "mcuflow/kernels/kernels_dsp.h"
+#include "dsp_blocks.h"
 #include "mcuflow/kernels/pool_window.h"
 
 namespace mcuflow::kernels {

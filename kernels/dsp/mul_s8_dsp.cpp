@@ -4,7 +4,7 @@
 // mul_product_fits keeps within int32 (elementwise_tiers.h); SSAT and a bytewise
 // SSUB8/SEL clamp finish four outputs in one word.
 #include "mcuflow/kernels/elementwise_tiers.h"
-#include "mcuflow/kernels/kernels_dsp.h"
+#include "dsp_blocks.h"
 
 namespace mcuflow::kernels {
 namespace {

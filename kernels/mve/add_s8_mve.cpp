@@ -2,7 +2,7 @@
 // at a time, for every broadcast mode of BinaryParams. Each lane reads its inputs before its
 // output is written, so the output may lie exactly over an input.
 #include "mcuflow/kernels/elementwise_tiers.h"
-#include "mcuflow/kernels/kernels_mve.h"
+#include "mve_blocks.h"
 
 namespace mcuflow::kernels {
 namespace {

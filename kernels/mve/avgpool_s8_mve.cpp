@@ -6,7 +6,7 @@
 // while x <= 128 * n + n / 2, which holds for n <= kMveExactAverageCount. The sign of the sum
 // is then restored, which is the reference's rounding half away from zero. Larger windows
 // (rare) divide lane by lane.
-#include "mcuflow/kernels/kernels_mve.h"
+#include "mve_blocks.h"
 #include "mcuflow/kernels/pool_window.h"
 
 namespace mcuflow::kernels {

@@ -1,6 +1,6 @@
 // Clamp, int8, MVE: VMAX/VMIN on sixteen lanes per step of a tail-predicated loop. Each step
 // reads its sixteen inputs before writing them, so it runs in place.
-#include "mcuflow/kernels/kernels_mve.h"
+#include "mve_blocks.h"
 
 namespace mcuflow::kernels {
 

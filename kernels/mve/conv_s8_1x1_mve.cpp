@@ -3,7 +3,7 @@
 // (kernels_mve.h). Like the reference it walks the pixels backwards when the output starts above
 // the input (raster_order.h); a pair's two input pixels are read before either output is written,
 // so it may run in place wherever the reference may.
-#include "mcuflow/kernels/kernels_mve.h"
+#include "mve_blocks.h"
 
 namespace mcuflow::kernels {
 

@@ -2,7 +2,7 @@
 // row (two rows in the scratch, then interleaved), and the GEMM of kernels_mve.h multiplies
 // the pair with the reference weights. Padding taps are filled with the input zero point: with the input offset
 // folded into the bias they contribute nothing, as in the reference.
-#include "mcuflow/kernels/kernels_mve.h"
+#include "mve_blocks.h"
 
 namespace mcuflow::kernels {
 namespace {

@@ -18,7 +18,7 @@
 
 #include "../reference/raster_order.h"
 #include "mcuflow/kernels/arith.h"
-#include "mcuflow/kernels/kernels_mve.h"
+#include "mve_blocks.h"
 
 namespace mcuflow::kernels {
 namespace {

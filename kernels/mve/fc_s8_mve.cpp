@@ -1,7 +1,7 @@
 // Fully connected, int8, MVE: the GEMM of kernels_mve.h against the reference weights, two rows
 // (interleaved in the scratch) by four output channels at a time, one row by four for a single
 // or last odd row; per-tensor requantization arrives expanded to one entry per channel.
-#include "mcuflow/kernels/kernels_mve.h"
+#include "mve_blocks.h"
 
 namespace mcuflow::kernels {
 

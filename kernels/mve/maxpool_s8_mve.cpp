@@ -1,7 +1,7 @@
 // Max pooling, int8, MVE: VMAX.S8 over 64 channels at a time (16 per vector; then 32 or 16), the
 // last channels tail-predicated. The running maxima start at act_min (max(act_min, window) is the
 // reference's lower clamp); VMIN applies the upper clamp.
-#include "mcuflow/kernels/kernels_mve.h"
+#include "mve_blocks.h"
 #include "mcuflow/kernels/pool_window.h"
 
 namespace mcuflow::kernels {

@@ -2,7 +2,7 @@
 // tabulates it (requantize_table_entry) and a byte gather looks sixteen lanes up per step of a
 // tail-predicated loop. Each step reads its sixteen inputs before writing them, so it runs in
 // place.
-#include "mcuflow/kernels/kernels_mve.h"
+#include "mve_blocks.h"
 
 namespace mcuflow::kernels {
 

@@ -361,7 +361,7 @@ REQUANTIZE_CHECK = r"""
 #include <cstdint>
 #include "mcuflow/board.h"
 #include "mcuflow/kernels/arith.h"
-#include "mcuflow/kernels/kernels_mve.h"
+#include "mve_blocks.h"
 
 namespace k = mcuflow::kernels;
 
@@ -456,7 +456,8 @@ def test_requantize_matches_reference_arithmetic_on_edge_cases(tmp_path):
     source.write_text(REQUANTIZE_CHECK)
     rounds = 4000 if LARGE_SWEEP else 400
     fw = crossbuild.build_firmware(BOARD, [source], tmp_path / "fw", o3_sources=[source],
-                                   include_dirs=[REPO / "kernels" / "include"], defines={"ROUNDS": rounds})
+                                   include_dirs=[REPO / "kernels" / "include", REPO / "kernels" / "mve"],
+                                   defines={"ROUNDS": rounds})
     rc, out = qemu.run_elf(fw.elf, BOARD, timeout_s=120, cwd=tmp_path)
     assert f"requantize checked={62 * rounds * 4} mismatches=0" in out, out
     assert rc == 0

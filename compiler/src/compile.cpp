@@ -18,11 +18,14 @@
 namespace mcuflow::compiler {
 
 Target find_target(const std::string& name) {
+  // Each core as usually built (the M33, M55 and M85 may also be built without some of these;
+  // such a core needs its own entry).
+  constexpr CoreFeatures kArmv6m = kThumb, kArmv7em = kThumb | kDsp | kFpu, kHelium = kArmv7em | kMve | kMveF;
   static const Target kTargets[] = {
-      {"cortex-m0", "scalar"},  {"cortex-m0plus", "scalar"}, {"cortex-m3", "scalar"}, {"cortex-m23", "scalar"},
-      {"cortex-m4", "dsp"},     {"cortex-m7", "dsp"},        {"cortex-m33", "dsp"},   {"cortex-m35p", "dsp"},
-      {"cortex-m55", "mve"},    {"cortex-m85", "mve"},
-      {"reference", "reference"},  // reference kernels only (any core): the baseline of kernel benchmarks
+      {"cortex-m0", kArmv6m},   {"cortex-m0plus", kArmv6m}, {"cortex-m3", kArmv6m},   {"cortex-m23", kArmv6m},
+      {"cortex-m4", kArmv7em},  {"cortex-m7", kArmv7em},    {"cortex-m33", kArmv7em}, {"cortex-m35p", kArmv7em},
+      {"cortex-m55", kHelium},  {"cortex-m85", kHelium},
+      {"reference", 0},  // reference kernels only (any core): the baseline of kernel benchmarks
   };
   std::string known;
   for (const Target& t : kTargets) {
@@ -231,9 +234,9 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
     LoweredProgram lp = lower(ir, lowering);
     lp.quantization_report = quantization_report;
     lp.target = target.name;
-    lp.tier = target.tier;
+    lp.tier = target.tier();
     lp.source = options.source;
-    select_kernels(lp, target.tier);
+    select_kernels(lp, target.features);
     if (options.schedule) schedule_ops(lp);
     PlanOptions plan;
     plan.in_place = options.in_place;

@@ -30,17 +30,21 @@ std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op) 
   return "";
 }
 
-void select_kernels(LoweredProgram& p, const std::string& tier) {
+const char* tier_name(CoreFeatures features) {
+  if (features & kMve) return "mve";
+  if (features & kDsp) return "dsp";
+  if (features & kThumb) return "scalar";
+  return "reference";
+}
+
+void select_kernels(LoweredProgram& p, CoreFeatures features) {
   std::vector<TierCandidate> candidates;
-  // DSP and MVE cores do not take scalar kernels: the only ops their own kernels leave to the
-  // reference (windows of fewer than four values) ran slower with them on qemu-m4 and qemu-m55,
-  // where the reference's 64-bit requantization multiply is one instruction.
-  if (tier == "scalar") candidates = scalar_candidates();
-  if (tier == "mve") candidates = mve_candidates();
-  if (tier == "mve" || tier == "dsp") {
-    const auto dsp = dsp_candidates();
-    candidates.insert(candidates.end(), dsp.begin(), dsp.end());
+  for (const auto& tier : {mve_candidates(), dsp_candidates(), scalar_candidates()}) {
+    for (const TierCandidate& c : tier) {
+      if ((c.requires & features) == c.requires && !(c.unless & features)) candidates.push_back(c);
+    }
   }
+  const std::string tier = tier_name(features);
   for (ProgramOp& op : p.ops) {
     std::string why_not;
     bool has_candidate = false;
@@ -58,7 +62,7 @@ void select_kernels(LoweredProgram& p, const std::string& tier) {
       why_not += (why_not.empty() ? "" : "; ") + rejection;
     }
     if (!why_not.empty()) op.reason = "reference fallback: " + why_not;
-    else if (tier == "reference") op.reason = "reference: reference target";
+    else if (features == 0) op.reason = "reference: reference target";
     else if (!has_candidate) op.reason = "reference: no " + tier + " kernel for this op yet";
   }
 }

@@ -487,7 +487,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("regions") = std::vector<std::tuple<std::string, uint32_t, bool>>{}, py::arg("copy_weights") = false,
         py::arg("patches") = 1, py::arg("stream_input") = false, py::arg("observer") = "minmax",
         py::arg("percentile") = 99.99);
-  m.def("target_tier", [](const std::string& target) { return find_target(target).tier; },
+  m.def("target_tier", [](const std::string& target) { return find_target(target).tier(); },
         "The kernel tier of a target name; CompileError naming the known targets otherwise.");
   m.def("kernel_ids", [] {
     std::map<std::string, int> ids;

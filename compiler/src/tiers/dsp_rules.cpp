@@ -148,30 +148,33 @@ void append_requantize_table(LoweredProgram& p, ProgramOp& op) {
                                           {kernels::kByteValues}, std::move(bytes)));
 }
 
+// Every DSP kernel needs the DSP extension's SIMD32 instructions.
+constexpr CoreFeatures kDspCore = kDsp;
+
 std::vector<TierCandidate> dsp_candidates() {
   return {
       {KernelId::conv_s8_1x1_dsp, KernelId::conv_s8, pointwise_rejects, conv_prepare,
-       "1x1 conv: SMLAD, 4 pixels per weight row"},
+       "1x1 conv: SMLAD, 4 pixels per weight row", kDspCore},
       {KernelId::conv_s8_dsp, KernelId::conv_s8, depth_rejects, conv_prepare,
-       "conv: im2col of 4 pixels, SMLAD per weight row"},
+       "conv: im2col of 4 pixels, SMLAD per weight row", kDspCore},
       {KernelId::dwconv_s8_3x3_dsp, KernelId::dwconv_s8, depthwise_3x3_rejects, depthwise_3x3_prepare,
-       "depthwise 3x3: channel-major rows, SMLAD over tap pairs, 2 pixels per pass"},
+       "depthwise 3x3: channel-major rows, SMLAD over tap pairs, 2 pixels per pass", kDspCore},
       {KernelId::dwconv_s8_dsp, KernelId::dwconv_s8, depthwise_rejects, depthwise_prepare,
-       "depthwise: 4 channels per SXTAB16, SMLABB/SMLATT"},
-      {KernelId::fc_s8_dsp, KernelId::fc_s8, fc_rejects, fc_prepare, "fully connected: SMLAD, 4 rows or 2 outputs per pass"},
+       "depthwise: 4 channels per SXTAB16, SMLABB/SMLATT", kDspCore},
+      {KernelId::fc_s8_dsp, KernelId::fc_s8, fc_rejects, fc_prepare, "fully connected: SMLAD, 4 rows or 2 outputs per pass", kDspCore},
       {KernelId::avgpool_s8_dsp, KernelId::avgpool_s8, accepts_any_pool, nullptr,
-       "average pool: SXTAB16 window sums, 8 channels per pass in 16-bit halves, SDIV per channel"},
+       "average pool: SXTAB16 window sums, 8 channels per pass in 16-bit halves, SDIV per channel", kDspCore},
       {KernelId::maxpool_s8_dsp, KernelId::maxpool_s8, accepts_any_pool, nullptr,
-       "max pool: SSUB8 + SEL, 16 channels per pass"},
+       "max pool: SSUB8 + SEL, 16 channels per pass", kDspCore},
       {KernelId::add_s8_dsp, KernelId::add_s8, add_rejects, add_prepare,
-       "add: tabulated input rescaling, SMMLAR output requantization"},
+       "add: tabulated input rescaling, SMMLAR output requantization", kDspCore},
       {KernelId::mul_s8_dsp, KernelId::mul_s8, mul_rejects, nullptr,
-       "mul: SXTAB16 offsets, SMULBB/SMULTT products, SMMLAR requantization, 4 per word"},
-      {KernelId::clamp_s8_dsp, KernelId::clamp_s8, accepts_all, nullptr, "clamp: SSUB8 + SEL, 4 per word"},
+       "mul: SXTAB16 offsets, SMULBB/SMULTT products, SMMLAR requantization, 4 per word", kDspCore},
+      {KernelId::clamp_s8_dsp, KernelId::clamp_s8, accepts_all, nullptr, "clamp: SSUB8 + SEL, 4 per word", kDspCore},
       {KernelId::requantize_s8_dsp, KernelId::requantize_s8, accepts_all, append_requantize_table,
-       "requantize: 256-entry byte table"},
+       "requantize: 256-entry byte table", kDspCore},
       {KernelId::softmax_s8_dsp, KernelId::softmax_s8, softmax_rejects, append_softmax_exp_table,
-       "softmax: SSUB8 + SEL row max, exp table lookup, one UMLAL per output"},
+       "softmax: SSUB8 + SEL row max, exp table lookup, one UMLAL per output", kDspCore},
   };
 }
 

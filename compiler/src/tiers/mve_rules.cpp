@@ -139,31 +139,35 @@ std::string dequantize_rejects(const LoweredProgram&, const ProgramOp& op) {
 
 }  // namespace
 
+// Every MVE kernel needs Helium's integer vectors; the I/O quantization kernels also float vectors
+// (VRINTA, VCVT, VMUL on float32 lanes) and the FPU (quantize divides lane by lane).
+constexpr CoreFeatures kMveCore = kMve;
+
 std::vector<TierCandidate> mve_candidates() {
   return {
       {KernelId::conv_s8_1x1_mve, KernelId::conv_s8, pointwise_rejects, pointwise_prepare,
-       "1x1 conv: MVE GEMM, VMLADAV over 2 pixels x 4 channels x 16 inputs"},
+       "1x1 conv: MVE GEMM, VMLADAV over 2 pixels x 4 channels x 16 inputs", kMveCore},
       {KernelId::conv_s8_mve, KernelId::conv_s8, conv_rejects, conv_prepare,
-       "conv: im2col rows + MVE GEMM, VMLADAV over 2 windows x 4 channels x 16 taps"},
+       "conv: im2col rows + MVE GEMM, VMLADAV over 2 windows x 4 channels x 16 taps", kMveCore},
       {KernelId::dwconv_s8_mve, KernelId::dwconv_s8, dwconv_rejects, dwconv_prepare,
-       "depthwise conv: MVE, 16 channels per VMULL pair"},
+       "depthwise conv: MVE, 16 channels per VMULL pair", kMveCore},
       {KernelId::fc_s8_mve, KernelId::fc_s8, fc_rejects, fc_prepare,
-       "linear: MVE GEMM, VMLADAV over 2 rows x 4 channels x 16 inputs"},
-      {KernelId::add_s8_mve, KernelId::add_s8, accepts_all, nullptr, "add: MVE, four int32 lanes per step"},
+       "linear: MVE GEMM, VMLADAV over 2 rows x 4 channels x 16 inputs", kMveCore},
+      {KernelId::add_s8_mve, KernelId::add_s8, accepts_all, nullptr, "add: MVE, four int32 lanes per step", kMveCore},
       {KernelId::avgpool_s8_mve, KernelId::avgpool_s8, accepts_all, nullptr,
-       "average pool: MVE window sums over 32 channels in int16 lanes, exact reciprocal multiply (VMULH)"},
+       "average pool: MVE window sums over 32 channels in int16 lanes, exact reciprocal multiply (VMULH)", kMveCore},
       {KernelId::maxpool_s8_mve, KernelId::maxpool_s8, accepts_all, nullptr,
-       "max pool: MVE VMAX over 64 channels per pass, tail-predicated"},
-      {KernelId::mul_s8_mve, KernelId::mul_s8, accepts_all, nullptr, "mul: MVE, four int32 lanes per step"},
-      {KernelId::clamp_s8_mve, KernelId::clamp_s8, accepts_all, nullptr, "clamp: MVE VMAX/VMIN, 16 per step"},
+       "max pool: MVE VMAX over 64 channels per pass, tail-predicated", kMveCore},
+      {KernelId::mul_s8_mve, KernelId::mul_s8, accepts_all, nullptr, "mul: MVE, four int32 lanes per step", kMveCore},
+      {KernelId::clamp_s8_mve, KernelId::clamp_s8, accepts_all, nullptr, "clamp: MVE VMAX/VMIN, 16 per step", kMveCore},
       {KernelId::requantize_s8_mve, KernelId::requantize_s8, accepts_all, append_requantize_table,
-       "requantize: 256-entry byte table, MVE gather of 16 per step"},
+       "requantize: 256-entry byte table, MVE gather of 16 per step", kMveCore},
       {KernelId::softmax_s8_mve, KernelId::softmax_s8, softmax_rejects, append_softmax_exp_table,
-       "softmax: MVE VMAXV row max, exp table gathered 4 per step, VQRDMULH + VRSHL outputs"},
+       "softmax: MVE VMAXV row max, exp table gathered 4 per step, VQRDMULH + VRSHL outputs", kMveCore},
       {KernelId::quantize_f32_s8_mve, KernelId::quantize_f32_s8, accepts_any_quantization, nullptr,
-       "quantize: FPU division per lane, MVE VRINTA, zero point and clamp, 4 per step"},
+       "quantize: FPU division per lane, MVE VRINTA, zero point and clamp, 4 per step", kMveCore | kMveF | kFpu},
       {KernelId::dequantize_s8_f32_mve, KernelId::dequantize_s8_f32, dequantize_rejects, nullptr,
-       "dequantize: MVE VCVT and VMUL, 4 per step"},
+       "dequantize: MVE VCVT and VMUL, 4 per step", kMveCore | kMveF},
   };
 }
 

@@ -198,30 +198,36 @@ void append_softmax_exp_table(LoweredProgram& p, ProgramOp& op) {
                                           {kernels::kSoftmaxTableEntries}, std::move(bytes)));
 }
 
+// Thumb-1 code runs on every core, but DSP and MVE cores do not take scalar kernels: the only
+// ops their own kernels leave to the reference (windows of fewer than four values) ran slower
+// with them on qemu-m4 and qemu-m55, where the reference's 64-bit requantization multiply is
+// one instruction.
+constexpr CoreFeatures kScalarCore = kThumb, kFasterCore = kDsp;
+
 std::vector<TierCandidate> scalar_candidates() {
   return {
       {KernelId::conv_s8_1x1_scalar, KernelId::conv_s8, pointwise_rejects, conv_prepare,
-       "1x1 conv: Thumb-1, 4 output channels, two products per MULS"},
+       "1x1 conv: Thumb-1, 4 output channels, two products per MULS", kScalarCore, kFasterCore},
       {KernelId::conv_s8_scalar, KernelId::conv_s8, conv_rejects, im2col_prepare,
-       "conv: Thumb-1, window gathered per pixel, 4 output channels, two products per MULS"},
+       "conv: Thumb-1, window gathered per pixel, 4 output channels, two products per MULS", kScalarCore, kFasterCore},
       {KernelId::fc_s8_scalar, KernelId::fc_s8, fc_rejects, fc_prepare,
-       "fully connected: Thumb-1, 4 output channels, two products per MULS"},
+       "fully connected: Thumb-1, 4 output channels, two products per MULS", kScalarCore, kFasterCore},
       {KernelId::dwconv_s8_3x3_scalar, KernelId::dwconv_s8, depthwise_3x3_rejects, depthwise_3x3_prepare,
-       "depthwise 3x3: Thumb-1, tap pointers per pixel (padding reads the zero point)"},
+       "depthwise 3x3: Thumb-1, tap pointers per pixel (padding reads the zero point)", kScalarCore, kFasterCore},
       {KernelId::avgpool_s8_scalar, KernelId::avgpool_s8, avgpool_rejects, avgpool_prepare,
-       "average pool: Thumb-1, 8 channels per pass summed in 16-bit lanes (SWAR), division by reciprocal MULS"},
+       "average pool: Thumb-1, 8 channels per pass summed in 16-bit lanes (SWAR), division by reciprocal MULS", kScalarCore, kFasterCore},
       {KernelId::maxpool_s8_scalar, KernelId::maxpool_s8, accepts_any_pool, nullptr,
-       "max pool: Thumb-1, 4 channels per pass in registers, one word load per pixel"},
+       "max pool: Thumb-1, 4 channels per pass in registers, one word load per pixel", kScalarCore, kFasterCore},
       {KernelId::add_s8_scalar, KernelId::add_s8, elementwise_rejects, add_prepare,
-       "add: Thumb-1, both inputs rescaled by table lookup, output requantized from 16x16-bit MULS"},
+       "add: Thumb-1, both inputs rescaled by table lookup, output requantized from 16x16-bit MULS", kScalarCore, kFasterCore},
       {KernelId::mul_s8_scalar, KernelId::mul_s8, elementwise_rejects, nullptr,
-       "mul: Thumb-1, product requantized from 16x16-bit MULS"},
+       "mul: Thumb-1, product requantized from 16x16-bit MULS", kScalarCore, kFasterCore},
       {KernelId::clamp_s8_scalar, KernelId::clamp_s8, elementwise_rejects, nullptr,
-       "clamp: Thumb-1, four bytes per word compared without branches (SWAR)"},
+       "clamp: Thumb-1, four bytes per word compared without branches (SWAR)", kScalarCore, kFasterCore},
       {KernelId::requantize_s8_scalar, KernelId::requantize_s8, elementwise_rejects, requantize_prepare,
-       "requantize: Thumb-1, one 256-entry table lookup per element"},
+       "requantize: Thumb-1, one 256-entry table lookup per element", kScalarCore, kFasterCore},
       {KernelId::softmax_s8_scalar, KernelId::softmax_s8, softmax_rejects, append_softmax_exp_table,
-       "softmax: Thumb-1, exp table lookup, outputs from a 16x16-bit MULS (64-bit product only near a rounding step)"},
+       "softmax: Thumb-1, exp table lookup, outputs from a 16x16-bit MULS (64-bit product only near a rounding step)", kScalarCore, kFasterCore},
   };
 }
 

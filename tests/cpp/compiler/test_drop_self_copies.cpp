@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "../test_programs.h"
+#include "mcuflow/compiler/compile.h"
 #include "mcuflow/compiler/kernel_selection.h"
 #include "mcuflow/compiler/lower.h"
 #include "mcuflow/compiler/passes.h"
@@ -43,7 +44,7 @@ bool is_copy(KernelId k) {
 TEST(DropSelfCopies, BandCopiesAreDroppedAndPartsStayInsideTheirHosts) {
   const int bands = 4;
   LoweredProgram p = lower(banded_chain(bands), LowerOptions{Precision::kFloat32, false});
-  select_kernels(p, "reference");
+  select_kernels(p, find_target("reference").features);
   const size_t ops = p.ops.size();
   const auto copies = size_t(std::count_if(p.ops.begin(), p.ops.end(), [](const ProgramOp& op) { return is_copy(op.kernel); }));
   ASSERT_EQ(copies, size_t(2 * bands)) << "a slice per band and a cat slice per band output";

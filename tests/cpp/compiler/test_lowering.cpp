@@ -293,12 +293,12 @@ TEST(Lowering, Errors) {
 }
 
 TEST(Lowering, Targets) {
-  EXPECT_EQ(find_target("cortex-m0").tier, "scalar");
-  EXPECT_EQ(find_target("cortex-m23").tier, "scalar");
-  EXPECT_EQ(find_target("cortex-m4").tier, "dsp");
-  EXPECT_EQ(find_target("cortex-m33").tier, "dsp");
-  EXPECT_EQ(find_target("cortex-m55").tier, "mve");
-  EXPECT_EQ(find_target("cortex-m85").tier, "mve");
+  EXPECT_EQ(find_target("cortex-m0").tier(), "scalar");
+  EXPECT_EQ(find_target("cortex-m23").tier(), "scalar");
+  EXPECT_EQ(find_target("cortex-m4").tier(), "dsp");
+  EXPECT_EQ(find_target("cortex-m33").tier(), "dsp");
+  EXPECT_EQ(find_target("cortex-m55").tier(), "mve");
+  EXPECT_EQ(find_target("cortex-m85").tier(), "mve");
   // Every target compiles the same model to a program the host runs with the same results.
   const Graph g = tp::conv_relu_pool_linear_graph();
   const std::vector<float> in = Rng(5).floats(192, -1, 1);

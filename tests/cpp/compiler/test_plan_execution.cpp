@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "../test_programs.h"
+#include "mcuflow/compiler/compile.h"
 #include "mcuflow/compiler/kernel_selection.h"
 #include "mcuflow/compiler/lower.h"
 #include "mcuflow/compiler/passes.h"
@@ -35,7 +36,7 @@ std::vector<std::vector<uint8_t>> run_bytes(const std::vector<uint8_t>& program,
   return out;
 }
 
-void check_shared_plan_matches_unshared(const Graph& model, bool int8, const std::string& tier, uint32_t seed) {
+void check_shared_plan_matches_unshared(const Graph& model, bool int8, const std::string& target, uint32_t seed) {
   Graph g = model;
   run_graph_passes(g);
   if (int8) {
@@ -43,7 +44,7 @@ void check_shared_plan_matches_unshared(const Graph& model, bool int8, const std
     assign_quantization(g);
   }
   LoweredProgram lowered = lower(g, LowerOptions{int8 ? Precision::kInt8 : Precision::kFloat32, false});
-  select_kernels(lowered, tier);
+  select_kernels(lowered, find_target(target).features);
   LoweredProgram shared = lowered, unshared = lowered;
   plan_memory(shared);
   plan_memory(unshared, /*reuse=*/false);
@@ -65,9 +66,9 @@ TEST(PlanExecution, SharedPlansComputeWhatUnsharedPlansCompute) {
     SCOPED_TRACE(::testing::Message() << "random graph " << seed);
     const Graph g = tp::random_graph(seed, 12);
     for (bool int8 : {false, true}) {
-      for (const char* tier : {"scalar", "mve"}) {
-        SCOPED_TRACE(::testing::Message() << (int8 ? "int8 " : "fp32 ") << tier);
-        check_shared_plan_matches_unshared(g, int8, tier, seed);
+      for (const char* target : {"cortex-m0", "cortex-m55"}) {
+        SCOPED_TRACE(::testing::Message() << (int8 ? "int8 " : "fp32 ") << target);
+        check_shared_plan_matches_unshared(g, int8, target, seed);
       }
     }
     if (::testing::Test::HasFailure()) return;
@@ -76,7 +77,7 @@ TEST(PlanExecution, SharedPlansComputeWhatUnsharedPlansCompute) {
 
 TEST(PlanExecution, NamedModels) {
   for (const Graph& g : {tp::tiny_graph(), tp::conv_relu_pool_linear_graph(), tp::mixed_graph()}) {
-    for (bool int8 : {false, true}) check_shared_plan_matches_unshared(g, int8, "dsp", 5);
+    for (bool int8 : {false, true}) check_shared_plan_matches_unshared(g, int8, "cortex-m4", 5);
   }
 }
 

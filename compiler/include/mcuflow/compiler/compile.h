@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mcuflow/compiler/ir.h"
+#include "mcuflow/compiler/kernel_selection.h"
 #include "mcuflow/compiler/lower.h"
 #include "mcuflow/compiler/planner.h"
 #include "mcuflow/compiler/quantizer.h"
@@ -32,7 +33,9 @@ struct CompileOptions {
 using Calibration = std::vector<std::vector<std::vector<float>>>;
 
 struct Target {
-  std::string name, tier;  // tier: "scalar" | "dsp" | "mve"
+  std::string name;
+  CoreFeatures features;  // what its kernels may use (kernel_selection.h)
+  std::string tier() const { return tier_name(features); }
 };
 Target find_target(const std::string& name);  // throws CompileError listing known targets
 

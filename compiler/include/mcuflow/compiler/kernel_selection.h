@@ -10,6 +10,21 @@
 
 namespace mcuflow::compiler {
 
+// Instruction-set features of a core (compile.h find_target lists each target's): each tier
+// kernel requires some, and a target gets the kernels its core's features allow.
+enum CoreFeature : uint32_t {
+  kThumb = 1u << 0,  // Armv6-M Thumb instructions, which every Cortex-M core runs
+  kDsp = 1u << 1,    // DSP extension: SIMD32, SMLAD, SXTB16 (Armv7E-M, Armv8-M Mainline)
+  kFpu = 1u << 2,    // single-precision floating-point unit
+  kMve = 1u << 3,    // Helium integer vectors (Armv8.1-M)
+  kMveF = 1u << 4,   // Helium floating-point vectors
+};
+using CoreFeatures = uint32_t;
+
+// The tier a core's best kernels come from, for reports: "mve", "dsp", "scalar" or "reference"
+// (no features: portable reference kernels only).
+const char* tier_name(CoreFeatures features);
+
 struct TierCandidate {
   KernelId kernel;     // the optimized kernel (listed in MCUFLOW_TIER_KERNELS)
   KernelId reference;  // the reference kernel it replaces
@@ -19,6 +34,8 @@ struct TierCandidate {
   // may be null. Must not change the op's existing inputs, params or outputs.
   void (*prepare)(LoweredProgram& p, ProgramOp& op);
   const char* summary;  // what the kernel is, for inspect ("1x1 conv, SMLAD over 2 channels")
+  CoreFeatures requires;    // the core features the kernel's instructions need
+  CoreFeatures unless = 0;  // a core with any of these runs faster kernels: skip this one there
 };
 
 // Candidates in order of preference, per tier (compiler/src/tiers/<tier>_rules.cpp).
@@ -26,8 +43,9 @@ std::vector<TierCandidate> scalar_candidates();
 std::vector<TierCandidate> dsp_candidates();
 std::vector<TierCandidate> mve_candidates();
 
-// tier: "scalar" | "dsp" | "mve" (MVE cores also have the DSP extension) | "reference" (none).
-void select_kernels(LoweredProgram& p, const std::string& tier);
+// Per op, the first candidate (MVE, then DSP, then scalar) that `features` allow and that
+// accepts the op; otherwise the reference kernel stays, with the reason.
+void select_kernels(LoweredProgram& p, CoreFeatures features);
 
 // Helpers for rules: the op's params struct, a new constant tensor, a new scratch tensor, and
 // whether the op's weights, bias and requantization tables (inputs 1-4) are constants.

@@ -5,6 +5,11 @@
 
 namespace mcuflow::compiler {
 
+bool Quant::operator==(const Quant& o) const {
+  return valid == o.valid && scale == o.scale && zero_point == o.zero_point && bits == o.bits &&
+         symmetric == o.symmetric && axis == o.axis && scales == o.scales && zero_points == o.zero_points;
+}
+
 int64_t Tensor::numel() const {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;

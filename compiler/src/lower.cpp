@@ -32,48 +32,38 @@ std::vector<uint8_t> raw_bytes(const std::vector<T>& values) {
   return bytes;
 }
 
-int32_t int8_bound(float real, const Quant& q, bool upper) {
-  if (std::isinf(real)) return upper ? 127 : -128;
+// `real` in `q`'s integers, clamped to its element type; an infinite bound is the type's limit.
+int32_t quantized_bound(float real, const Quant& q, bool upper) {
+  if (std::isinf(real)) return int32_t(upper ? q.type_max() : q.type_min());
   const double v = std::round(double(real) / q.scale) + q.zero_point;
-  return int32_t(std::clamp(v, -128.0, 127.0));
+  return int32_t(std::clamp(v, double(q.type_min()), double(q.type_max())));
 }
 
-// Symmetric int8 quantization of `values` split into `channels` equal groups (1 = per tensor).
-struct SymmetricWeights {
-  std::vector<int8_t> q;
-  std::vector<float> scales;
-};
+// The bounds an unquantized (float) kernel's params carry in their unused integer fields.
+const Quant kUnquantized{};
 
-SymmetricWeights quantize_symmetric(const std::vector<float>& values, size_t channels) {
-  SymmetricWeights w;
-  const size_t per = values.size() / channels;
-  w.q.resize(values.size());
-  for (size_t c = 0; c < channels; ++c) {
-    float max_abs = 0.0f;
-    for (size_t i = 0; i < per; ++i) max_abs = std::max(max_abs, std::fabs(values[c * per + i]));
-    const float scale = max_abs > 0.0f ? max_abs / 127.0f : 1.0f;
-    w.scales.push_back(scale);
-    for (size_t i = 0; i < per; ++i) {
-      const float v = std::round(values[c * per + i] / scale);
-      w.q[c * per + i] = int8_t(std::clamp(v, -127.0f, 127.0f));
-    }
-  }
-  return w;
+// A tensor's spec, which int8 lowering requires the quantizer to have assigned.
+const Quant& spec_of(const Tensor& t) {
+  if (!t.quant.valid) throw CompileError("tensor " + t.name + " has no quantization (the quantizer assigns it)");
+  return t.quant;
 }
 
-Quant quant_of_values(const std::vector<float>& values) {
-  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-  return quant_for_range(values.empty() ? 0.0f : *lo, values.empty() ? 0.0f : *hi);
+// Quantized constant values in the element type the kernel reads.
+template <typename T>
+std::vector<T> narrowed(const std::vector<int32_t>& values) {
+  return std::vector<T>(values.begin(), values.end());
 }
 
-std::vector<int8_t> quantize_values(const std::vector<float>& values, const Quant& q) {
-  std::vector<int8_t> out(values.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    const float v = std::round(values[i] / q.scale) + float(q.zero_point);
-    out[i] = int8_t(std::clamp(v, -128.0f, 127.0f));
-  }
+// values[from[i]] at each i: constant data rearranged into a kernel's layout.
+template <typename T>
+std::vector<T> gathered(const std::vector<T>& values, const std::vector<size_t>& from) {
+  std::vector<T> out(from.size());
+  for (size_t i = 0; i < from.size(); ++i) out[i] = values[from[i]];
   return out;
 }
+
+// A constant's data quantized by its spec, in logical order.
+std::vector<int32_t> quantized(const Tensor& t) { return quantize_values(t.data, spec_of(t), t.shape); }
 
 // The float function an ActivationFunction names, in double precision (int8 lookup tables).
 double activation_value(int function, double alpha, double x) {
@@ -344,34 +334,36 @@ class Lowering {
 
   template <typename P>
   void fill_activation(P& p, const Op& op, const Tensor& y) {
-    if (int8()) {
-      p.act_min = int8_bound(op.act_min, y.quant, false);
-      p.act_max = int8_bound(op.act_max, y.quant, true);
-    } else {
-      p.act_min = -128;
-      p.act_max = 127;
-    }
+    p.act_min = int8() ? quantized_bound(op.act_min, y.quant, false) : int32_t(kUnquantized.type_min());
+    p.act_max = int8() ? quantized_bound(op.act_max, y.quant, true) : int32_t(kUnquantized.type_max());
     p.act_min_f = std::isinf(op.act_min) ? -3.4e38f : op.act_min;
     p.act_max_f = std::isinf(op.act_max) ? 3.4e38f : op.act_max;
   }
 
-  // Bias (int32, scale in_scale * w_scale[c]), multipliers and shifts per output channel.
-  // `reduction` (products summed per output) bounds the accumulator: the bias is clamped so
-  // bias + accumulator always fits int32 (the verifier requires it).
-  void requant_tables(const std::string& name, const Tensor& x, const Tensor& y, const std::vector<float>& bias,
-                      const std::vector<float>& w_scales, int64_t reduction, int& bias_id, int& mult_id,
-                      int& shift_id) {
-    std::vector<int32_t> b(bias.size()), m(w_scales.size()), s(w_scales.size());
-    const double bias_limit = 2147483647.0 - double(reduction) * 255 * 128;
-    for (size_t c = 0; c < bias.size(); ++c) {
-      const double scale = double(x.quant.scale) * w_scales[w_scales.size() == 1 ? 0 : c];
-      b[c] = int32_t(std::clamp(std::round(bias[c] / scale), -bias_limit, bias_limit));
+  // The int32 bias (quantized by its spec; 0 without one) of `channels` outputs, and the
+  // multipliers and shifts (per output channel, or one for per-tensor weights) of input x
+  // weight products to the output. `reduction` (products summed per output) bounds the
+  // accumulator: the bias is clamped so bias + accumulator always fits int32 (the verifier
+  // requires it).
+  void requant_tables(const Op& op, const Tensor& x, const Tensor& w, const Tensor& y, int32_t channels,
+                      int64_t reduction, int& bias_id, int& mult_id, int& shift_id) {
+    const Quant& wq = spec_of(w);
+    // |x - zero point| < 2^bits(x), |w| <= 2^(bits(w) - 1)
+    const double max_product = double(x.quant.type_max() - x.quant.type_min()) * double(-wq.type_min());
+    const double bias_limit = double(std::numeric_limits<int32_t>::max()) - double(reduction) * max_product;
+    std::vector<int32_t> b(size_t(channels), 0);
+    if (op.inputs.size() > 2) {
+      b = quantized(tensor(op.inputs[2]));
+      for (int32_t& v : b) v = int32_t(std::clamp(double(v), -bias_limit, bias_limit));
     }
-    for (size_t c = 0; c < w_scales.size(); ++c) {
-      const QuantizedMultiplier qm = quantize_multiplier(double(x.quant.scale) * w_scales[c] / y.quant.scale);
+    const size_t scales = wq.per_axis() ? wq.scales.size() : 1;
+    std::vector<int32_t> m(scales), s(scales);
+    for (size_t c = 0; c < scales; ++c) {
+      const QuantizedMultiplier qm = quantize_multiplier(double(x.quant.scale) * wq.scale_at(c) / y.quant.scale);
       m[c] = qm.multiplier;
       s[c] = qm.shift;
     }
+    const std::string& name = w.name;
     bias_id = constant(name + ".bias", DType::kInt32, {int32_t(b.size())}, b);
     mult_id = constant(name + ".multipliers", DType::kInt32, {int32_t(m.size())}, m);
     shift_id = constant(name + ".shifts", DType::kInt32, {int32_t(s.size())}, s);
@@ -401,16 +393,15 @@ class Lowering {
 
     // Weights to the device layout: OHWI for conv, [KH][KW][O] for depthwise.
     const size_t per_out = size_t(kh) * kw * (depthwise ? 1 : in_c);
-    std::vector<float> wt(w.data.size());
+    std::vector<size_t> device_from_logical(w.data.size());
     for (int32_t o = 0; o < out_c; ++o)
       for (int32_t ky = 0; ky < kh; ++ky)
         for (int32_t kx = 0; kx < kw; ++kx)
           for (int32_t i = 0; i < (depthwise ? 1 : in_c); ++i) {
-            const float v = w.data[((size_t(o) * (depthwise ? 1 : in_c) + i) * kh + ky) * kw + kx];
-            if (depthwise) wt[(size_t(ky) * kw + kx) * out_c + o] = v;
-            else wt[((size_t(o) * kh + ky) * kw + kx) * in_c + i] = v;
+            const size_t logical = ((size_t(o) * (depthwise ? 1 : in_c) + i) * kh + ky) * kw + kx;
+            if (depthwise) device_from_logical[(size_t(ky) * kw + kx) * out_c + o] = logical;
+            else device_from_logical[((size_t(o) * kh + ky) * kw + kx) * in_c + i] = logical;
           }
-    const std::vector<float> bias = bias_of(op, out_c);
 
     const int in = activation(op.inputs[0]);
     const int out = activation(op.outputs[0]);
@@ -440,22 +431,14 @@ class Lowering {
       params = params_bytes(p);
     }
     if (!int8()) {
-      const int wid = constant(name, DType::kFloat32, w_dims, wt);
-      const int bid = constant(name + ".bias", DType::kFloat32, {out_c}, bias);
+      const int wid = constant(name, DType::kFloat32, w_dims, gathered(w.data, device_from_logical));
+      const int bid = constant(name + ".bias", DType::kFloat32, {out_c}, bias_of(op, out_c));
       emit(depthwise ? KernelId::dwconv_f32 : KernelId::conv_f32, {in, wid, bid}, {out}, params, &op, macs);
       return;
     }
-    // Per-channel scales are computed in PyTorch's O-major order, then the int8 values are
-    // laid out like `wt`.
-    const SymmetricWeights sw = quantize_symmetric(w.data, size_t(out_c));
-    std::vector<int8_t> wq(wt.size());
-    for (size_t i = 0; i < wt.size(); ++i) {
-      const size_t o = depthwise ? i % size_t(out_c) : i / per_out;
-      wq[i] = int8_t(std::clamp(std::round(wt[i] / sw.scales[o]), -127.0f, 127.0f));
-    }
     int bid, mid, sid;
-    requant_tables(name, x, y, bias, sw.scales, int64_t(per_out), bid, mid, sid);
-    const int wid = constant(name, DType::kInt8, w_dims, wq);
+    requant_tables(op, x, w, y, out_c, int64_t(per_out), bid, mid, sid);
+    const int wid = constant(name, DType::kInt8, w_dims, narrowed<int8_t>(gathered(quantized(w), device_from_logical)));
     emit(depthwise ? KernelId::dwconv_s8 : KernelId::conv_s8, {in, wid, bid, mid, sid}, {out}, params, &op, macs);
   }
 
@@ -468,11 +451,10 @@ class Lowering {
     p.rows = int32_t(x.numel() / in_c);
     p.in_c = in_c;
     p.out_c = out_c;
-    p.per_channel = 0;
+    p.per_channel = int8() && w.quant.per_axis() ? 1 : 0;
     p.input_offset = int8() ? -x.quant.zero_point : 0;
     p.output_offset = int8() ? y.quant.zero_point : 0;
     fill_activation(p, op, y);
-    const std::vector<float> bias = bias_of(op, out_c);
     // A 4-D input is NHWC on device; the product runs over the logical last dim.
     const bool image = layout_of(x) == Layout::kNhwc;
     const int in = image ? reordered(op, op.inputs[0], identity_order(x.shape.size())) : activation(op.inputs[0]);
@@ -480,13 +462,12 @@ class Lowering {
     const int64_t macs = int64_t(p.rows) * in_c * out_c;
     if (!int8()) {
       const int wid = constant(w.name, DType::kFloat32, {out_c, in_c}, w.data);
-      const int bid = constant(w.name + ".bias", DType::kFloat32, {out_c}, bias);
+      const int bid = constant(w.name + ".bias", DType::kFloat32, {out_c}, bias_of(op, out_c));
       emit(KernelId::fc_f32, {in, wid, bid}, {out}, params_bytes(p), &op, macs);
     } else {
-      const SymmetricWeights sw = quantize_symmetric(w.data, 1);
       int bid, mid, sid;
-      requant_tables(w.name, x, y, bias, sw.scales, in_c, bid, mid, sid);
-      const int wid = constant(w.name, DType::kInt8, {out_c, in_c}, sw.q);
+      requant_tables(op, x, w, y, out_c, in_c, bid, mid, sid);
+      const int wid = constant(w.name, DType::kInt8, {out_c, in_c}, narrowed<int8_t>(quantized(w)));
       emit(KernelId::fc_s8, {in, wid, bid, mid, sid}, {out}, params_bytes(p), &op, macs);
     }
     if (image) define_output(op, op.outputs[0], out, identity_order(y.shape.size()));
@@ -566,8 +547,8 @@ class Lowering {
       // A full-size constant keeps the output's dims: flat, it could exceed the format's dim limit.
       const std::vector<int32_t> dims = mode == 0 ? y_dims : std::vector<int32_t>{int32_t(phys.size())};
       if (int8()) {
-        bq = quant_of_values(phys);
-        bid = constant(b.name, DType::kInt8, dims, quantize_values(phys, bq));
+        bq = spec_of(b);
+        bid = constant(b.name, DType::kInt8, dims, narrowed<int8_t>(quantize_values(phys, bq)));
       } else {
         bid = constant(b.name, DType::kFloat32, dims, phys);
       }
@@ -622,8 +603,9 @@ class Lowering {
     p.out_h = int32_t(y.shape.size() == 4 ? y.shape[2] : 1);  // mean without keepdim: [N, C]
     p.out_w = int32_t(y.shape.size() == 4 ? y.shape[3] : 1);
     p.k_h = kh; p.k_w = kw; p.stride_h = sh; p.stride_w = sw; p.pad_top = ph; p.pad_left = pw;
-    p.act_min = -128;
-    p.act_max = 127;
+    const Quant& q = int8() ? x.quant : kUnquantized;  // the output's too
+    p.act_min = int32_t(q.type_min());
+    p.act_max = int32_t(q.type_max());
     p.act_min_f = -3.4e38f;
     p.act_max_f = 3.4e38f;
     if (int8() && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point))
@@ -700,8 +682,8 @@ class Lowering {
     k::ClampParams p{};
     p.n = int32_t(x.numel());
     if (int8()) {
-      p.act_min = int8_bound(lo, y.quant, false);
-      p.act_max = int8_bound(hi >= 3.4e38f ? INFINITY : hi, y.quant, true);
+      p.act_min = quantized_bound(lo, y.quant, false);
+      p.act_max = quantized_bound(hi >= 3.4e38f ? INFINITY : hi, y.quant, true);
     }
     p.act_min_f = lo;
     p.act_max_f = hi;
@@ -763,7 +745,7 @@ class Lowering {
     for (int d : physical_order(layout_of(y), x.shape.size())) dims.push_back(int32_t(x.shape[size_t(d)]));
     const std::vector<float> phys = to_physical(x.data, x.shape, layout_of(y));
     if (!int8()) return constant(x.name, DType::kFloat32, dims, phys);
-    return constant(x.name + ".int8", DType::kInt8, dims, quantize_values(phys, y.quant));
+    return constant(x.name + ".int8", DType::kInt8, dims, narrowed<int8_t>(quantize_values(phys, spec_of(x))));
   }
 
   // A physical permutation from `in` (program tensor) to a new tensor with dims `out_dims`,
@@ -912,7 +894,7 @@ class Lowering {
       const auto& pad = op.ints_attr("pad");
       for (size_t i = 0; i < pad.size() / 2; ++i) g.start[rank - 1 - i] = -pad[2 * i];
       const float value = float(op.float_attr("value"));
-      if (int8()) g.fill = int8_bound(value, y.quant, false);
+      if (int8()) g.fill = quantized_bound(value, y.quant, false);
       else std::memcpy(&g.fill, &value, sizeof(g.fill));
     } else if (op.kind == "slice") {
       const size_t dim = dim_of(op, rank);
@@ -1012,8 +994,8 @@ class Lowering {
     const QuantizedMultiplier m = quantize_multiplier(double(from.scale) / to.scale);
     r.multiplier = m.multiplier;
     r.shift = m.shift;
-    r.act_min = -128;
-    r.act_max = 127;
+    r.act_min = int32_t(to.type_min());
+    r.act_max = int32_t(to.type_max());
     emit(KernelId::requantize_s8, {in}, {out}, params_bytes(r), &op);
     return out;
   }
@@ -1057,13 +1039,13 @@ class Lowering {
     }
     // Bit-exact by construction: every int8 input's real value through the exact function,
     // rounded (half away from zero) to the output's quantization.
-    std::vector<int8_t> table(256);
-    for (int q = -128; q <= 127; ++q) {
-      const double real = double(x.quant.scale) * (q - x.quant.zero_point);
+    std::vector<int8_t> table;
+    for (int64_t q = x.quant.type_min(); q <= x.quant.type_max(); ++q) {
+      const double real = double(x.quant.scale) * double(q - x.quant.zero_point);
       const double v = std::round(activation_value(function, alpha, real) / y.quant.scale) + y.quant.zero_point;
-      table[size_t(q + 128)] = int8_t(std::clamp(v, -128.0, 127.0));
+      table.push_back(int8_t(std::clamp(v, double(y.quant.type_min()), double(y.quant.type_max()))));
     }
-    const int tid = constant(y.name + ".table", DType::kInt8, {256}, table);
+    const int tid = constant(y.name + ".table", DType::kInt8, {int32_t(table.size())}, table);
     emit(KernelId::lut_s8, {in, tid}, {out}, params_bytes(k::LutParams{int32_t(x.numel())}), &op);
   }
 
@@ -1086,19 +1068,18 @@ class Lowering {
       emit(KernelId::prelu_f32, {in, wid}, {out}, params_bytes(p), &op);
       return;
     }
-    const SymmetricWeights slopes = quantize_symmetric(w.data, 1);
+    const Quant& slopes = spec_of(w);
     const QuantizedMultiplier positive = quantize_multiplier(double(x.quant.scale) / y.quant.scale);
-    const QuantizedMultiplier negative =
-        quantize_multiplier(double(x.quant.scale) * slopes.scales[0] / y.quant.scale);
+    const QuantizedMultiplier negative = quantize_multiplier(double(x.quant.scale) * slopes.scale / y.quant.scale);
     p.input_offset = -x.quant.zero_point;
     p.output_offset = y.quant.zero_point;
     p.positive_multiplier = positive.multiplier;
     p.positive_shift = positive.shift;
     p.negative_multiplier = negative.multiplier;
     p.negative_shift = negative.shift;
-    p.act_min = -128;
-    p.act_max = 127;
-    const int wid = constant(w.name, DType::kInt8, {p.channels}, slopes.q);
+    p.act_min = int32_t(y.quant.type_min());
+    p.act_max = int32_t(y.quant.type_max());
+    const int wid = constant(w.name, DType::kInt8, {p.channels}, narrowed<int8_t>(quantized(w)));
     emit(KernelId::prelu_s8, {in, wid}, {out}, params_bytes(p), &op);
   }
 
@@ -1227,8 +1208,9 @@ class Lowering {
     p.reduce = r.reduce;
     p.inner = r.inner;
     p.op = op.kind == "sum" ? k::kReduceSum : op.kind == "mean" ? k::kReduceMean : k::kReduceMax;
-    p.act_min = -128;
-    p.act_max = 127;
+    const Quant& q = int8() ? y.quant : kUnquantized;
+    p.act_min = int32_t(q.type_min());
+    p.act_max = int32_t(q.type_max());
     if (int8()) {
       p.input_offset = -x.quant.zero_point;
       p.output_offset = y.quant.zero_point;
@@ -1267,12 +1249,12 @@ class Lowering {
     require_batch1(op, x);
     const int32_t in_c = int32_t(w.shape[0]), out_c = int32_t(w.shape[1]);
     const int32_t kh = int32_t(w.shape[2]), kw = int32_t(w.shape[3]);
-    std::vector<float> ohwi(w.data.size());
+    std::vector<size_t> ohwi_from_logical(w.data.size());
     for (int32_t i = 0; i < in_c; ++i)
       for (int32_t o = 0; o < out_c; ++o)
         for (int32_t ky = 0; ky < kh; ++ky)
           for (int32_t kx = 0; kx < kw; ++kx)
-            ohwi[((size_t(o) * kh + ky) * kw + kx) * in_c + i] = w.data[((size_t(i) * out_c + o) * kh + ky) * kw + kx];
+            ohwi_from_logical[((size_t(o) * kh + ky) * kw + kx) * in_c + i] = ((size_t(i) * out_c + o) * kh + ky) * kw + kx;
     const auto stride = op.ints_attr("stride"), pad = op.ints_attr("padding"), dil = op.ints_attr("dilation");
     auto second = [](const std::vector<int64_t>& v) { return int32_t(v.size() > 1 ? v[1] : v[0]); };
     k::ConvParams p{};
@@ -1285,21 +1267,19 @@ class Lowering {
     p.input_offset = int8() ? -x.quant.zero_point : 0;
     p.output_offset = int8() ? y.quant.zero_point : 0;
     fill_activation(p, op, y);
-    const std::vector<float> bias = bias_of(op, out_c);
     const int in = activation(op.inputs[0]);
     const int out = activation(op.outputs[0]);
     const int64_t macs = x.numel() * out_c * kh * kw;
     const std::vector<int32_t> w_dims = {out_c, kh, kw, in_c};
     if (!int8()) {
-      const int wid = constant(w.name, DType::kFloat32, w_dims, ohwi);
-      const int bid = constant(w.name + ".bias", DType::kFloat32, {out_c}, bias);
+      const int wid = constant(w.name, DType::kFloat32, w_dims, gathered(w.data, ohwi_from_logical));
+      const int bid = constant(w.name + ".bias", DType::kFloat32, {out_c}, bias_of(op, out_c));
       emit(KernelId::transpose_conv_f32, {in, wid, bid}, {out}, params_bytes(p), &op, macs);
       return;
     }
-    const SymmetricWeights sw = quantize_symmetric(ohwi, size_t(out_c));  // OHWI: one group per output channel
     int bid, mid, sid;
-    requant_tables(w.name, x, y, bias, sw.scales, int64_t(in_c) * kh * kw, bid, mid, sid);
-    const int wid = constant(w.name, DType::kInt8, w_dims, sw.q);
+    requant_tables(op, x, w, y, out_c, int64_t(in_c) * kh * kw, bid, mid, sid);
+    const int wid = constant(w.name, DType::kInt8, w_dims, narrowed<int8_t>(gathered(quantized(w), ohwi_from_logical)));
     emit(KernelId::transpose_conv_s8, {in, wid, bid, mid, sid}, {out}, params_bytes(p), &op, macs);
   }
 
@@ -1363,11 +1343,12 @@ class Lowering {
     return l;
   }
 
-  // The int8 constants of group_norm_s8, or the reason it cannot run in int8. Channel c's
-  // weight is +-127 (or less, see below) with its magnitude in a per-channel scale, so the
-  // affine keeps the float weight's precision; the bias is in units of unit * scale, unit
-  // the value of normalized == 1. A scale is raised above |weight| / 127 where the bias
-  // would otherwise exceed the kernel's 2^30 bound.
+  // The int8 constants of group_norm_s8, or the reason it cannot run in int8: kernel tables
+  // (like a lookup table's), not a tensor's quantization spec. Channel c's weight is the
+  // largest symmetric integer (or less, see below) with its magnitude in a per-channel scale,
+  // so the affine keeps the float weight's precision; the bias is in units of unit * scale,
+  // unit the value of normalized == 1. A scale is raised above |weight| / largest where the
+  // bias would otherwise exceed the kernel's 2^30 bound.
   struct NormTables {
     std::vector<int8_t> weights;
     std::vector<int32_t> bias, multipliers, shifts;
@@ -1396,10 +1377,14 @@ class Lowering {
     t.eps = int64_t(eps);
     const double unit = std::ldexp(1.0, -k::kGroupNormFractionBits);
     const double max_bias = double(k::kGroupNormMaxBias);
+    Quant weight_type;  // group_norm_s8 reads symmetric int8 weights
+    weight_type.bits = kWeightBits;
+    weight_type.symmetric = true;
+    const double largest = double(weight_type.q_max());
     for (size_t c = 0; c < w.size(); ++c) {
-      double scale = std::max(std::fabs(double(w[c])) / 127.0, std::fabs(double(b[c])) / (unit * max_bias) * (1 + 1e-9));
+      double scale = std::max(std::fabs(double(w[c])) / largest, std::fabs(double(b[c])) / (unit * max_bias) * (1 + 1e-9));
       if (scale == 0.0) scale = 1.0;
-      t.weights.push_back(int8_t(std::clamp(std::round(w[c] / scale), -127.0, 127.0)));
+      t.weights.push_back(int8_t(std::clamp(std::round(w[c] / scale), -largest, largest)));
       t.bias.push_back(int32_t(std::clamp(std::round(b[c] / (unit * scale)), -max_bias, max_bias)));
       const QuantizedMultiplier m = quantize_multiplier(unit * scale / y.quant.scale);
       if (m.shift > 0) {
@@ -1429,8 +1414,8 @@ class Lowering {
       l.params.eps_lo = int32_t(uint32_t(uint64_t(t.eps)));
       l.params.eps_hi = int32_t(uint32_t(uint64_t(t.eps) >> 32));
       l.params.output_offset = y.quant.zero_point;
-      l.params.act_min = -128;
-      l.params.act_max = 127;
+      l.params.act_min = int32_t(y.quant.type_min());
+      l.params.act_max = int32_t(y.quant.type_max());
       const int wid = constant(w.name, DType::kInt8, {channels}, t.weights);
       const int bid = constant(b.name, DType::kInt32, {channels}, t.bias);
       const int mid = constant(w.name + ".multipliers", DType::kInt32, {channels}, t.multipliers);

@@ -17,16 +17,76 @@ void observe_range(Tensor& t, const float* values, size_t n) {
   }
 }
 
-Quant quant_for_range(float lo, float hi) {
+Quant quant_for_range(float lo, float hi, int bits) {
   lo = std::min(lo, 0.0f);
   hi = std::max(hi, 0.0f);
   Quant q;
   q.valid = true;
+  q.bits = bits;
+  const float steps = float(q.type_max() - q.type_min());
   // A range that never moved (a tensor that is always 0) gets a unit range: any scale
   // represents it exactly, and a tiny one would blow up the next layer's int32 bias.
-  q.scale = hi - lo < 1e-6f ? 1.0f / 255.0f : (hi - lo) / 255.0f;
-  q.zero_point = int32_t(std::clamp(std::round(-128.0f - lo / q.scale), -128.0f, 127.0f));
+  q.scale = hi - lo < 1e-6f ? 1.0f / steps : (hi - lo) / steps;
+  q.zero_point = int32_t(std::clamp(std::round(float(q.type_min()) - lo / q.scale), float(q.type_min()),
+                                    float(q.type_max())));
   return q;
+}
+
+Quant symmetric_quant(const Tensor& t, int axis, int bits) {
+  Quant q;
+  q.valid = true;
+  q.bits = bits;
+  q.symmetric = true;
+  q.axis = axis;
+  const size_t count = axis < 0 ? 1 : size_t(t.shape[size_t(axis)]);
+  const AxisWalk walk(t.shape, axis);
+  std::vector<float> max_abs(count, 0.0f);
+  for (size_t i = 0; i < t.data.size(); ++i)
+    max_abs[walk.index(i)] = std::max(max_abs[walk.index(i)], std::fabs(t.data[i]));
+  for (float m : max_abs) {
+    const float scale = m > 0.0f ? m / float(q.type_max()) : 1.0f;
+    if (axis < 0) q.scale = scale;
+    else q.scales.push_back(scale), q.zero_points.push_back(0);
+  }
+  return q;
+}
+
+Quant bias_quant(const Quant& input, const Quant& weight, int64_t channels) {
+  Quant q;
+  q.valid = true;
+  q.bits = kBiasBits;
+  q.symmetric = true;
+  q.axis = 0;
+  for (int64_t c = 0; c < channels; ++c) {
+    q.scales.push_back(double(input.scale) * weight.scale_at(weight.per_axis() ? size_t(c) : 0));
+    q.zero_points.push_back(0);
+  }
+  return q;
+}
+
+std::vector<int32_t> quantize_values(const std::vector<float>& values, const Quant& q, const Shape& shape) {
+  if (q.per_axis() && (size_t(q.axis) >= shape.size() || size_t(shape[size_t(q.axis)]) != q.scales.size()))
+    throw CompileError("internal: a per-axis quantization of " + std::to_string(q.scales.size()) +
+                       " scales along dim " + std::to_string(q.axis) + " of a tensor of shape " + shape_str(shape));
+  const AxisWalk walk(shape, q.axis);
+  std::vector<int32_t> out(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    const size_t a = walk.index(i);
+    double v;
+    if (q.bits <= 16) {  // float32 scales: the float quotient, as PyTorch's float arithmetic rounds it
+      v = double(std::round(values[i] / float(q.scale_at(a))) + float(q.zero_point_at(a)));
+    } else {
+      v = std::round(double(values[i]) / q.scale_at(a)) + double(q.zero_point_at(a));
+    }
+    out[i] = int32_t(std::clamp(v, double(q.q_min()), double(q.q_max())));
+  }
+  return out;
+}
+
+AxisWalk::AxisWalk(const Shape& shape, int axis) {
+  if (axis < 0) return;
+  size_ = size_t(shape[size_t(axis)]);
+  for (size_t d = size_t(axis) + 1; d < shape.size(); ++d) inner_ *= size_t(shape[d]);
 }
 
 namespace {
@@ -35,32 +95,100 @@ namespace {
 // (zero always does); otherwise the output needs a range covering the value too.
 bool value_fits(const Op& op, const Quant& in) {
   const double value = op.float_attr("value");
-  return value >= double(in.scale) * (-128 - in.zero_point) && value <= double(in.scale) * (127 - in.zero_point);
+  return value >= double(in.scale) * double(in.type_min() - in.zero_point) &&
+         value <= double(in.scale) * double(in.type_max() - in.zero_point);
 }
 
 Quant observed_quant(const Tensor& t) {
+  if (t.quant.given) return t.quant;
   if (!(t.observed_min <= t.observed_max))
     throw CompileError("tensor " + t.name + " was never observed during calibration");
-  return quant_for_range(t.observed_min, t.observed_max);
+  return quant_for_range(t.observed_min, t.observed_max, kActivationBits);
+}
+
+// Softmax outputs lie in [0, 1): 2^bits steps from the lowest integer.
+Quant softmax_output_quant() {
+  Quant q;
+  q.valid = true;
+  q.bits = kActivationBits;
+  q.scale = std::ldexp(1.0f, -kActivationBits);
+  q.zero_point = int32_t(q.type_min());
+  return q;
+}
+
+// Gives constant input `slot` of `op` the spec `q`: a spec from the front end stays; a constant
+// that another op already reads with another spec (shared weights) is copied first.
+void give_constant_quant(Graph& g, Op& op, size_t slot, Quant q) {
+  Tensor& t = g.tensors[size_t(op.inputs[slot])];
+  if (t.quant.given) return;
+  if (t.quant.valid && t.quant != q) {
+    Tensor copy = t;
+    copy.name += "." + std::to_string(g.tensors.size());
+    copy.quant = std::move(q);
+    op.inputs[slot] = g.add_tensor(std::move(copy));
+    return;
+  }
+  t.quant = std::move(q);
+}
+
+bool is_constant_input(const Graph& g, const Op& op, size_t slot) {
+  return slot < op.inputs.size() && g.tensors[size_t(op.inputs[slot])].constant;
+}
+
+// The constant inputs of `op` that its int8 kernel reads as integers, by the registry's rule.
+void assign_constant_quantization(Graph& g, Op& op, ConstantQuant rule) {
+  const auto weights = [&](int axis) {
+    if (!is_constant_input(g, op, 1)) return;
+    const Tensor& w = g.tensors[size_t(op.inputs[1])];
+    const int64_t channels = w.shape[size_t(std::max(axis, 0))];
+    give_constant_quant(g, op, 1, symmetric_quant(w, axis, kWeightBits));
+    if (!is_constant_input(g, op, 2)) return;
+    const Quant& x = g.tensors[size_t(op.inputs[0])].quant;
+    give_constant_quant(g, op, 2, bias_quant(x, g.tensors[size_t(op.inputs[1])].quant, channels));
+  };
+  switch (rule) {
+    case ConstantQuant::kWeightsPerChannel: return weights(0);
+    case ConstantQuant::kWeightsPerChannelDim1: return weights(1);
+    case ConstantQuant::kWeightsPerTensor: return weights(-1);
+    case ConstantQuant::kOperandRange:
+      for (size_t slot = 0; slot < op.inputs.size(); ++slot) {
+        if (!is_constant_input(g, op, slot)) continue;
+        const std::vector<float>& v = g.tensors[size_t(op.inputs[slot])].data;
+        const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+        give_constant_quant(g, op, slot, quant_for_range(v.empty() ? 0.0f : *lo, v.empty() ? 0.0f : *hi, kActivationBits));
+      }
+      return;
+    case ConstantQuant::kOutput:
+      for (size_t slot = 0; slot < op.inputs.size(); ++slot) {
+        if (is_constant_input(g, op, slot)) give_constant_quant(g, op, slot, g.tensors[size_t(op.outputs[0])].quant);
+      }
+      return;
+    case ConstantQuant::kNone: return;
+  }
+}
+
+// The spec of `op`'s output by the registry's rule.
+Quant output_quant(const Graph& g, const Op& op, OutputQuant rule) {
+  const Quant& in = g.tensors[size_t(op.inputs[0])].quant;
+  if (rule == OutputQuant::kInput || (rule == OutputQuant::kInputWhenValueFits && value_fits(op, in))) {
+    Quant q = in;
+    q.given = false;
+    return q;
+  }
+  if (rule == OutputQuant::kSoftmax) return softmax_output_quant();
+  return observed_quant(g.tensors[size_t(op.outputs[0])]);
 }
 
 }  // namespace
 
 void assign_quantization(Graph& g) {
   for (int t : g.inputs) g.tensors[t].quant = observed_quant(g.tensors[t]);
-  for (const Op& op : g.ops) {
-    Tensor& y = g.tensors[op.outputs[0]];
-    const Quant& x = g.tensors[op.inputs[0]].quant;
+  for (Op& op : g.ops) {
     const OpDef* def = find_op(op.kind);
-    const OutputQuant rule = def ? def->output_quant : OutputQuant::kObserved;
-    if (rule == OutputQuant::kNone) continue;
-    if (rule == OutputQuant::kInput || (rule == OutputQuant::kInputWhenValueFits && value_fits(op, x))) {
-      y.quant = x;
-    } else if (rule == OutputQuant::kSoftmax) {
-      y.quant = Quant{true, 1.0f / 256.0f, -128};
-    } else {
-      y.quant = observed_quant(y);
-    }
+    if (def && def->output_quant == OutputQuant::kNone) continue;
+    Tensor& y = g.tensors[op.outputs[0]];
+    if (!y.quant.given) y.quant = output_quant(g, op, def ? def->output_quant : OutputQuant::kObserved);
+    assign_constant_quantization(g, op, def ? def->constant_quant : ConstantQuant::kNone);
   }
 }
 

@@ -23,7 +23,8 @@ std::vector<OpDef> activation_ops() {
   return {
       unary("sigmoid"), unary("tanh"), unary("hardswish"), unary("hardsigmoid"), unary("silu"), unary("gelu"),
       unary("elu"), unary("leaky_relu"), unary("neg"), unary("abs"), unary("mish"),
-      {"prelu", infer_prelu, kLayoutAgnostic, OutputQuant::kObserved, RowLift::kPerChannel},
+      {"prelu", infer_prelu, kLayoutAgnostic, OutputQuant::kObserved, RowLift::kPerChannel,
+       ConstantQuant::kWeightsPerTensor},
   };
 }
 

@@ -31,7 +31,8 @@ constexpr uint32_t kBinary = kLayoutAgnostic | kFusesActivation;
 
 std::vector<OpDef> binary_ops() {
   const auto binary = [](const char* kind, uint32_t more_traits = 0) {
-    return OpDef{kind, infer_binary, kBinary | more_traits, OutputQuant::kObserved, RowLift::kElementwise};
+    return OpDef{kind, infer_binary, kBinary | more_traits, OutputQuant::kObserved, RowLift::kElementwise,
+                 ConstantQuant::kOperandRange};
   };
   return {binary("add", kFoldable), binary("sub"), binary("mul", kFoldable), binary("minimum"), binary("maximum")};
 }

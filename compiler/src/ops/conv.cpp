@@ -54,8 +54,10 @@ Shape infer_conv_transpose2d(const Graph& g, const Op& op) {
 
 std::vector<OpDef> conv_ops() {
   return {
-      {"conv2d", infer_conv2d, kImageOp | kFusesActivation},
-      {"conv_transpose2d", infer_conv_transpose2d, kImageOp | kFusesActivation},
+      {"conv2d", infer_conv2d, kImageOp | kFusesActivation, OutputQuant::kObserved, RowLift::kNo,
+       ConstantQuant::kWeightsPerChannel},
+      {"conv_transpose2d", infer_conv_transpose2d, kImageOp | kFusesActivation, OutputQuant::kObserved, RowLift::kNo,
+       ConstantQuant::kWeightsPerChannelDim1},
   };
 }
 

@@ -77,7 +77,7 @@ std::vector<OpDef> copy_ops() {
       {"slice", infer_slice, kLayoutAgnostic, OutputQuant::kInput, RowLift::kDim},
       {"expand", infer_expand, 0, OutputQuant::kInput},
       {"upsample_nearest2d", infer_upsample, kImageOp, OutputQuant::kInput},
-      {"cat", infer_cat, kLayoutAgnostic, OutputQuant::kObserved, RowLift::kDim},
+      {"cat", infer_cat, kLayoutAgnostic, OutputQuant::kObserved, RowLift::kDim, ConstantQuant::kOutput},
       {"input_rows", infer_slice, kInternal},
   };
 }

@@ -33,7 +33,7 @@ Shape infer_matmul(const Graph& g, const Op& op) {
 
 std::vector<OpDef> matmul_ops() {
   return {
-      {"linear", infer_linear, kFusesActivation},
+      {"linear", infer_linear, kFusesActivation, OutputQuant::kObserved, RowLift::kNo, ConstantQuant::kWeightsPerTensor},
       {"matmul", infer_matmul, kFusesActivation},
   };
 }

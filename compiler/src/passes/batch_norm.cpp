@@ -52,7 +52,8 @@ void fold_batch_norm(Graph& g) {
     const Shape w_shape = w.shape;
     const std::string name = w.name;
     conv.inputs[1] = g.add_constant(name + ".bn_folded", w_shape, std::move(weights));
-    const int b = g.add_constant(name + ".bn_folded_bias", {int64_t(bias.size())}, std::move(bias));
+    const Shape b_shape{int64_t(bias.size())};  // before the move: argument order is unspecified
+    const int b = g.add_constant(name + ".bn_folded_bias", b_shape, std::move(bias));
     if (conv.inputs.size() > 2) conv.inputs[2] = b; else conv.inputs.push_back(b);
     g.replace_uses(bn.outputs[0], y);
     removed[users[0]] = true;

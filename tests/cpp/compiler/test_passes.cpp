@@ -165,6 +165,8 @@ TEST(Passes, FoldBatchNormMatchesConvThenBatchNorm) {
       EXPECT_TRUE(g.tensors[size_t(conv.inputs[1])].constant);
       EXPECT_TRUE(g.tensors[size_t(conv.inputs[2])].constant);
       EXPECT_EQ(g.tensors[size_t(conv.inputs[1])].shape, c.g.tensors[size_t(c.conv_weight)].shape);
+      EXPECT_EQ(g.tensors[size_t(conv.inputs[2])].shape, (Shape{int64_t(c.gamma.size())}))
+          << "the folded bias has one value per output channel";
 
       Rng rng(7);
       for (int trial = 0; trial < 3; ++trial) {

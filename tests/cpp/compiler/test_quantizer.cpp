@@ -175,6 +175,98 @@ TEST(Quantizer, AssignQuantization) {
   }
 }
 
+// Weights, biases and constant operands get their specs from the quantizer, computed here
+// from the values directly: conv weights symmetric per output channel, linear weights per
+// tensor, biases int32 at input scale x weight scale.
+TEST(Quantizer, AssignsConstantSpecs) {
+  Rng rng(5);
+  Builder b;
+  const int x = b.input("x", {1, 2, 3, 3});
+  const int w = b.random_constant("w", {3, 2, 1, 1}, rng);
+  const int cb = b.random_constant("cb", {3}, rng);
+  const int conv = b.conv(x, w, cb);
+  const int flat = b.reshape(conv, {1, -1});
+  const int fw = b.random_constant("fw", {4, 27}, rng), fb = b.random_constant("fb", {4}, rng);
+  const int lin = b.linear(flat, fw, fb);
+  const int offset = b.random_constant("offset", {4}, rng, -2.0, 3.0);
+  const int sum = b.op("add", {lin, offset});
+  b.outputs({sum});
+  Graph g = b.g;
+  for (int t : {x, conv, lin, sum}) g.tensors[size_t(t)].observed_min = -1, g.tensors[size_t(t)].observed_max = 2;
+  assign_quantization(g);
+  const auto q = [&](int t) -> const Quant& { return g.tensors[size_t(t)].quant; };
+
+  ASSERT_TRUE(q(w).valid);
+  EXPECT_TRUE(q(w).symmetric);
+  EXPECT_EQ(q(w).bits, 8);
+  EXPECT_EQ(q(w).axis, 0);
+  ASSERT_EQ(q(w).scales.size(), 3u);
+  const std::vector<float>& wd = g.tensors[size_t(w)].data;
+  for (size_t c = 0; c < 3; ++c) {
+    const float max_abs = std::max(std::fabs(wd[2 * c]), std::fabs(wd[2 * c + 1]));
+    EXPECT_EQ(q(w).scales[c], double(max_abs / 127.0f)) << c;
+    EXPECT_EQ(q(w).zero_points[c], 0);
+    EXPECT_EQ(q(cb).scales[c], double(q(x).scale) * q(w).scales[c]) << "bias at input x weight scale";
+  }
+  EXPECT_EQ(q(cb).bits, 32);
+  EXPECT_EQ(q(cb).axis, 0);
+
+  EXPECT_EQ(q(fw).axis, -1) << "linear weights are per tensor";
+  float fmax = 0;
+  for (float v : g.tensors[size_t(fw)].data) fmax = std::max(fmax, std::fabs(v));
+  EXPECT_EQ(q(fw).scale, fmax / 127.0f);
+  ASSERT_EQ(q(fb).scales.size(), 4u);
+  for (double s : q(fb).scales) EXPECT_EQ(s, double(q(conv).scale) * double(q(fw).scale));
+
+  float lo = 0, hi = 0;
+  for (float v : g.tensors[size_t(offset)].data) lo = std::min(lo, v), hi = std::max(hi, v);
+  const Quant expected = quant_for_range(lo, hi);
+  EXPECT_EQ(q(offset), expected) << "an element-wise constant operand: asymmetric, by its range";
+
+  // Quantized values follow the spec: round half away from zero, clamped to +-127 (symmetric).
+  const std::vector<int32_t> wq = quantize_values(wd, q(w), g.tensors[size_t(w)].shape);
+  for (size_t i = 0; i < wd.size(); ++i) {
+    EXPECT_EQ(wq[i], int32_t(std::lround(wd[i] / float(q(w).scales[i / 2])))) << i;
+    EXPECT_LE(std::abs(wq[i]), 127);
+  }
+}
+
+// A spec the front end gives is kept as it is; the rest is assigned around it. Two ops sharing
+// a bias that needs two specs read two copies of it.
+TEST(Quantizer, KeepsGivenSpecsAndSplitsSharedConstants) {
+  Rng rng(6);
+  Builder b;
+  const int x1 = b.input("x1", {1, 8}), x2 = b.input("x2", {1, 8});
+  const int w = b.random_constant("w", {4, 8}, rng), bias = b.random_constant("bias", {4}, rng);
+  const int y1 = b.linear(x1, w, bias), y2 = b.linear(x2, w, bias);
+  b.outputs({y1, y2});
+  Graph g = b.g;
+  g.tensors[size_t(x1)].observed_min = -1, g.tensors[size_t(x1)].observed_max = 1;
+  g.tensors[size_t(x2)].observed_min = -4, g.tensors[size_t(x2)].observed_max = 4;
+  Quant given_w;
+  given_w.valid = given_w.symmetric = given_w.given = true;
+  given_w.axis = 0;
+  given_w.scales = {0.01, 0.02, 0.03, 0.04};
+  given_w.zero_points = {0, 0, 0, 0};
+  g.tensors[size_t(w)].quant = given_w;
+  Quant given_y = quant_for_range(-3.0f, 1.5f);
+  given_y.given = true;
+  g.tensors[size_t(y1)].quant = given_y;  // never observed: given, not calibrated
+  g.tensors[size_t(y2)].observed_min = -1, g.tensors[size_t(y2)].observed_max = 1;
+  assign_quantization(g);
+  EXPECT_EQ(g.tensors[size_t(w)].quant, given_w);
+  EXPECT_EQ(g.tensors[size_t(y1)].quant, given_y);
+  const Op &first = g.ops[0], &second = g.ops[1];
+  EXPECT_EQ(first.inputs[2], bias);
+  ASSERT_NE(second.inputs[2], bias) << "the second linear reads its own copy of the bias";
+  const Tensor& copy = g.tensors[size_t(second.inputs[2])];
+  EXPECT_EQ(copy.data, g.tensors[size_t(bias)].data);
+  for (size_t c = 0; c < 4; ++c) {
+    EXPECT_EQ(g.tensors[size_t(bias)].quant.scales[c], double(g.tensors[size_t(x1)].quant.scale) * given_w.scales[c]);
+    EXPECT_EQ(copy.quant.scales[c], double(g.tensors[size_t(x2)].quant.scale) * given_w.scales[c]);
+  }
+}
+
 TEST(Quantizer, CalibrateObservesEveryActivation) {
   Graph g = tp::conv_relu_pool_linear_graph();
   run_graph_passes(g);  // calibrate() lowers the graph as it is: layouts must be assigned

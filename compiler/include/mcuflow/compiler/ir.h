@@ -20,10 +20,34 @@ class CompileError : public std::runtime_error {
 using Shape = std::vector<int64_t>;
 using AttrValue = std::variant<int64_t, double, std::vector<int64_t>>;
 
+// A tensor's quantization spec (docs/quantization.md "Quantization specs"): its elements are
+// signed `bits`-bit integers q with real value scale * (q - zero_point). Per tensor, `scale` and
+// `zero_point` hold it; per axis (axis >= 0), index i along logical dim `axis` has its own
+// scales[i] and zero_points[i]. A symmetric spec has zero points 0 and integers within
+// ±(2^(bits-1) - 1), so that negating a value never overflows (weights). The scales of tensors
+// up to 16 bits are float32 values, as the program stores activation scales; a bias's scales
+// are products of two of them (input scale × weight scale), exact in double.
 struct Quant {
   bool valid = false;
   float scale = 0.0f;
   int32_t zero_point = 0;
+  int bits = 8;                 // 4, 8, 16 (activations, weights) or 32 (biases)
+  bool symmetric = false;
+  int axis = -1;                // the logical dim of per-axis scales, -1 per tensor
+  std::vector<double> scales;   // per axis
+  std::vector<int32_t> zero_points;
+  bool given = false;           // from the front end (a pre-quantized model): kept, never calibrated
+
+  bool per_axis() const { return axis >= 0; }
+  // The range of the element type, and of the integers this spec produces (symmetric: narrower).
+  int64_t type_min() const { return -(int64_t{1} << (bits - 1)); }
+  int64_t type_max() const { return (int64_t{1} << (bits - 1)) - 1; }
+  int64_t q_min() const { return symmetric ? -type_max() : type_min(); }
+  int64_t q_max() const { return type_max(); }
+  double scale_at(size_t i) const { return per_axis() ? scales[i] : double(scale); }
+  int32_t zero_point_at(size_t i) const { return per_axis() ? zero_points[i] : zero_point; }
+  bool operator==(const Quant& o) const;
+  bool operator!=(const Quant& o) const { return !(*this == o); }
 };
 
 struct Tensor {

@@ -29,6 +29,16 @@ enum class OutputQuant {
   kNone,                  // not quantized (int32 indices)
 };
 
+// How the quantizer gives the op's constant inputs their specs (docs/quantization.md).
+enum class ConstantQuant {
+  kNone,                   // none is read as integers (or lowering packs it into kernel tables)
+  kWeightsPerChannel,      // input 1 symmetric per output channel (dim 0); input 2, the bias, int32
+  kWeightsPerChannelDim1,  // the same with the output channels in dim 1 (transposed convolution)
+  kWeightsPerTensor,       // input 1 symmetric per tensor; input 2, if any, the bias
+  kOperandRange,           // each constant input by its values' range (an element-wise operand)
+  kOutput,                 // each constant input in the output's spec (a constant piece of a cat)
+};
+
 // How lift_rows moves the op onto (N, C, 1, L) row views.
 enum class RowLift {
   kNo,           // it stays on the rank-3 tensors
@@ -49,6 +59,7 @@ struct OpDef {
   uint32_t traits = 0;
   OutputQuant output_quant = OutputQuant::kObserved;
   RowLift row_lift = RowLift::kNo;
+  ConstantQuant constant_quant = ConstantQuant::kNone;
 };
 
 // Every kind, grouped by family.

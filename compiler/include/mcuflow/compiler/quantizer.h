@@ -12,12 +12,41 @@ namespace mcuflow::compiler {
 // Widens `t`'s observed range with `n` calibration values.
 void observe_range(Tensor& t, const float* values, size_t n);
 
-// Asymmetric int8 quantization covering [lo, hi] ∪ {0}.
-Quant quant_for_range(float lo, float hi);
+// The element widths the quantizer gives: activations and weights, and int32 biases.
+constexpr int kActivationBits = 8;
+constexpr int kWeightBits = 8;
+constexpr int kBiasBits = 32;
 
-// Gives every activation tensor its Quant, in execution order: ops that must keep their
-// input's quantization (pooling, views, standalone clamps) inherit it; softmax outputs get
-// 1/256 and -128; the rest come from their observed ranges.
+// Asymmetric `bits`-bit quantization covering [lo, hi] ∪ {0} in 2^bits - 1 steps.
+Quant quant_for_range(float lo, float hi, int bits = kActivationBits);
+
+// Symmetric `bits`-bit quantization of constant `t` by its largest magnitude, per tensor
+// (axis -1) or per index along logical dim `axis`; an all-zero group gets scale 1.
+Quant symmetric_quant(const Tensor& t, int axis, int bits);
+
+// The int32 spec of a bias added to products of `input` and `weight`: per output channel,
+// scale input scale × weight scale (exact in double), zero point 0.
+Quant bias_quant(const Quant& input, const Quant& weight, int64_t channels);
+
+// `values`, a tensor of logical `shape` (row-major; only read for per-axis specs), as the
+// integers of `q`: rounded half away from zero, clamped to [q_min, q_max].
+std::vector<int32_t> quantize_values(const std::vector<float>& values, const Quant& q, const Shape& shape = {});
+
+// The index along `axis` of each flat row-major index of a tensor of `shape` (0 if axis < 0).
+class AxisWalk {
+ public:
+  AxisWalk(const Shape& shape, int axis);
+  size_t index(size_t flat) const { return (flat / inner_) % size_; }
+
+ private:
+  size_t size_ = 1, inner_ = 1;
+};
+
+// Gives every tensor its quantization spec, in execution order. Activations: ops that must
+// keep their input's quantization (pooling, views, standalone clamps) inherit it; softmax
+// outputs get 1/2^bits and the lowest integer; the rest come from their observed ranges.
+// Constants the int8 kernels read as integers get theirs (weights, biases, constant
+// operands). A spec the front end gave (Quant::given) is kept as it is.
 void assign_quantization(Graph& g);
 
 // How calibration turns a tensor's observed values into its quantization range.

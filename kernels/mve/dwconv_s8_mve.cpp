@@ -11,11 +11,10 @@
 // the reference's order (raster_order.h), every block of a pixel before the next pixel, so it
 // may run in place wherever the reference may.
 //
-// A whole block of a 3x3 window is one assembly block (dw3_block): taps, requantization,
-// narrowing and the store, every constant it needs addressed from the block's prepared bytes.
-// docs/kernels_dsp.md counts its instructions and says why it is exact.
-#include <type_traits>
-
+// A 3x3 window runs a row at a time through one assembly loop (dw3_run) over a run of pixels:
+// the nine tap pointers in core registers, each block's taps, requantization, narrowing and
+// store, every constant addressed from the block's prepared bytes, a partial last block under
+// predication. docs/kernels_dsp.md counts its instructions and says why it is exact.
 #include "../reference/raster_order.h"
 #include "mcuflow/kernels/arith.h"
 #include "mve_blocks.h"
@@ -103,20 +102,25 @@ static_assert(MveDwLayout{kMveDwGroup, 9}.block_bytes() == kDw3BlockBytes);
   "vldrw.32 q1, [%[blk], #-384]\n\t"     \
   "vldrw.32 q2, [%[blk], #-368]\n\t"     \
   "vldrw.32 q3, [%[blk], #-352]\n\t"
-// Tap t reads 16 bytes at t<t> and moves it on to the next block's (post-increment): an input
-// pixel's next channels, or the zero point row's next 16 bytes for a padding tap.
-#define MCUFLOW_DW3_PRODUCTS(at, w_at)           \
-  "vldrb.8 q4, [%[" at "]], #16\n\t" MCUFLOW_DW3_W(w_at) \
-  "vmullb.s8 q6, q4, q5\n\t"       \
+// Input loads: in a whole block, a tap's last load moves its pointer on to the next block's
+// bytes (post-increment): an input pixel's next channels, or the zero point row's next 16
+// bytes for a padding tap. In a pixel's partial last block (P0 from VCTP: its channels) the
+// loads are predicated, reading nothing past the pixel's channels (inactive lanes load 0), and
+// leave the pointers where they are.
+#define MCUFLOW_DW3_X_FIRST(at) "vldrb.8 q4, [%[" at "]]\n\t"
+#define MCUFLOW_DW3_X_LAST(at) "vldrb.8 q4, [%[" at "]], #16\n\t"
+#define MCUFLOW_DW3_X_PARTIAL(at) "vpst\n\tvldrbt.8 q4, [%[" at "]]\n\t"
+#define MCUFLOW_DW3_PRODUCTS(x_last, at, w_at) \
+  x_last(at) MCUFLOW_DW3_W(w_at)              \
+  "vmullb.s8 q6, q4, q5\n\t"                  \
   "vmullt.s8 q7, q4, q5\n\t"
 // A second tap's products added in int16 (|x * w| <= 128 * 127 with w != -128, so two fit).
 // Its input is loaded twice because VMULLT overwrites it and no q register is left.
-#define MCUFLOW_DW3_ADD_PRODUCTS(at, w_at)       \
-  "vldrb.8 q4, [%[" at "]]\n\t" MCUFLOW_DW3_W(w_at) \
-  "vmullt.s8 q4, q4, q5\n\t"          \
-  "vadd.i16 q7, q7, q4\n\t"       \
-  "vldrb.8 q4, [%[" at "]], #16\n\t"        \
-  "vmullb.s8 q4, q4, q5\n\t"          \
+#define MCUFLOW_DW3_ADD_PRODUCTS(x_first, x_last, at, w_at) \
+  x_first(at) MCUFLOW_DW3_W(w_at)                          \
+  "vmullt.s8 q4, q4, q5\n\t"                               \
+  "vadd.i16 q7, q7, q4\n\t" x_last(at)                     \
+  "vmullb.s8 q4, q4, q5\n\t"                               \
   "vadd.i16 q6, q6, q4\n\t"
 // The int16 products widened into the accumulators (q4 as scratch).
 #define MCUFLOW_DW3_WIDEN                        \
@@ -128,12 +132,12 @@ static_assert(MveDwLayout{kMveDwGroup, 9}.block_bytes() == kDw3BlockBytes);
   "vadd.i32 q2, q2, q4\n\t"                   \
   "vmovlt.s16 q4, q7\n\t"                     \
   "vadd.i32 q3, q3, q4\n\t"
-#define MCUFLOW_DW3_PAIR(at0, at1, w0, w1) \
-  MCUFLOW_DW3_PRODUCTS(at0, w0) MCUFLOW_DW3_ADD_PRODUCTS(at1, w1) MCUFLOW_DW3_WIDEN
-#define MCUFLOW_DW3_TAPS                                                                     \
-  MCUFLOW_DW3_PAIR("t0", "t1", "-144", "-128") MCUFLOW_DW3_PAIR("t2", "t3", "-112", "-96")   \
-  MCUFLOW_DW3_PAIR("t4", "t5", "-80", "-64") MCUFLOW_DW3_PAIR("t6", "t7", "-48", "-32")       \
-  MCUFLOW_DW3_PRODUCTS("t8", "-16") MCUFLOW_DW3_WIDEN
+#define MCUFLOW_DW3_PAIR(xf, xl, at0, at1, w0, w1) \
+  MCUFLOW_DW3_PRODUCTS(xl, at0, w0) MCUFLOW_DW3_ADD_PRODUCTS(xf, xl, at1, w1) MCUFLOW_DW3_WIDEN
+#define MCUFLOW_DW3_TAPS(xf, xl)                                                                         \
+  MCUFLOW_DW3_PAIR(xf, xl, "t0", "t1", "-144", "-128") MCUFLOW_DW3_PAIR(xf, xl, "t2", "t3", "-112", "-96") \
+  MCUFLOW_DW3_PAIR(xf, xl, "t4", "t5", "-80", "-64") MCUFLOW_DW3_PAIR(xf, xl, "t6", "t7", "-48", "-32")     \
+  MCUFLOW_DW3_PRODUCTS(xl, "t8", "-16") MCUFLOW_DW3_WIDEN
 // Requantization of accumulator a: the general steps (mve::requantize's), or the ones for an
 // op whose every channel shifts right and none left (RequantKind::kRightShiftsOnly).
 #define MCUFLOW_DW3_ROW(row_at) "vldrw.32 q4, [%[blk], #" row_at "]\n\t"
@@ -170,21 +174,34 @@ static_assert(MveDwLayout{kMveDwGroup, 9}.block_bytes() == kDw3BlockBytes);
   "vdup.8 q4, %[pk]\n\t"                   \
   "vmin.s8 q0, q0, q4\n\t"         \
   "ror %[pk], %[pk], #8\n\t"
-// The end of a block: the store and the block loop (lr counts blocks).
-#define MCUFLOW_DW3_NEXT_BLOCK                  \
-  "vstrb.8 q0, [%[out]], #16\n\t"         \
-  "le lr, 1b\n\t"
-// The end of a pixel: every tap pointer has moved on by the pixel's channels (the output too);
-// the next pixel of the run is tap_delta (out_delta) further on, and starts at the first block.
-#define MCUFLOW_DW3_NEXT_PIXEL                                                                    \
-  "ldr lr, %[pixels]\n\t"                                                                        \
-  "subs lr, lr, #1\n\t"                                                                          \
-  "str lr, %[pixels]\n\t"                                                                        \
+#define MCUFLOW_DW3_BLOCK(xf, xl, requant, clamp) \
+  MCUFLOW_DW3_BIAS MCUFLOW_DW3_TAPS(xf, xl) MCUFLOW_DW3_REQUANT_ALL(requant) MCUFLOW_DW3_NARROW clamp
+// A pixel: its whole blocks (lr counts them), then a partial block of `partial` channels (if
+// any). Then every tap pointer and the output have moved on by the whole blocks' channels; the
+// run ends when the output is at out_end, or the next pixel is tap_delta (out_delta) further on
+// and starts at the first block.
+#define MCUFLOW_DW3_LOOP(requant, clamp)                                                          \
+  "0:\n\t"                                                                                       \
+  "ldr lr, %[blocks]\n\t"                                                                        \
+  "wls lr, lr, 3f\n\t"                                                                           \
+  "1:\n\t" MCUFLOW_DW3_BLOCK(MCUFLOW_DW3_X_FIRST, MCUFLOW_DW3_X_LAST, requant, clamp)             \
+  "vstrb.8 q0, [%[out]], #16\n\t"                                                                \
+  "le lr, 1b\n\t"                                                                                \
+  "3:\n\t"                                                                                       \
+  "ldr lr, %[partial]\n\t"                                                                       \
+  "cmp lr, #0\n\t"                                                                               \
+  "beq 4f\n\t"                                                                                   \
+  "vctp.8 lr\n\t" MCUFLOW_DW3_BLOCK(MCUFLOW_DW3_X_PARTIAL, MCUFLOW_DW3_X_PARTIAL, requant, clamp) \
+  "vpst\n\t"                                                                                     \
+  "vstrbt.8 q0, [%[out]]\n\t"                                                                    \
+  "4:\n\t"                                                                                       \
+  "ldr lr, %[out_end]\n\t"                                                                       \
+  "cmp %[out], lr\n\t"                                                                           \
   "beq 2f\n\t"                                                                                   \
   "ldr %[blk], %[first_block]\n\t"                                                               \
   "ldr lr, %[tap_delta]\n\t"                                                                     \
-  "cmp lr, #0\n\t"                                                                                \
-  "beq 0b\n\t" /* forwards at stride 1: every pointer is where the next pixel starts */          \
+  "cmp lr, #0\n\t"                                                                               \
+  "beq 0b\n\t" /* forwards at stride 1, whole blocks: every pointer is where the next pixel starts */ \
   "add %[t0], %[t0], lr\n\t" "add %[t1], %[t1], lr\n\t" "add %[t2], %[t2], lr\n\t"                \
   "add %[t3], %[t3], lr\n\t" "add %[t4], %[t4], lr\n\t" "add %[t5], %[t5], lr\n\t"                \
   "add %[t6], %[t6], lr\n\t" "add %[t7], %[t7], lr\n\t" "add %[t8], %[t8], lr\n\t"                \
@@ -192,21 +209,14 @@ static_assert(MveDwLayout{kMveDwGroup, 9}.block_bytes() == kDw3BlockBytes);
   "add %[out], %[out], lr\n\t"                                                                   \
   "b 0b\n\t"                                                                                     \
   "2:\n\t"
-#define MCUFLOW_DW3_LOOP(requant, clamp)                                                          \
-  "0:\n\t"                                                                                       \
-  "ldr lr, %[blocks]\n\t"                                                                        \
-  "dls lr, lr\n\t"                                                                               \
-  "1:\n\t" MCUFLOW_DW3_BIAS MCUFLOW_DW3_TAPS MCUFLOW_DW3_REQUANT_ALL(requant) MCUFLOW_DW3_NARROW clamp \
-      MCUFLOW_DW3_NEXT_BLOCK MCUFLOW_DW3_NEXT_PIXEL
 // The accumulators in q0-q3 (channels kMveDwFirstChannel[a] + 4 * lane), the input in q4, the
 // weights in q5, the even and odd channels' int16 products in q6 and q7; lr counts. 30 operands,
 // GCC's limit: the counts and steps are read from memory.
 #define MCUFLOW_DW3_OPERANDS                                                                           \
   : [t0] "+r"(t0), [t1] "+r"(t1), [t2] "+r"(t2), [t3] "+r"(t3), [t4] "+r"(t4), [t5] "+r"(t5),          \
-    [t6] "+r"(t6), [t7] "+r"(t7), [t8] "+r"(t8), [blk] "+r"(blk), [out] "+r"(out), [pk] "+r"(pk),      \
-    [pixels] "+m"(run.pixels)                                                                          \
-  : [blocks] "m"(run.blocks), [tap_delta] "m"(run.tap_delta), [out_delta] "m"(run.out_delta),         \
-    [first_block] "m"(run.first_block)                                                                 \
+    [t6] "+r"(t6), [t7] "+r"(t7), [t8] "+r"(t8), [blk] "+r"(blk), [out] "+r"(out), [pk] "+r"(pk)       \
+  : [blocks] "m"(run.blocks), [partial] "m"(run.partial), [tap_delta] "m"(run.tap_delta),              \
+    [out_delta] "m"(run.out_delta), [first_block] "m"(run.first_block), [out_end] "m"(run.out_end)       \
   : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "lr", "memory", "cc"
 
 // How an op's requantization may be shortened (decided once per op from its table).
@@ -215,19 +225,19 @@ enum class RequantKind {
   kRightShiftsOnly,  // every channel shifts right (so none left), activation range [-128, 127]
 };
 
-// A run of output pixels along a row (>= 1), each the same steps on from the one before, and
-// the whole blocks (>= 1) of each from the first on.
+// A run of output pixels along a row (>= 1), each the same steps on from the one before.
 struct Run3x3 {
-  int32_t pixels, blocks;
+  int32_t blocks, partial;       // whole blocks, channels of a partial last block (0: none)
   int32_t tap_delta, out_delta;  // bytes from where a pixel leaves the pointers to the next pixel's
   const uint8_t* first_block;
+  const int8_t* out_end;         // where the last pixel leaves the output pointer
 };
 
 // The outputs of a run's whole blocks; taps(ky, kx): the first pixel's tap pointers at channel 0
 // (input pixels, or the zero point row for padding taps), out: its output; pk: the output offset
-// in its low half, act_min and act_max in bytes 2 and 3. The asm counts run.pixels down to 0.
+// in its low half, act_min and act_max in bytes 2 and 3.
 template <RequantKind kKind, typename Taps>
-inline void dw3_run(Run3x3& run, const Taps& taps, int8_t* out, uint32_t pk) {
+inline void dw3_run(const Run3x3& run, const Taps& taps, int8_t* out, uint32_t pk) {
   const int8_t *t0 = taps(0, 0), *t1 = taps(0, 1), *t2 = taps(0, 2), *t3 = taps(1, 0), *t4 = taps(1, 1),
                *t5 = taps(1, 2), *t6 = taps(2, 0), *t7 = taps(2, 1), *t8 = taps(2, 2);
   const uint8_t* blk = run.first_block;
@@ -258,9 +268,11 @@ inline void dw3_run(Run3x3& run, const Taps& taps, int8_t* out, uint32_t pk) {
 #undef MCUFLOW_DW3_REQUANT_ALL
 #undef MCUFLOW_DW3_NARROW
 #undef MCUFLOW_DW3_CLAMP
-#undef MCUFLOW_DW3_NEXT_BLOCK
-#undef MCUFLOW_DW3_NEXT_PIXEL
+#undef MCUFLOW_DW3_BLOCK
 #undef MCUFLOW_DW3_LOOP
+#undef MCUFLOW_DW3_X_FIRST
+#undef MCUFLOW_DW3_X_LAST
+#undef MCUFLOW_DW3_X_PARTIAL
 #undef MCUFLOW_DW3_OPERANDS
 
 // Where the taps of a window read, from channel 0 (at_channel: from channel c). A window inside
@@ -283,17 +295,24 @@ struct BorderTaps {
   BorderTaps at_channel(int32_t c) const { return {input + c, zero_points + c, iy0, ix0, in_h, in_w, in_c, dil_h, dil_w}; }
 };
 
-// kRightShiftsOnly when every channel of the whole blocks shifts right (minus right shift < 0:
-// its shift is negative, so it has no left shift) and the activation range is all of int8.
-RequantKind requant_kind(const DwConvParams& p, const uint8_t* prepared, int32_t block_bytes) {
+// kRightShiftsOnly when every channel shifts right (minus right shift < 0: its shift is
+// negative, so it has no left shift) and the activation range is all of int8. A partial last
+// block's padding lanes (table zeros) do not count: their outputs are never stored.
+RequantKind requant_kind(const DwConvParams& p, const uint8_t* prepared, const MveDwLayout& layout) {
   if (p.act_min != -128 || p.act_max != 127) return RequantKind::kGeneral;
   int32x4_t minus_right = vdupq_n_s32(kInt32Min);
+  int32_t partial_minus_right = kInt32Min;
   constexpr int32_t kRow = kMveDwGroup * 4;
-  for (int32_t c = 0; c + kMveDwGroup <= p.in_c; c += kMveDwGroup, prepared += block_bytes) {
+  for (int32_t b = 0; b < layout.blocks(); ++b, prepared += layout.block_bytes()) {
     const int32_t* row = reinterpret_cast<const int32_t*>(prepared + kMveMinusRightShift * kRow);
-    for (int32_t lanes = 0; lanes < kMveDwGroup; lanes += 4) minus_right = vmaxq_s32(minus_right, vldrwq_s32(row + lanes));
+    if ((b + 1) * kMveDwGroup <= p.in_c) {
+      for (int32_t lanes = 0; lanes < kMveDwGroup; lanes += 4) minus_right = vmaxq_s32(minus_right, vldrwq_s32(row + lanes));
+    } else {
+      for (int32_t e = 0; e < kMveDwGroup; ++e)
+        if (layout.table_channel(b, e) >= 0 && row[e] > partial_minus_right) partial_minus_right = row[e];
+    }
   }
-  return vmaxvq_s32(kInt32Min, minus_right) < 0 ? RequantKind::kRightShiftsOnly : RequantKind::kGeneral;
+  return vmaxvq_s32(partial_minus_right, minus_right) < 0 ? RequantKind::kRightShiftsOnly : RequantKind::kGeneral;
 }
 
 // Requantizes accumulator kAcc of a block.
@@ -306,8 +325,7 @@ int32x4_t requantize_accumulator(int32x4_t acc, const int32_t* table, const DwCo
 }
 
 // One output pixel for the 16 channels (`channels` when kPartial) of one block, through
-// intrinsics and the tap steps above: windows other than 3x3 and a 3x3 window's last partial
-// block.
+// intrinsics and the tap steps above: windows other than 3x3.
 template <bool kPartial, typename Taps>
 void pixel_block(const DwConvParams& p, const Taps& tap_input, const uint8_t* blk, int8_t* out, int32_t channels) {
   const int32_t* table = reinterpret_cast<const int32_t*>(blk);
@@ -345,10 +363,8 @@ void pixel_block(const DwConvParams& p, const Taps& tap_input, const uint8_t* bl
 }
 
 // The blocks of one output pixel from channel c on (blk: that block's bytes) through pixel_block.
-// Not inlined into the 3x3 walk, which rarely needs it: its staging buffers stay off the stack
-// while the assembly runs.
 template <typename Taps>
-__attribute__((noinline)) void pixel_blocks(const DwConvParams& p, const Taps& taps, const uint8_t* blk, int32_t block_bytes, int32_t c,
+void pixel_blocks(const DwConvParams& p, const Taps& taps, const uint8_t* blk, int32_t block_bytes, int32_t c,
                   int8_t* out) {
   for (; c < p.in_c; c += kMveDwGroup, blk += block_bytes) {
     if (c + kMveDwGroup <= p.in_c) pixel_block<false>(p, taps.at_channel(c), blk, out + c, kMveDwGroup);
@@ -365,6 +381,7 @@ struct Walk {
   int8_t* output;
   const int8_t* zero_points;  // the prepared zero point row
   int32_t block_bytes, row_step, column_step;
+  int32_t whole_channels;     // of the whole blocks
   uint32_t offset_and_range;  // dw3_run's pk
   // Outputs whose whole window lies inside the input: oy in [y_lo, y_hi), ox in [x_lo, x_hi).
   int32_t y_lo, y_hi, x_lo, x_hi;
@@ -375,6 +392,7 @@ struct Walk {
     block_bytes = layout.block_bytes();
     row_step = p.dil_h * p.in_w * p.in_c;
     column_step = p.dil_w * p.in_c;
+    whole_channels = p.in_c & ~(kMveDwGroup - 1);
     offset_and_range = uint32_t(p.output_offset & 0xFFFF) | uint32_t(p.act_min & 0xFF) << 16 |
                        uint32_t(p.act_max & 0xFF) << 24;
     auto first_inside = [](int32_t pad, int32_t stride) { return (pad + stride - 1) / stride; };
@@ -388,40 +406,38 @@ struct Walk {
     x_hi = end_inside(p.in_w, p.pad_left, (p.k_w - 1) * p.dil_w + 1, p.stride_w, p.out_w);
   }
 
-  // The whole blocks of a 3x3 window through dw3_run; returns the channel the rest starts at.
-  template <RequantKind kKind, typename Taps>
-  int32_t whole_3x3_blocks(const Taps& taps, int8_t* out) const {
-    const int32_t blocks = p.in_c / kMveDwGroup;
-    if (blocks == 0) return 0;
-    Run3x3 run{1, blocks, 0, 0, prepared};
-    dw3_run<kKind>(run, taps, out, offset_and_range);
-    return blocks * kMveDwGroup;
+  // A run of `pixels` pixels of a 3x3 window whose first output is `out`, each `step` (+1 or -1)
+  // pixels on from the one before: dw3_run leaves the pointers (and the output) at the pixel's
+  // partial last block.
+  Run3x3 run_3x3(const int8_t* out, int32_t pixels, int32_t step) const {
+    const int32_t in_c = p.in_c, whole = whole_channels;
+    return {whole / kMveDwGroup, in_c - whole, step * p.stride_w * in_c - whole, step * in_c - whole, prepared,
+            out + (pixels - 1) * step * in_c + whole};
   }
 
-  // Output pixels ox, ox + step, ... (`pixels` of them, step +1 or -1) of row oy, whose windows
-  // lie inside the input, all channels in whole blocks: one dw3_run.
+  // Output pixels ox, ox + step, ... (`pixels` of them, step +1 or -1) of row oy of a 3x3
+  // window, whose windows lie inside the input: one dw3_run.
   template <RequantKind kKind>
   __attribute__((noinline)) void inside_run_3x3(int32_t oy, int32_t ox, int32_t pixels, int32_t step) const {
     const int32_t in_c = p.in_c;
     const int32_t iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
     const InsideTaps taps{input + (iy0 * p.in_w + ix0) * in_c, row_step, column_step};
-    // dw3_run leaves every pointer one pixel of channels on.
-    Run3x3 run{pixels, in_c / kMveDwGroup, (step * p.stride_w - 1) * in_c, (step - 1) * in_c, prepared};
-    dw3_run<kKind>(run, taps, output + (oy * p.out_w + ox) * in_c, offset_and_range);
+    int8_t* out = output + (oy * p.out_w + ox) * in_c;
+    dw3_run<kKind>(run_3x3(out, pixels, step), taps, out, offset_and_range);
   }
 
-  // Output pixel (oy, ox) of a 3x3 window whose channels are whole blocks, touching the padding.
+  // Output pixel (oy, ox) of a 3x3 window, touching the padding.
   template <RequantKind kKind>
   __attribute__((noinline)) void border_pixel_3x3(int32_t oy, int32_t ox) const {
     const int32_t in_w = p.in_w, in_c = p.in_c;
     const BorderTaps taps{input, zero_points, oy * p.stride_h - p.pad_top, ox * p.stride_w - p.pad_left,
                           p.in_h, in_w, in_c, p.dil_h, p.dil_w};
-    Run3x3 run{1, in_c / kMveDwGroup, 0, 0, prepared};
-    dw3_run<kKind>(run, taps, output + (oy * p.out_w + ox) * in_c, offset_and_range);
+    int8_t* out = output + (oy * p.out_w + ox) * in_c;
+    dw3_run<kKind>(run_3x3(out, 1, 1), taps, out, offset_and_range);
   }
 
-  // Row oy of a 3x3 window whose channels are whole blocks, forwards or backwards: the pixels
-  // whose windows lie inside the input as one run, the others one by one.
+  // Row oy of a 3x3 window, forwards or backwards: the pixels whose windows lie inside the input
+  // as one run, the others one by one.
   template <RequantKind kKind>
   void row_3x3(int32_t oy, bool forward) const {
     const int32_t out_w = p.out_w;
@@ -440,55 +456,39 @@ struct Walk {
     }
   }
 
-  // The blocks of one pixel: the whole ones of a 3x3 window through dw3_blocks, the others
-  // through pixel_blocks.
-  template <bool kWindow3x3, RequantKind kKind, typename Taps>
-  void blocks(const Taps& taps, int8_t* out) const {
-    int32_t c = 0;
-    if constexpr (kWindow3x3) {
-      c = whole_3x3_blocks<kKind>(taps, out);
-      if (c == p.in_c) return;
-    }
-    pixel_blocks(p, taps, prepared + c / kMveDwGroup * block_bytes, block_bytes, c, out);
-  }
-
-  // Not inlined: the walk's forward and backward loops would each get a copy.
-  template <bool kWindow3x3, RequantKind kKind>
+  // One output pixel of a window other than 3x3. Not inlined: the walk's forward and backward
+  // loops would each get a copy.
   __attribute__((noinline)) void pixel(int32_t oy, int32_t ox) const {
     const int32_t in_w = p.in_w, in_c = p.in_c;
     int8_t* out = output + (oy * p.out_w + ox) * in_c;
     const int32_t iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
     if (oy >= y_lo && oy < y_hi && ox >= x_lo && ox < x_hi) {
-      blocks<kWindow3x3, kKind>(InsideTaps{input + (iy0 * in_w + ix0) * in_c, row_step, column_step}, out);
+      pixel_blocks(p, InsideTaps{input + (iy0 * in_w + ix0) * in_c, row_step, column_step}, prepared, block_bytes, 0, out);
     } else {
-      blocks<kWindow3x3, kKind>(BorderTaps{input, zero_points, iy0, ix0, p.in_h, in_w, in_c, p.dil_h, p.dil_w}, out);
+      pixel_blocks(p, BorderTaps{input, zero_points, iy0, ix0, p.in_h, in_w, in_c, p.dil_h, p.dil_w}, prepared,
+                   block_bytes, 0, out);
     }
   }
 };
 
-template <bool kWindow3x3, RequantKind kKind>
-void dwconv(const DwConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output) {
-  const Walk walk(p, input, prepared, output);
-  if (kWindow3x3 && p.in_c % kMveDwGroup == 0) {
-    // The same raster order as for_each_output_pixel, rows of pixels at a time.
-    const bool forward = detail::walks_forward(input, output);
-    for (int32_t i = 0; i < p.out_h; ++i) walk.row_3x3<kKind>(forward ? i : p.out_h - 1 - i, forward);
-    return;
-  }
-  detail::for_each_output_pixel(p.out_h, p.out_w, input, output,
-                                [&walk](int32_t oy, int32_t ox) { walk.pixel<kWindow3x3, kKind>(oy, ox); });
+// A 3x3 window, in the same raster order as for_each_output_pixel, a row at a time.
+template <RequantKind kKind>
+void dwconv_3x3(const Walk& walk, const DwConvParams& p, const int8_t* input, const int8_t* output) {
+  const bool forward = detail::walks_forward(input, output);
+  for (int32_t i = 0; i < p.out_h; ++i) walk.row_3x3<kKind>(forward ? i : p.out_h - 1 - i, forward);
 }
 
 }  // namespace
 
 void dwconv_s8_mve(const DwConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output) {
+  const Walk walk(p, input, prepared, output);
   if (p.k_h == 3 && p.k_w == 3) {
-    if (requant_kind(p, prepared, MveDwLayout{p.in_c, 9}.block_bytes()) == RequantKind::kRightShiftsOnly)
-      dwconv<true, RequantKind::kRightShiftsOnly>(p, input, prepared, output);
+    if (requant_kind(p, prepared, MveDwLayout{p.in_c, 9}) == RequantKind::kRightShiftsOnly)
+      dwconv_3x3<RequantKind::kRightShiftsOnly>(walk, p, input, output);
     else
-      dwconv<true, RequantKind::kGeneral>(p, input, prepared, output);
+      dwconv_3x3<RequantKind::kGeneral>(walk, p, input, output);
   } else {
-    dwconv<false, RequantKind::kGeneral>(p, input, prepared, output);
+    detail::for_each_output_pixel(p.out_h, p.out_w, input, output, [&walk](int32_t oy, int32_t ox) { walk.pixel(oy, ox); });
   }
 }
 

@@ -114,9 +114,11 @@ def families():
             dwconv(20, (8, 6), (3, 1), pad=(1, 0)), dwconv(5, (4, 4), 2), dwconv(48, (3, 3), 3, pad=2),
             dwconv(3, (10, 10), 7, stride=3, pad=3, act=nn.ReLU6), dwconv(31, (4, 7), (1, 3), pad=(0, 1)),
             dwconv(35, (6, 6), 3, pad=1, act=nn.ReLU6), dwconv(32, (4, 9), 3, stride=2, pad=1, act=nn.ReLU),
-            # whole blocks of a 3x3 window: rows as runs (dilation, stride 2, a clamp, no padding)
+            # 3x3 windows as runs of pixels (dilation, stride 2, a clamp, no padding, partial blocks
+            # of 8 channels alone and after whole ones)
             dwconv(32, (9, 9), 3, stride=2, pad=2, dil=2), dwconv(16, (6, 7), 3, pad=1, act=nn.ReLU6),
-            dwconv(48, (5, 6), 3, stride=(1, 2)),
+            dwconv(48, (5, 6), 3, stride=(1, 2)), dwconv(8, (12, 12), 3, pad=1), dwconv(8, (9, 10), 3, stride=2, pad=1),
+            dwconv(24, (7, 5), 3, pad=1, act=nn.ReLU6),
         ],
         "add_s8_mve": [
             add((1, 16, 8, 8)), add((1, 3, 5, 7)), add((1, 1, 1, 1)), add((1, 32, 4, 4), relu=True),

@@ -18,91 +18,51 @@
 #
 # mcuflow_read_program(<model.mfp> KERNELS_VAR <var> ARENA_BYTES_VAR <var>)
 #   Reads a program's kernels (its op records' kernel ids) and arena size at configure time.
+#
+# The kernel table and the lists of sources come from mcuflow's firmware generator
+# (python/mcuflow/firmware_sources.py, the one `mcuflow firmware` uses), run at configure time
+# with a Python 3 interpreter (MCUFLOW_PYTHON, default the one find_package(Python3) finds).
 
 set(MCUFLOW_SOURCE_DIR "${CMAKE_CURRENT_LIST_DIR}/../.." CACHE INTERNAL "mcuflow source tree")
+if(NOT MCUFLOW_PYTHON)
+  find_package(Python3 COMPONENTS Interpreter REQUIRED)
+  set(MCUFLOW_PYTHON "${Python3_EXECUTABLE}" CACHE FILEPATH "Python 3 that runs mcuflow's firmware generator")
+endif()
 
-# Little-endian unsigned integer of `bytes` bytes at byte `offset` of `file`.
-function(_mcuflow_read_uint file offset bytes out_var)
-  file(READ "${file}" hex OFFSET ${offset} LIMIT ${bytes} HEX)
-  string(LENGTH "${hex}" digits)
-  math(EXPR want "2 * ${bytes}")
-  if(NOT digits EQUAL want)
-    message(FATAL_ERROR "${file} is truncated (no ${bytes} bytes at offset ${offset})")
+# Runs the firmware generator into `out_dir` (its arguments after the caller's name) and
+# includes what it wrote: MCUFLOW_KERNELS, MCUFLOW_ARENA_BYTES, MCUFLOW_RUNTIME_SOURCES,
+# MCUFLOW_KERNEL_SOURCES (and out_dir/mcuflow_kernels.h, out_dir/kernel_table.cpp).
+macro(_mcuflow_generate caller out_dir)
+  execute_process(COMMAND "${MCUFLOW_PYTHON}" "${MCUFLOW_SOURCE_DIR}/python/mcuflow/firmware_sources.py"
+                          ${ARGN} -o "${out_dir}"
+                  RESULT_VARIABLE _mcuflow_status ERROR_VARIABLE _mcuflow_error)
+  if(NOT _mcuflow_status EQUAL 0)
+    string(STRIP "${_mcuflow_error}" _mcuflow_error)
+    string(REGEX REPLACE "^error: " "" _mcuflow_error "${_mcuflow_error}")
+    message(FATAL_ERROR "${caller}: ${_mcuflow_error}")
   endif()
-  set(value "")
-  foreach(at RANGE 0 ${digits} 2)
-    if(at LESS digits)
-      string(SUBSTRING "${hex}" ${at} 2 byte)
-      set(value "${byte}${value}")
-    endif()
-  endforeach()
-  math(EXPR value "0x${value}")
-  set(${out_var} ${value} PARENT_SCOPE)
-endfunction()
+  include("${out_dir}/mcuflow_sources.cmake")
+endmacro()
 
 function(mcuflow_read_program file)
   cmake_parse_arguments(ARG "" "KERNELS_VAR;ARENA_BYTES_VAR" "" ${ARGN})
   if(NOT EXISTS "${file}")
     message(FATAL_ERROR "mcuflow program ${file} does not exist")
   endif()
-  file(READ "${file}" magic LIMIT 4 HEX)
-  if(NOT magic STREQUAL "4d465031")  # "MFP1"
-    message(FATAL_ERROR "${file} is not an mcuflow program (.mfp)")
-  endif()
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${file}")
-  # The kernels are the op records' kernel ids (what Program::load looks up; the metadata, absent
-  # from a device image, is for tools), named by the list the runtime is built from.
-  file(READ "${MCUFLOW_SOURCE_DIR}/runtime/include/mcuflow/runtime/kernel_id.h" kernel_list)
-  string(REGEX MATCHALL "X\\([a-z0-9_]+, [0-9]+" entries "${kernel_list}")
-  foreach(entry ${entries})
-    string(REGEX MATCH "X\\(([a-z0-9_]+), ([0-9]+)" unused "${entry}")
-    set(kernel_${CMAKE_MATCH_2} ${CMAKE_MATCH_1})
-  endforeach()
-  # Header and op record layout: docs/program_format.md (op_count u16 at 22, ops_offset u32 at
-  # 32, arena_bytes u32 at 64; each 28-byte op record starts with its u16 kernel id).
-  _mcuflow_read_uint("${file}" 22 2 op_count)
-  _mcuflow_read_uint("${file}" 32 4 ops_offset)
-  _mcuflow_read_uint("${file}" 64 4 arena_bytes)
-  set(kernels "")
-  if(op_count GREATER 0)
-    math(EXPR last "${op_count} - 1")
-    foreach(i RANGE ${last})
-      math(EXPR at "${ops_offset} + 28 * ${i}")
-      _mcuflow_read_uint("${file}" ${at} 2 id)
-      if(NOT DEFINED kernel_${id})
-        message(FATAL_ERROR "${file}: op ${i} uses kernel id ${id}, unknown to the mcuflow at ${MCUFLOW_SOURCE_DIR}")
-      endif()
-      list(APPEND kernels ${kernel_${id}})
-    endforeach()
-  endif()
-  list(REMOVE_DUPLICATES kernels)
+  string(SHA256 key "${file}")
+  _mcuflow_generate("mcuflow_read_program" "${CMAKE_CURRENT_BINARY_DIR}/mcuflow_programs/${key}" --program "${file}")
   if(ARG_KERNELS_VAR)
-    set(${ARG_KERNELS_VAR} ${kernels} PARENT_SCOPE)
+    set(${ARG_KERNELS_VAR} ${MCUFLOW_KERNELS} PARENT_SCOPE)
   endif()
   if(ARG_ARENA_BYTES_VAR)
-    set(${ARG_ARENA_BYTES_VAR} ${arena_bytes} PARENT_SCOPE)
-  endif()
-endfunction()
-
-# Optimized kernels are named <op>_<variant>_<tier> (dsp, mve); the rest are reference kernels.
-function(_mcuflow_kernel_tier kernel out_var)
-  if(kernel MATCHES "_(scalar|dsp|mve)$")
-    set(${out_var} ${CMAKE_MATCH_1} PARENT_SCOPE)
-  else()
-    set(${out_var} reference PARENT_SCOPE)
+    set(${ARG_ARENA_BYTES_VAR} ${MCUFLOW_ARENA_BYTES} PARENT_SCOPE)
   endif()
 endfunction()
 
 function(mcuflow_add_runtime target)
   cmake_parse_arguments(ARG "" "PROGRAM;BOARD" "KERNELS;CPU_FLAGS" ${ARGN})
-  set(kernels ${ARG_KERNELS})
-  if(ARG_PROGRAM)
-    mcuflow_read_program("${ARG_PROGRAM}" KERNELS_VAR program_kernels)
-    list(APPEND kernels ${program_kernels})
-  endif()
-  list(REMOVE_DUPLICATES kernels)
-  list(SORT kernels)  # the link order, like `mcuflow firmware`'s
-  if(NOT kernels)
+  if(NOT ARG_PROGRAM AND NOT ARG_KERNELS)
     message(FATAL_ERROR "mcuflow_add_runtime(${target}): give PROGRAM <model.mfp> or KERNELS <kernel>...")
   endif()
   set(cpu_flags ${ARG_CPU_FLAGS})
@@ -115,81 +75,24 @@ function(mcuflow_add_runtime target)
     set(cpu_flags ${MCUFLOW_BOARD_CPU_FLAGS})
   endif()
 
-  set(root "${MCUFLOW_SOURCE_DIR}")
-  file(GLOB runtime_sources "${root}/runtime/src/*.cpp" "${root}/runtime/src/ops/*.cpp")
-  list(REMOVE_ITEM runtime_sources "${root}/runtime/src/all_kernels.cpp")
-  set(kernel_sources "")
-  set(tiers "")
-  set(ids "")
-  set(slots "")
-  foreach(kernel ${kernels})
-    _mcuflow_kernel_tier(${kernel} tier)
-    set(source "${root}/kernels/${tier}/${kernel}.cpp")
-    if(kernel STREQUAL "read_input_rows")  # performed by Session::run itself: no kernel source
-      set(source "")
-    elseif(NOT EXISTS "${source}")
-      file(GLOB known RELATIVE "${root}/kernels" "${root}/kernels/*/*.cpp")
-      message(FATAL_ERROR "mcuflow_add_runtime(${target}): unknown kernel '${kernel}' (no ${source}); "
-                          "known: ${known}")
+  set(args "")
+  if(ARG_PROGRAM)
+    if(NOT EXISTS "${ARG_PROGRAM}")
+      message(FATAL_ERROR "mcuflow program ${ARG_PROGRAM} does not exist")
     endif()
-    list(APPEND kernel_sources ${source})
-    list(APPEND tiers ${tier})
-    string(APPEND ids "    mcuflow::KernelId::${kernel},\n")
-    string(APPEND slots "  t.entries[size_t(mcuflow::KernelId::${kernel})] = &mcuflow::ops::kernel_entry_${kernel};\n")
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${ARG_PROGRAM}")
+    list(APPEND args --program "${ARG_PROGRAM}")
+  endif()
+  foreach(kernel ${ARG_KERNELS})
+    list(APPEND args --kernel ${kernel})
   endforeach()
-  list(REMOVE_DUPLICATES tiers)
-  foreach(tier ${tiers})
-    if(NOT tier STREQUAL "reference")
-      file(GLOB tier_adapters "${root}/runtime/src/ops/${tier}/*.cpp")
-      list(APPEND runtime_sources ${tier_adapters})
-    endif()
-  endforeach()
-
-  # The kernel table, built at compile time (no global constructor): only these kernels link.
+  # The kernel table (built at compile time, no global constructor: only these kernels link).
   set(generated "${CMAKE_CURRENT_BINARY_DIR}/${target}_mcuflow")
-  file(CONFIGURE OUTPUT "${generated}/mcuflow_kernels.h" CONTENT
-"// Generated by mcuflow_add_runtime(${target}).
-#pragma once
-#include \"mcuflow/runtime/runtime.h\"
+  _mcuflow_generate("mcuflow_add_runtime(${target})" "${generated}" ${args})
 
-// The kernels this firmware links, indexed by kernel id: pass it to mcuflow::Program::load.
-mcuflow::KernelTable mcuflow_kernels();
-" @ONLY)
-  file(CONFIGURE OUTPUT "${generated}/mcuflow_kernel_table.cpp" CONTENT
-"// Generated by mcuflow_add_runtime(${target}): ${kernels}
-#include \"mcuflow/runtime/kernel_entries.h\"
-#include \"mcuflow_kernels.h\"
-
-namespace {
-
-constexpr mcuflow::KernelId kLinked[] = {
-${ids}};
-
-// The table ends at the largest linked id: Program::load rejects higher ids as not linked.
-constexpr size_t slot_count() {
-  size_t n = 0;
-  for (mcuflow::KernelId id : kLinked) n = size_t(id) + 1 > n ? size_t(id) + 1 : n;
-  return n;
-}
-
-struct Table {
-  const mcuflow::KernelEntry* entries[slot_count()];
-};
-
-constexpr Table make_table() {
-  Table t{};
-${slots}  return t;
-}
-
-constexpr Table kTable = make_table();
-
-}  // namespace
-
-mcuflow::KernelTable mcuflow_kernels() { return mcuflow::KernelTable{kTable.entries, uint16_t(slot_count())}; }
-" @ONLY)
-
-  add_library(${target} STATIC ${runtime_sources} ${kernel_sources} "${generated}/mcuflow_kernel_table.cpp")
-  target_include_directories(${target} PUBLIC "${root}/runtime/include" "${root}/kernels/include" "${generated}")
+  add_library(${target} STATIC ${MCUFLOW_RUNTIME_SOURCES} ${MCUFLOW_KERNEL_SOURCES})
+  target_include_directories(${target} PUBLIC "${MCUFLOW_SOURCE_DIR}/runtime/include"
+                                              "${MCUFLOW_SOURCE_DIR}/kernels/include" "${generated}")
   target_compile_features(${target} PUBLIC cxx_std_17)
   target_link_libraries(${target} INTERFACE m)  # float kernels call roundf, expf
   set_target_properties(${target} PROPERTIES CXX_EXTENSIONS OFF)
@@ -197,9 +100,8 @@ mcuflow::KernelTable mcuflow_kernels() { return mcuflow::KernelTable{kTable.entr
   # (no fused multiply-add), freestanding C++ without exceptions or RTTI.
   target_compile_options(${target} PRIVATE ${cpu_flags} -ffunction-sections -fdata-sections -ffp-contract=off
     -fno-exceptions -fno-rtti -fno-threadsafe-statics -fno-use-cxa-atexit)
-  set_source_files_properties(${runtime_sources} "${generated}/mcuflow_kernel_table.cpp"
-    TARGET_DIRECTORY ${target} PROPERTIES COMPILE_OPTIONS -Os)
-  set_source_files_properties(${kernel_sources} TARGET_DIRECTORY ${target} PROPERTIES COMPILE_OPTIONS -O3)
+  set_source_files_properties(${MCUFLOW_RUNTIME_SOURCES} TARGET_DIRECTORY ${target} PROPERTIES COMPILE_OPTIONS -Os)
+  set_source_files_properties(${MCUFLOW_KERNEL_SOURCES} TARGET_DIRECTORY ${target} PROPERTIES COMPILE_OPTIONS -O3)
 endfunction()
 
 function(mcuflow_embed_program target)

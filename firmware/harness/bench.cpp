@@ -22,7 +22,7 @@
 #include "harness_io.h"
 #include "mcuflow/board.h"
 #include "mcuflow/runtime/runtime.h"
-#include "mcuflow_model.h"  // generated: mcuflow_program, firmware_kernels(), firmware_arena_regions()
+#include "mcuflow_model.h"  // generated: mcuflow_program, mcuflow_kernels(), firmware_arena_regions()
 
 namespace {
 
@@ -110,7 +110,7 @@ int main() {
 
   const mcuflow::Span<const uint8_t> bytes{mcuflow_program, mcuflow_program_size()};
   const uint32_t init_start = board_counter();
-  auto program = mcuflow::Program::load(bytes, firmware_kernels());
+  auto program = mcuflow::Program::load(bytes, mcuflow_kernels());
   auto session = program.ok() ? mcuflow::Session::bind(program.value(), firmware_arena_regions(), MCUFLOW_REGION_COUNT)
                               : mcuflow::Result<mcuflow::Session>(program.error());
   const uint32_t init = board_counter() - init_start;

@@ -12,14 +12,14 @@
 #include "harness_io.h"
 #include "mcuflow/board.h"
 #include "mcuflow/runtime/runtime.h"
-#include "mcuflow_model.h"  // generated: mcuflow_program, firmware_kernels(), firmware_arena_regions()
+#include "mcuflow_model.h"  // generated: mcuflow_program, mcuflow_kernels(), firmware_arena_regions()
 
 int main() {
   using harness::fail;
   using harness::fail_io;
   using harness::put_uint;
   const mcuflow::Span<const uint8_t> bytes{mcuflow_program, mcuflow_program_size()};
-  auto program = mcuflow::Program::load(bytes, firmware_kernels());
+  auto program = mcuflow::Program::load(bytes, mcuflow_kernels());
   if (!program.ok()) fail("program rejected", program.error());
   auto session = mcuflow::Session::bind(program.value(), firmware_arena_regions(), MCUFLOW_REGION_COUNT);
   if (session.error() == mcuflow::Error::kArenaTooSmall) board_exit(harness::kExitArena);

@@ -12,7 +12,7 @@
 #include "harness_io.h"
 #include "mcuflow/board.h"
 #include "mcuflow/runtime/runtime.h"
-#include "mcuflow_model.h"  // generated: MCUFLOW_PROGRAM_BYTES, firmware_kernels(), firmware_arena_regions()
+#include "mcuflow_model.h"  // generated: MCUFLOW_PROGRAM_BYTES, mcuflow_kernels(), firmware_arena_regions()
 
 namespace {
 
@@ -41,7 +41,7 @@ int main() {
     harness::file_name(path, "prog_", k, 0);
     if (board_read_file(path, g_program, sizeof(g_program), &n) != MCUFLOW_BOARD_OK || n != sizeof(g_program))
       harness::fail_io("cannot read", path);
-    auto program = mcuflow::Program::load(mcuflow::Span<const uint8_t>{g_program, n}, firmware_kernels());
+    auto program = mcuflow::Program::load(mcuflow::Span<const uint8_t>{g_program, n}, mcuflow_kernels());
     if (!program.ok()) {
       report(k, "rejected", program.error());
       continue;

@@ -21,7 +21,8 @@ import numpy as np
 
 from .api import Program
 from .boards import board_named
-from .device import cached_build, kernel_tier, run_harness, write_input_files
+from .device import cached_build, run_harness, write_input_files
+from .firmware_sources import kernel_tier
 from .errors import InputError
 from .measure import measurement_record, parse_stack, sample_inputs
 

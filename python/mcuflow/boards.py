@@ -33,6 +33,7 @@ __all__ = [
     "UnknownBoardError",
     "get_board",
     "board_named",
+    "board_cmake",
     "board_names",
 ]
 
@@ -314,3 +315,34 @@ def board_named(name) -> Board:
         return get_board(name)
     except UnknownBoardError as e:
         raise InputError(str(e)) from None
+
+
+def board_cmake(board: Board) -> str:
+    """firmware/boards/<name>/board.cmake, the board for CMake projects, generated from the
+    table (tests/firmware/test_firmware_boards.py checks the files are this text)."""
+    lines = [f"# Board {board.name}: QEMU {board.qemu_machine} ({board.core}). Included by mcuflow_add_firmware().",
+             "# Generated from python/mcuflow/boards.py (boards.board_cmake); tests/firmware checks it.",
+             f"set(MCUFLOW_BOARD_CPU_FLAGS {' '.join(board.cpu_flags)})"]
+    has_board_file = board_file(board.name).is_file()
+    if not has_board_file:
+        lines.append('set(MCUFLOW_BOARD_LINKER_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/link.ld")')
+    lines += [f"set(MCUFLOW_BOARD_QEMU_MACHINE {board.qemu_machine})", f"set(MCUFLOW_BOARD_ICOUNT_SHIFT {board.icount_shift})"]
+    if board.console == "uart":
+        lines += ["# Console and host files over the UART (firmware/common/uart_io.c), no semihosting.",
+                  "set(MCUFLOW_BOARD_CONSOLE uart)"]
+    if has_board_file:
+        script = "${CMAKE_CURRENT_LIST_DIR}/../../../python/mcuflow/boardfile.py"
+        lines += [
+            "# The linker script is generated from board.json at configure time (python/mcuflow/boardfile.py).",
+            "find_package(Python3 REQUIRED COMPONENTS Interpreter)",
+            f'set(MCUFLOW_BOARD_LINKER_SCRIPT "${{CMAKE_BINARY_DIR}}/mcuflow_board_{board.name}/link.ld")',
+            "execute_process(",
+            f'  COMMAND "${{Python3_EXECUTABLE}}" "{script}"',
+            '          "${CMAKE_CURRENT_LIST_DIR}/board.json" -o "${MCUFLOW_BOARD_LINKER_SCRIPT}"',
+            "  RESULT_VARIABLE _mcuflow_boardfile_rc ERROR_VARIABLE _mcuflow_boardfile_error)",
+            "if(NOT _mcuflow_boardfile_rc EQUAL 0)",
+            '  message(FATAL_ERROR "${_mcuflow_boardfile_error}")',
+            "endif()",
+            "set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS",
+            f'             "${{CMAKE_CURRENT_LIST_DIR}}/board.json" "{script}")']
+    return "\n".join(lines) + "\n"

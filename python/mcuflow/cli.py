@@ -263,11 +263,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--timeout", type=float, default=120.0, help="seconds before a hung board run is killed")
     r.set_defaults(func=cmd_run)
 
+    from .boards import board_names
     from .validate import DEFAULT_BOARD_TIMEOUT_S
 
     f = sub.add_parser("firmware", help="build firmware that runs a program on a board")
     f.add_argument("program")
-    f.add_argument("--board", required=True, help="qemu-m0, qemu-m3, qemu-m4, qemu-m7, qemu-m33, qemu-m55, stm32f405")
+    f.add_argument("--board", required=True, help=", ".join(board_names()))
     f.add_argument("-o", "--output", required=True,
                    help="output directory, replaced whole at the end (one holding other files is refused)")
     f.set_defaults(func=cmd_firmware)
@@ -283,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="latency of a program on an emulated board (instructions under QEMU)")
     b.add_argument("program")
-    b.add_argument("--board", required=True, help="qemu-m0, qemu-m3, qemu-m4, qemu-m7, qemu-m33, qemu-m55, stm32f405")
+    b.add_argument("--board", required=True, help=", ".join(board_names()))
     b.add_argument("--warmup", type=int, default=2, help="unmeasured runs after the cold one (default 2)")
     b.add_argument("--runs", type=int, default=20, help="measured runs (default 20)")
     b.add_argument("--input", help="X.npy or X.npz: the first sample is benchmarked (default: seeded random)")

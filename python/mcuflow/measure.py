@@ -187,7 +187,7 @@ def _source_index(root: Path) -> dict[str, str]:
         index[f.stem] = "kernel_adapters"
     for f in (root / "kernels").glob("*/*.cpp"):
         index[f.stem] = "kernels"
-    index["mcuflow_kernel_table"] = "kernel_table"
+    index["kernel_table"] = "kernel_table"
     return index
 
 
@@ -195,7 +195,7 @@ def _group_of_path(path: str) -> str | None:
     p = path.replace("\\", "/")
     if re.search(r"/(mcuflow_)?kernel_table\.cpp(\.obj)?$", p):
         return "kernel_table"
-    from .device import TIERS
+    from .firmware_sources import TIERS
 
     for pattern, group in ((r"/runtime/src/ops/", "kernel_adapters"), (r"/runtime/src/", "runtime_core"),
                            (rf"/kernels/({'|'.join(TIERS)})/", "kernels"),
@@ -298,7 +298,8 @@ def _region_of(board: Board | None, addr: int, section: str) -> str:
 def measurement_record(*, program: Program | None, board: str | None, build_info: dict | None,
                        compiler_fallback: str | None = None) -> dict:
     """What produced a measurement: tool, sources, compiler and flags, target, board, hashes."""
-    from .device import kernel_tier, source_root
+    from .device import source_root
+    from .firmware_sources import kernel_tier
 
     info = build_info or {}
     meta = program.metadata if program else {}

@@ -817,7 +817,7 @@ def _save_inputs_check_provenance(record: RecordWriter, run: _Run, notes: list[s
 
 def _validate(record: RecordWriter, run: _Run) -> ValidationResult:
     from .version import __version__
-    from .device import kernel_tier
+    from .firmware_sources import kernel_tier
 
     program, samples, board = run.program, run.samples, run.board
     count = len(samples)

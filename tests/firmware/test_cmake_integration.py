@@ -15,7 +15,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 import mcuflow  # noqa: E402
-from mcuflow import _core, measure, qemu  # noqa: E402
+from mcuflow import _core, device, firmware_sources, measure, qemu  # noqa: E402
+from mcuflow.boards import get_board  # noqa: E402
 from fwutil import REPO, requires_cmake, requires_cross  # noqa: E402
 from models import DSCNN, init_bn_stats  # noqa: E402
 
@@ -87,6 +88,33 @@ def test_cmake_reads_the_kernels_from_the_op_records_of_a_program_without_metada
                         f"-DCMAKE_TOOLCHAIN_FILE={REPO / 'firmware' / 'cmake' / 'arm-none-eabi.cmake'}",
                         f"-DMCUFLOW_BOARD={BOARD}", f"-DMCUFLOW_MODEL={stripped}"], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    table = (build / "mcuflow_mcuflow" / "mcuflow_kernel_table.cpp").read_text()
-    linked = set(re.findall(r"&mcuflow::ops::kernel_entry_(\w+);", table))
+    table = (build / "mcuflow_mcuflow" / "kernel_table.cpp").read_text()
+    linked = set(re.findall(r"&mcuflow::ops::kernel_entry_(\w+),", table))
     assert linked == set(program.kernels) and len(linked) >= 3
+    # One generator: the table and the sources are the ones `mcuflow firmware` builds for the board.
+    generated = device.generate_sources(program, tmp_path / "firmware", get_board(BOARD))
+    assert table == (tmp_path / "firmware" / "kernel_table.cpp").read_text() and generated[1].name == "kernel_table.cpp"
+    lists = (build / "mcuflow_mcuflow" / "mcuflow_sources.cmake").read_text()
+    kernels = {Path(s).name for s in re.findall(r'"([^"]+)"', lists.split("set(MCUFLOW_KERNEL_SOURCES")[1])}
+    assert kernels == {p.name for p in firmware_sources.kernel_sources(REPO, device.used_kernels(program))}
+    runtime = {Path(s) for s in re.findall(r'"([^"]+)"', lists.split("set(MCUFLOW_RUNTIME_SOURCES")[1]
+                                                                 .split("set(MCUFLOW_KERNEL_SOURCES")[0])}
+    tiers = firmware_sources.kernel_tiers(program.kernels)
+    assert runtime == set(firmware_sources.runtime_sources(REPO, tiers)) | {build / "mcuflow_mcuflow" / "kernel_table.cpp"}
+
+
+def test_cmake_names_a_kernel_without_a_source(tmp_path):
+    build = tmp_path / "build"
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(t C CXX)\n"
+        f'include("{REPO}/firmware/cmake/mcuflow_runtime.cmake")\n'
+        "mcuflow_add_runtime(rt KERNELS conv_s8 conv_s8_nosuchtier)\n")
+    p = subprocess.run(["cmake", "-S", str(tmp_path), "-B", str(build),
+                        f"-DCMAKE_TOOLCHAIN_FILE={REPO / 'firmware' / 'cmake' / 'arm-none-eabi.cmake'}"],
+                       capture_output=True, text=True)
+    assert p.returncode != 0
+    assert "mcuflow_add_runtime(rt): unknown kernel 'conv_s8_nosuchtier'" in p.stderr, p.stderr[-2000:]
+
+
+def test_the_generator_reads_the_kernel_ids_the_runtime_is_built_with():
+    assert firmware_sources.kernel_ids(REPO) == _core.kernel_ids()

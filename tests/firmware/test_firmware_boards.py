@@ -129,14 +129,38 @@ def test_link_ld_matches_table(name, tmp_path):
 
 
 @pytest.mark.parametrize("name", BOARD_NAMES)
-def test_board_cmake_matches_table(name):
+def test_board_cmake_is_generated_from_the_table(name):
     b = boards.get_board(name)
     text = (FIRMWARE / "boards" / name / "board.cmake").read_text()
+    assert text == boards.board_cmake(b), f"regenerate firmware/boards/{name}/board.cmake with boards.board_cmake"
     m = re.search(r"set\(MCUFLOW_BOARD_CPU_FLAGS ([^)]*)\)", text)
     assert m and tuple(m.group(1).split()) == b.cpu_flags
     assert f"set(MCUFLOW_BOARD_QEMU_MACHINE {b.qemu_machine})" in text
     assert f"set(MCUFLOW_BOARD_ICOUNT_SHIFT {b.icount_shift})" in text
     assert ("set(MCUFLOW_BOARD_CONSOLE uart)" in text) == (b.console == "uart")
+
+
+def _readme_board_rows():
+    text = (FIRMWARE / "README.md").read_text()
+    header = "| board | QEMU `-M` | core, gcc flags | memory (link.ld regions) |"
+    lines = text[text.index(header):].split("\n")[2:]
+    rows = lines[:next(i for i, line in enumerate(lines) if not line.startswith("|"))]
+    return {cells[0]: cells for cells in ([c.strip() for c in row.strip("|").split("|")] for row in rows)}
+
+
+def test_the_firmware_readme_board_table_is_the_board_table():
+    rows = _readme_board_rows()
+    assert sorted(rows) == sorted(BOARD_NAMES)
+    for name, (_, machine, flags, memory, arena, _timer, _tick, shift) in rows.items():
+        b = boards.get_board(name)
+        assert machine == b.qemu_machine, name
+        assert f"-mcpu={b.mcpu}" in flags or "flags as" in flags, name
+        assert arena == b.arena_region, name
+        assert shift.split()[0] == str(b.icount_shift), name
+        if not memory.startswith("as "):
+            listed = re.findall(r"(\w+) (0x[0-9A-Fa-f]+) (\d+) ([KM])iB", memory)
+            assert [(n, int(base, 16), int(size) * {"K": 1024, "M": 1024 * 1024}[u]) for n, base, size, u in listed] \
+                == [(r.name, r.base, r.size) for r in b.regions], name
 
 
 def test_toolchain_file_has_no_cpu():

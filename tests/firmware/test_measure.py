@@ -22,7 +22,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 import mcuflow  # noqa: E402
-from mcuflow import bench, boards, cli, crossbuild, device, measure  # noqa: E402
+from mcuflow import bench, boards, cli, crossbuild, device, firmware_sources, measure  # noqa: E402
 from fwutil import DEV_BOARDS, requires_cross  # noqa: E402
 from models import DSCNN, init_bn_stats  # noqa: E402
 
@@ -121,7 +121,7 @@ def test_bench_json_carries_the_record_and_every_observation(compiled, capsys):
     assert rec["calibration_sha256"] == hashlib.sha256((compiled / "calib.npz").read_bytes()).hexdigest()
     assert rec["program_sha256"] == hashlib.sha256((compiled / "model.mfp").read_bytes()).hexdigest()
     assert [op["kernel"] for op in rec["ops"]] == [op["kernel"] for op in program.metadata["ops"]]
-    assert all(op["tier"] in device.TIERS for op in rec["ops"])
+    assert all(op["tier"] in firmware_sources.TIERS for op in rec["ops"])
 
     assert r["unit"] == "instructions" and "QEMU" in r["unit_description"]
     regions = r["regions"]

@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("front ends", {"frontend_protocol", "torch_source", "torch_graph", "frontend", "calibration",
                     "zoo", "zoo.mlperf", "zoo.families", "zoo.extra"}),
     ("api", {"options", "api"}),
-    ("device", {"crossbuild", "device"}),
+    ("device", {"firmware_sources", "crossbuild", "device"}),
     ("measure", {"measure"}),
     ("bench", {"bench"}),
     ("validate", {"validate"}),

@@ -1,5 +1,5 @@
 # Board qemu-m3: QEMU mps2-an385 (cortex-m3). Included by mcuflow_add_firmware().
-# Keep in sync with python/mcuflow/boards.py (tests/firmware checks it).
+# Generated from python/mcuflow/boards.py (boards.board_cmake); tests/firmware checks it.
 set(MCUFLOW_BOARD_CPU_FLAGS -mcpu=cortex-m3 -mthumb -mfloat-abi=soft)
 set(MCUFLOW_BOARD_LINKER_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/link.ld")
 set(MCUFLOW_BOARD_QEMU_MACHINE mps2-an385)

@@ -216,12 +216,43 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
   return report.str();
 }
 
+void check_options(const CompileOptions& options) {
+  find_target(options.target);
+  if (options.patches < 1 || options.patches > 64)
+    throw CompileError("patches must be a whole number from 1 to 64, got " + std::to_string(options.patches));
+  if (options.stream_input && options.patches == 1)
+    throw CompileError("stream_input fetches the input rows of patch bands: it needs patches > 1");
+  if (options.observer.kind != Observer::kMinMax && options.precision != Precision::kInt8)
+    throw CompileError(std::string("observer '") + observer_name(options.observer.kind) +
+                       "' applies to int8 compilation only");
+  check_observer_options(options.observer);
+}
+
+CompileOptions options_from_names(const std::string& target, const std::string& precision, const std::string& io,
+                                  const std::string& fallback, int patches, bool stream_input,
+                                  const std::string& observer, double percentile) {
+  CompileOptions options;
+  options.target = target;
+  find_target(target);  // the first option named, the first checked
+  if (precision == "int8") options.precision = Precision::kInt8;
+  else if (precision == "fp32") options.precision = Precision::kFloat32;
+  else throw CompileError("unknown precision '" + precision + "' (int8 or fp32)");
+  if (io != "float32" && io != "int8") throw CompileError("unknown io '" + io + "' (float32 or int8)");
+  options.int8_io = io == "int8";
+  options.patches = patches;
+  if (fallback != "float" && fallback != "error") throw CompileError("unknown fallback '" + fallback + "' (float or error)");
+  options.allow_fallback = fallback == "float";
+  options.stream_input = stream_input;
+  options.observer = ObserverOptions{parse_observer(observer), percentile};
+  check_options(options);
+  return options;
+}
+
 std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const Calibration& calibration) {
+  check_options(options);
   const Target target = find_target(options.target);
   if (g.inputs.empty()) throw CompileError("the model has no tensor inputs");
   if (g.outputs.empty()) throw CompileError("the model has no outputs");
-  if (options.stream_input && options.patches == 1)
-    throw CompileError("stream_input fetches the input rows of patch bands: it needs patches > 1");
   run_graph_passes(g);
   std::string quantization_report;
   LowerOptions lowering{Precision::kFloat32, false};

@@ -226,7 +226,7 @@ const char* observer_name(Observer kind) { return kObserverNames[size_t(kind)]; 
 void check_observer_options(const ObserverOptions& options) {
   if (options.kind == Observer::kPercentile && !(options.percentile > 50 && options.percentile <= 100)) {
     std::ostringstream os;
-    os << "percentile must be above 50 and at most 100, got " << options.percentile;
+    os << "percentile must be a number above 50 and at most 100, got " << options.percentile;
     throw CompileError(os.str());
   }
 }

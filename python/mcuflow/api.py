@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import numbers
 import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -18,6 +17,7 @@ import numpy as np
 from . import _core
 from .errors import DeviceError, InputError, UnsupportedModelError, run_failure
 from .inputs import arrays_by_input_name
+from .options import CompileOptions
 from .outputs import write_file
 
 MAGIC = b"MFP1"
@@ -386,54 +386,6 @@ def _io_json(spec: dict) -> dict:
     return {k: (str(np.dtype(v)) if k == "dtype" else v) for k, v in spec.items()}
 
 
-OBSERVERS = ("minmax", "percentile", "mse")
-DEFAULT_PERCENTILE = 99.99
-
-
-def check_observer(observer: Any, percentile: Any, precision: str) -> float:
-    """The percentile to pass to the compiler; InputError for options that do not fit together."""
-    if observer not in OBSERVERS:
-        raise InputError(f"unknown observer {observer!r} ({', '.join(OBSERVERS)})")
-    if observer != "minmax" and precision != "int8":
-        raise InputError(f"observer {observer!r} applies to int8 compilation only")
-    if percentile is None:
-        return DEFAULT_PERCENTILE
-    if observer != "percentile":
-        raise InputError(f"percentile applies to observer 'percentile' only (observer is {observer!r})")
-    if isinstance(percentile, bool) or not isinstance(percentile, numbers.Real) or not 50 < percentile <= 100:
-        raise InputError(f"percentile must be a number above 50 and at most 100, got {percentile!r}")
-    return float(percentile)
-
-
-def check_compile_options(*, target: str, precision: str, io: str, observer: str, percentile: float | None,
-                          fallback: str, memory: Any, patches: int, stream_input: bool):
-    """Every compile option on its own, before the model is looked at (``mcuflow compile`` runs
-    this before importing torch): the percentile to use, the memory regions and whether weights
-    belong in fast memory (memory_map.memory_regions). InputError for the first bad one."""
-    from .memory_map import memory_regions
-
-    if not isinstance(target, str):
-        raise InputError(f"target is a name such as 'cortex-m55', got {type(target).__name__}")
-    try:
-        _core.target_tier(target)
-    except _core.CompileError as e:
-        raise InputError(str(e)) from None
-    if precision not in ("int8", "fp32"):
-        raise InputError(f"unknown precision '{precision}' (int8 or fp32)")
-    if io not in ("float32", "int8"):
-        raise InputError(f"unknown io '{io}' (float32 or int8)")
-    regions, copy_weights = memory_regions(memory)
-    if isinstance(patches, bool) or not isinstance(patches, int) or not 1 <= patches <= 64:
-        raise InputError(f"patches must be a whole number from 1 to 64, got {patches!r}")
-    if fallback not in ("float", "error"):
-        raise InputError(f"unknown fallback '{fallback}' (float or error)")
-    if not isinstance(stream_input, bool):
-        raise InputError(f"stream_input must be True or False, got {stream_input!r}")
-    if stream_input and patches == 1:
-        raise InputError("stream_input fetches the input rows of patch bands: it needs patches > 1")
-    return check_observer(observer, percentile, precision), regions, copy_weights
-
-
 def compile(exported_program, target: str = "cortex-m55", calibration: Any = None, *,
             precision: str = "int8", io: str = "float32", source: dict[str, str] | None = None,
             observer: str = "minmax", percentile: float | None = None,
@@ -477,9 +429,9 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     from .memory_map import weights_leave_fast_memory
     from .frontend import describe, user_inputs
 
-    percentile, regions, copy_weights = check_compile_options(
-        target=target, precision=precision, io=io, observer=observer, percentile=percentile, fallback=fallback,
-        memory=memory, patches=patches, stream_input=stream_input)
+    options = CompileOptions(target=target, precision=precision, io=io, observer=observer, percentile=percentile,
+                             fallback=fallback, schedule=schedule, in_place=in_place, memory=memory, patches=patches,
+                             stream_input=stream_input)
     if source is not None and not (isinstance(source, dict)
                                    and all(isinstance(k, str) and isinstance(v, str) for k, v in source.items())):
         raise InputError("source maps strings to strings")
@@ -487,18 +439,19 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     try:
         describe(exported_program, builder)
         samples: list = []
-        if precision == "int8":
+        if options.precision == "int8":
             if calibration is None:
                 raise InputError("int8 compilation needs calibration data (calibration=...)")
             samples = normalize_calibration(calibration, user_inputs(exported_program))
             source = {**(source or {}), CALIBRATION_SAMPLES_KEY: " ".join(sample_hash(s) for s in samples)}
         def compile_with(copy):
-            return Program(_core.compile(builder, target, [list(s) for s in samples], precision, io, source or {},
-                                         fallback, bool(schedule), bool(in_place), regions, copy, patches,
-                                         stream_input, observer=observer, percentile=percentile))
+            o = options
+            return Program(_core.compile(builder, o.target, [list(s) for s in samples], o.precision, o.io, source or {},
+                                         o.fallback, bool(o.schedule), bool(o.in_place), o.regions, copy, o.patches,
+                                         o.stream_input, observer=o.observer, percentile=o.percentile))
 
-        program = compile_with(copy_weights)
-        if not copy_weights and weights_leave_fast_memory(program, memory, regions):
+        program = compile_with(options.copy_weights)
+        if not options.copy_weights and weights_leave_fast_memory(program, memory, options.regions):
             program = compile_with(True)
     except _core.CompileError as e:
         raise UnsupportedModelError(str(e)) from None

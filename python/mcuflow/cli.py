@@ -40,7 +40,8 @@ def percentile_option(text: str | None) -> float | None:
 
 
 def cmd_compile(args) -> int:
-    from .api import check_compile_options, compile as compile_model
+    from .api import compile as compile_model
+    from .options import CompileOptions
 
     # Every mistake in the arguments is found here, before torch is imported and the model loaded.
     if not Path(args.model).is_file():
@@ -55,7 +56,7 @@ def cmd_compile(args) -> int:
     options = dict(target=args.target, precision=args.precision, io=args.io, observer=args.observer,
                    percentile=percentile_option(args.percentile), memory=args.memory, patches=args.patches,
                    stream_input=args.stream_input, fallback="error" if args.no_fallback else "float")
-    check_compile_options(**options)
+    CompileOptions(**options)
     ep = load_exported(args.model)
     # Provenance for measurement records (mcuflow size / bench): which files made this program.
     source = {"model_file": Path(args.model).name, "model_sha256": file_sha256(args.model)}

@@ -105,22 +105,12 @@ py::bytes compile_program(const GraphBuilder& builder, const std::string& target
                           bool schedule, bool in_place,
                           const std::vector<std::tuple<std::string, uint32_t, bool>>& regions, bool copy_weights,
                           int patches, bool stream_input, const std::string& observer, double percentile) {
-  CompileOptions options;
-  options.target = target;
-  if (precision == "int8") options.precision = Precision::kInt8;
-  else if (precision == "fp32") options.precision = Precision::kFloat32;
-  else throw CompileError("unknown precision '" + precision + "' (int8 or fp32)");
-  if (io != "float32" && io != "int8") throw CompileError("unknown io '" + io + "' (float32 or int8)");
-  options.int8_io = io == "int8";
-  if (fallback != "float" && fallback != "error") throw CompileError("unknown fallback '" + fallback + "' (float or error)");
-  options.allow_fallback = fallback == "float";
+  CompileOptions options = options_from_names(target, precision, io, fallback, patches, stream_input, observer,
+                                              percentile);
   options.schedule = schedule;
   options.in_place = in_place;
   for (const auto& [name, capacity, fast] : regions) options.regions.push_back(MemoryRegion{name, capacity, fast});
   options.copy_weights = copy_weights;
-  options.patches = patches;
-  options.stream_input = stream_input;
-  options.observer = ObserverOptions{parse_observer(observer), percentile};
   options.source = source;
   Calibration samples;
   for (auto sample : calibration) {
@@ -487,6 +477,14 @@ PYBIND11_MODULE(_core, m) {
         py::arg("regions") = std::vector<std::tuple<std::string, uint32_t, bool>>{}, py::arg("copy_weights") = false,
         py::arg("patches") = 1, py::arg("stream_input") = false, py::arg("observer") = "minmax",
         py::arg("percentile") = 99.99);
+  m.def("check_options",
+        [](const std::string& target, const std::string& precision, const std::string& io, const std::string& fallback,
+           int patches, bool stream_input, const std::string& observer, double percentile) {
+          options_from_names(target, precision, io, fallback, patches, stream_input, observer, percentile);
+        },
+        py::arg("target"), py::arg("precision"), py::arg("io"), py::arg("fallback"), py::arg("patches"),
+        py::arg("stream_input"), py::arg("observer"), py::arg("percentile"),
+        "compile_graph's check of every option, before a model is looked at: CompileError naming the first bad one.");
   m.def("target_tier", [](const std::string& target) { return find_target(target).tier(); },
         "The kernel tier of a target name; CompileError naming the known targets otherwise.");
   m.def("kernel_ids", [] {

@@ -39,6 +39,17 @@ struct Target {
 };
 Target find_target(const std::string& name);  // throws CompileError listing known targets
 
+// The one check of every compile option, on its own and together (the target, patches,
+// stream_input, the observer's percentile): CompileError naming the first bad one. compile_graph
+// runs it first; the Python API runs it through options_from_names before it looks at a model.
+void check_options(const CompileOptions& options);
+
+// The options the Python API and tools name by string ("int8" / "fp32", "float32" / "int8",
+// "float" / "error", an observer name), parsed and checked with check_options.
+CompileOptions options_from_names(const std::string& target, const std::string& precision, const std::string& io,
+                                  const std::string& fallback, int patches, bool stream_input,
+                                  const std::string& observer, double percentile);
+
 std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const Calibration& calibration);
 
 // Runs the float32 lowering of `g` (passes already applied) over the calibration samples and

@@ -3,7 +3,8 @@
 Every value is checked by the compiler's own ``check_options`` (``compiler/src/compile.cpp``,
 through ``_core.check_options``), the check ``compile_graph`` runs too, so the Python API, the
 CLI and C++ callers refuse the same options with the same words. Here only what C++ cannot see
-is checked: Python types, whether a percentile was given at all, and the memory map
+is checked: Python types, whether a percentile was given at all (and how the caller wrote a bad
+one), and the memory map
 (``memory_map.memory_regions``, which knows the boards). ``mcuflow compile`` makes one before
 it imports torch, so a bad option never waits for a model to load.
 """
@@ -46,25 +47,39 @@ class CompileOptions:
     copy_weights: bool = field(init=False, default=False)
 
     def __post_init__(self):
+        given = self.percentile
+        in_range = (given is not None and not isinstance(given, bool) and isinstance(given, numbers.Real)
+                    and 50 < given <= 100)
+        # What the compiler checks, revealed to it option by option in the order mcuflow has always
+        # named the first bad one; the options not yet revealed stand at their defaults.
+        shown = dict(target=self.target, precision=str(self.precision), io=str(self.io), fallback="float", patches=1,
+                     stream_input=False, observer="minmax", percentile=DEFAULT_PERCENTILE)
+
+        def compiler_check(**revealed):
+            shown.update(revealed)
+            try:
+                _core.check_options(**shown)
+            except _core.CompileError as e:
+                raise InputError(str(e)) from None
+
         if not isinstance(self.target, str):
             raise InputError(f"target is a name such as 'cortex-m55', got {type(self.target).__name__}")
+        compiler_check()
+        regions, copy_weights = memory_regions(self.memory)
         if isinstance(self.patches, bool) or not isinstance(self.patches, int):
             raise InputError(f"patches must be a whole number from 1 to 64, got {self.patches!r}")
+        compiler_check(patches=min(max(self.patches, _INT32[0]), _INT32[1]))
+        compiler_check(fallback=str(self.fallback))
         if not isinstance(self.stream_input, bool):
             raise InputError(f"stream_input must be True or False, got {self.stream_input!r}")
-        given = self.percentile
-        if given is not None and (isinstance(given, bool) or not isinstance(given, numbers.Real)):
-            raise InputError(f"percentile must be a number above 50 and at most 100, got {given!r}")
-        percentile = DEFAULT_PERCENTILE if given is None else float(given)
-        try:
-            _core.check_options(self.target, str(self.precision), str(self.io), str(self.fallback),
-                                min(max(self.patches, _INT32[0]), _INT32[1]), self.stream_input, str(self.observer),
-                                percentile)
-        except _core.CompileError as e:
-            raise InputError(str(e)) from None
+        compiler_check(stream_input=self.stream_input)
+        compiler_check(observer=str(self.observer), percentile=float(given) if in_range else DEFAULT_PERCENTILE)
         if given is not None and self.observer != "percentile":
             raise InputError(f"percentile applies to observer 'percentile' only (observer is {self.observer!r})")
-        regions, copy_weights = memory_regions(self.memory)
-        object.__setattr__(self, "percentile", percentile)
+        # The compiler's range check, worded as it is, but naming the value as the caller wrote it
+        # (101 from the API, 101.0 from the CLI), which the compiler's double cannot.
+        if given is not None and not in_range:
+            raise InputError(f"percentile must be a number above 50 and at most 100, got {given!r}")
+        object.__setattr__(self, "percentile", float(given) if in_range else DEFAULT_PERCENTILE)
         object.__setattr__(self, "regions", regions)
         object.__setattr__(self, "copy_weights", copy_weights)

@@ -381,7 +381,7 @@ struct Walk {
   int8_t* output;
   const int8_t* zero_points;  // the prepared zero point row
   int32_t block_bytes, row_step, column_step;
-  int32_t whole_channels;     // of the whole blocks
+  int32_t whole_blocks, whole_channels;
   uint32_t offset_and_range;  // dw3_run's pk
   // Outputs whose whole window lies inside the input: oy in [y_lo, y_hi), ox in [x_lo, x_hi).
   int32_t y_lo, y_hi, x_lo, x_hi;
@@ -392,7 +392,8 @@ struct Walk {
     block_bytes = layout.block_bytes();
     row_step = p.dil_h * p.in_w * p.in_c;
     column_step = p.dil_w * p.in_c;
-    whole_channels = p.in_c & ~(kMveDwGroup - 1);
+    whole_blocks = p.in_c / kMveDwGroup;
+    whole_channels = whole_blocks * kMveDwGroup;
     offset_and_range = uint32_t(p.output_offset & 0xFFFF) | uint32_t(p.act_min & 0xFF) << 16 |
                        uint32_t(p.act_max & 0xFF) << 24;
     auto first_inside = [](int32_t pad, int32_t stride) { return (pad + stride - 1) / stride; };
@@ -411,7 +412,7 @@ struct Walk {
   // partial last block.
   Run3x3 run_3x3(const int8_t* out, int32_t pixels, int32_t step) const {
     const int32_t in_c = p.in_c, whole = whole_channels;
-    return {whole / kMveDwGroup, in_c - whole, step * p.stride_w * in_c - whole, step * in_c - whole, prepared,
+    return {whole_blocks, in_c - whole, step * p.stride_w * in_c - whole, step * in_c - whole, prepared,
             out + (pixels - 1) * step * in_c + whole};
   }
 

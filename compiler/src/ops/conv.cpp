@@ -1,6 +1,6 @@
 // conv2d (regular and depthwise) and conv_transpose2d.
 #include "families.h"
-#include "shape_helpers.h"
+#include "lowering.h"
 
 namespace mcuflow::compiler {
 namespace {
@@ -50,14 +50,127 @@ Shape infer_conv_transpose2d(const Graph& g, const Op& op) {
   return out;
 }
 
+struct ConvLowering : Lowering {
+  using Lowering::Lowering;
+
+  void lower_conv(const Op& op) {
+    const Tensor& x = tensor(op.inputs[0]);
+    const Tensor& w = tensor(op.inputs[1]);
+    const Tensor& y = tensor(op.outputs[0]);
+    require_batch1(op, x);
+    const int64_t groups = op.int_attr("groups");
+    const int32_t out_c = int32_t(w.shape[0]), in_c = int32_t(x.shape[1]);
+    const int32_t kh = int32_t(w.shape[2]), kw = int32_t(w.shape[3]);
+    auto pair = [&](const char* name) {
+      auto v = op.ints_attr(name);
+      if (v.size() == 1) v.push_back(v[0]);
+      return v;
+    };
+    const auto stride = pair("stride"), pad = pair("padding"), dil = pair("dilation");
+    const bool depthwise = groups != 1;
+    const int64_t macs = y.numel() * kh * kw * (depthwise ? 1 : in_c);
+
+    // Weights to the device layout: OHWI for conv, [KH][KW][O] for depthwise.
+    const size_t per_out = size_t(kh) * kw * (depthwise ? 1 : in_c);
+    std::vector<size_t> device_from_logical(w.data.size());
+    for (int32_t o = 0; o < out_c; ++o)
+      for (int32_t ky = 0; ky < kh; ++ky)
+        for (int32_t kx = 0; kx < kw; ++kx)
+          for (int32_t i = 0; i < (depthwise ? 1 : in_c); ++i) {
+            const size_t logical = ((size_t(o) * (depthwise ? 1 : in_c) + i) * kh + ky) * kw + kx;
+            if (depthwise) device_from_logical[(size_t(ky) * kw + kx) * out_c + o] = logical;
+            else device_from_logical[((size_t(o) * kh + ky) * kw + kx) * in_c + i] = logical;
+          }
+
+    const int in = activation(op.inputs[0]);
+    const int out = activation(op.outputs[0]);
+    const std::string name = w.name;
+    const std::vector<int32_t> w_dims = depthwise ? std::vector<int32_t>{kh, kw, out_c}
+                                                  : std::vector<int32_t>{out_c, kh, kw, in_c};
+    auto fill_window = [&](auto& p) {
+      p.in_h = int32_t(x.shape[2]); p.in_w = int32_t(x.shape[3]); p.in_c = in_c;
+      p.out_h = int32_t(y.shape[2]); p.out_w = int32_t(y.shape[3]); p.out_c = out_c;
+      p.k_h = kh; p.k_w = kw;
+      p.stride_h = int32_t(stride[0]); p.stride_w = int32_t(stride[1]);
+      p.pad_top = int32_t(pad[0]); p.pad_left = int32_t(pad[1]);
+      p.dil_h = int32_t(dil[0]); p.dil_w = int32_t(dil[1]);
+      p.input_offset = int8() ? -x.quant.zero_point : 0;
+      p.output_offset = int8() ? y.quant.zero_point : 0;
+      fill_activation(p, op, y);
+    };
+    std::vector<uint8_t> params;
+    if (depthwise) {
+      k::DwConvParams p{};
+      fill_window(p);
+      p.ch_mult = out_c / in_c;
+      params = params_bytes(p);
+    } else {
+      k::ConvParams p{};
+      fill_window(p);
+      params = params_bytes(p);
+    }
+    if (!int8()) {
+      const int wid = constant(name, DType::kFloat32, w_dims, gathered(w.data, device_from_logical));
+      const int bid = constant(name + ".bias", DType::kFloat32, {out_c}, bias_of(op, out_c));
+      emit(depthwise ? KernelId::dwconv_f32 : KernelId::conv_f32, {in, wid, bid}, {out}, params, &op, macs);
+      return;
+    }
+    int bid, mid, sid;
+    requant_tables(op, x, w, y, out_c, int64_t(per_out), bid, mid, sid);
+    const int wid = constant(name, DType::kInt8, w_dims, narrowed<int8_t>(gathered(quantized(w), device_from_logical)));
+    emit(depthwise ? KernelId::dwconv_s8 : KernelId::conv_s8, {in, wid, bid, mid, sid}, {out}, params, &op, macs);
+  }
+
+  void lower_conv_transpose(const Op& op) {
+    const Tensor& x = tensor(op.inputs[0]);
+    const Tensor& w = tensor(op.inputs[1]);  // PyTorch [in_c][out_c][k_h][k_w]
+    const Tensor& y = tensor(op.outputs[0]);
+    require_batch1(op, x);
+    const int32_t in_c = int32_t(w.shape[0]), out_c = int32_t(w.shape[1]);
+    const int32_t kh = int32_t(w.shape[2]), kw = int32_t(w.shape[3]);
+    std::vector<size_t> ohwi_from_logical(w.data.size());
+    for (int32_t i = 0; i < in_c; ++i)
+      for (int32_t o = 0; o < out_c; ++o)
+        for (int32_t ky = 0; ky < kh; ++ky)
+          for (int32_t kx = 0; kx < kw; ++kx)
+            ohwi_from_logical[((size_t(o) * kh + ky) * kw + kx) * in_c + i] = ((size_t(i) * out_c + o) * kh + ky) * kw + kx;
+    const auto stride = op.ints_attr("stride"), pad = op.ints_attr("padding"), dil = op.ints_attr("dilation");
+    auto second = [](const std::vector<int64_t>& v) { return int32_t(v.size() > 1 ? v[1] : v[0]); };
+    k::ConvParams p{};
+    p.in_h = int32_t(x.shape[2]); p.in_w = int32_t(x.shape[3]); p.in_c = in_c;
+    p.out_h = int32_t(y.shape[2]); p.out_w = int32_t(y.shape[3]); p.out_c = out_c;
+    p.k_h = kh; p.k_w = kw;
+    p.stride_h = int32_t(stride[0]); p.stride_w = second(stride);
+    p.pad_top = int32_t(pad[0]); p.pad_left = second(pad);
+    p.dil_h = int32_t(dil[0]); p.dil_w = second(dil);
+    p.input_offset = int8() ? -x.quant.zero_point : 0;
+    p.output_offset = int8() ? y.quant.zero_point : 0;
+    fill_activation(p, op, y);
+    const int in = activation(op.inputs[0]);
+    const int out = activation(op.outputs[0]);
+    const int64_t macs = x.numel() * out_c * kh * kw;
+    const std::vector<int32_t> w_dims = {out_c, kh, kw, in_c};
+    if (!int8()) {
+      const int wid = constant(w.name, DType::kFloat32, w_dims, gathered(w.data, ohwi_from_logical));
+      const int bid = constant(w.name + ".bias", DType::kFloat32, {out_c}, bias_of(op, out_c));
+      emit(KernelId::transpose_conv_f32, {in, wid, bid}, {out}, params_bytes(p), &op, macs);
+      return;
+    }
+    int bid, mid, sid;
+    requant_tables(op, x, w, y, out_c, int64_t(in_c) * kh * kw, bid, mid, sid);
+    const int wid = constant(w.name, DType::kInt8, w_dims, narrowed<int8_t>(gathered(quantized(w), ohwi_from_logical)));
+    emit(KernelId::transpose_conv_s8, {in, wid, bid, mid, sid}, {out}, params_bytes(p), &op, macs);
+  }
+};
+
 }  // namespace
 
 std::vector<OpDef> conv_ops() {
   return {
-      {"conv2d", infer_conv2d, kImageOp | kFusesActivation, OutputQuant::kObserved, RowLift::kNo,
-       ConstantQuant::kWeightsPerChannel},
-      {"conv_transpose2d", infer_conv_transpose2d, kImageOp | kFusesActivation, OutputQuant::kObserved, RowLift::kNo,
-       ConstantQuant::kWeightsPerChannelDim1},
+      {"conv2d", infer_conv2d, lower_with<ConvLowering, &ConvLowering::lower_conv>, kImageOp | kFusesActivation,
+       OutputQuant::kObserved, RowLift::kNo, ConstantQuant::kWeightsPerChannel},
+      {"conv_transpose2d", infer_conv_transpose2d, lower_with<ConvLowering, &ConvLowering::lower_conv_transpose>,
+       kImageOp | kFusesActivation, OutputQuant::kObserved, RowLift::kNo, ConstantQuant::kWeightsPerChannelDim1},
   };
 }
 

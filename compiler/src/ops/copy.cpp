@@ -2,7 +2,7 @@
 // and input_rows (split_into_patches with a streamed input: a band of a graph input's rows,
 // fetched from the application, shaped as a slice).
 #include "families.h"
-#include "shape_helpers.h"
+#include "lowering.h"
 
 namespace mcuflow::compiler {
 namespace {
@@ -69,16 +69,112 @@ Shape infer_cat(const Graph& g, const Op& op) {
   return out;
 }
 
+struct CopyLowering : Lowering {
+  using Lowering::Lowering;
+
+  // --- pad, slice, expand, upsample: one strided gather ---
+
+  void lower_strided_copy(const Op& op) {
+    const Tensor& x = tensor(op.inputs[0]);
+    const Tensor& y = tensor(op.outputs[0]);
+    const size_t rank = y.shape.size();
+    Gather g(rank);
+    if (op.kind == "pad") {
+      const auto& pad = op.ints_attr("pad");
+      for (size_t i = 0; i < pad.size() / 2; ++i) g.start[rank - 1 - i] = -pad[2 * i];
+      const float value = float(op.float_attr("value"));
+      if (int8()) g.fill = quantized_bound(value, y.quant, false);
+      else std::memcpy(&g.fill, &value, sizeof(g.fill));
+    } else if (op.kind == "slice") {
+      const size_t dim = dim_of(op, rank);
+      g.start[dim] = op.int_attr("start");
+      g.num[dim] = op.int_attr("step");
+    } else if (op.kind == "expand") {
+      g = broadcast_gather(x.shape, y.shape);
+    } else {  // upsample_nearest2d
+      const auto scale = op.ints_attr("scale");
+      g.den[2] = scale[0];
+      g.den[3] = scale.size() > 1 ? scale[1] : scale[0];
+    }
+    int in = in_layout_of(op, op.inputs[0], y);
+    if (int8() && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point)) {
+      in = requantized(op, in, x.quant, y.quant);
+    }
+    emit_gather(op, in, activation(op.outputs[0]), x.shape, y, g);
+  }
+
+  void lower_cat(const Op& op) {
+    const Tensor& y = tensor(op.outputs[0]);
+    const int64_t logical_dim = int64_t(dim_of(op, y.shape.size()));
+    const auto order = physical_order(layout_of(y), y.shape.size());
+    const auto axis = size_t(std::find(order.begin(), order.end(), int(logical_dim)) - order.begin());
+    const std::vector<int32_t> y_dims = physical_dims(y);
+    int64_t outer = 1, after = 1;
+    for (size_t d = 0; d < axis; ++d) outer *= y_dims[d];
+    for (size_t d = axis + 1; d < y_dims.size(); ++d) after *= y_dims[d];
+    const int out = activation(op.outputs[0]);
+    int64_t offset = 0;
+    for (int input : op.inputs) {
+      const Tensor& x = tensor(input);
+      if (!x.constant && x.nhwc != y.nhwc) fail(op, "inputs have different layouts");
+      k::ConcatSliceParams p{};
+      p.outer = int32_t(outer);
+      p.in_c = int32_t(x.shape[logical_dim] * after);
+      p.out_c = int32_t(y.shape[logical_dim] * after);
+      p.offset_c = int32_t(offset);
+      offset += p.in_c;
+      if (int8() && !x.constant && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point)) {
+        const QuantizedMultiplier m = quantize_multiplier(double(x.quant.scale) / y.quant.scale);
+        p.requantize = 1;
+        p.input_offset = -x.quant.zero_point;
+        p.output_offset = y.quant.zero_point;
+        p.multiplier = m.multiplier;
+        p.shift = m.shift;
+      }
+      emit(int8() ? KernelId::concat_slice_s8 : KernelId::concat_slice_f32,
+           {x.constant ? cat_constant(x, y) : activation(input)}, {out}, params_bytes(p), &op);
+    }
+  }
+
+  // A constant piece of a cat (a class token) in the output's layout and quantization, so
+  // the copy into the output needs no requantization.
+  int cat_constant(const Tensor& x, const Tensor& y) {
+    std::vector<int32_t> dims;
+    for (int d : physical_order(layout_of(y), x.shape.size())) dims.push_back(int32_t(x.shape[size_t(d)]));
+    const std::vector<float> phys = to_physical(x.data, x.shape, layout_of(y));
+    if (!int8()) return constant(x.name, DType::kFloat32, dims, phys);
+    return constant(x.name + ".int8", DType::kInt8, dims, narrowed<int8_t>(quantize_values(phys, spec_of(x))));
+  }
+
+  // --- input_rows (split_into_patches, stream_input): rows [start, end) of a graph input, fetched
+  // from the application while the program runs; the input itself gets no arena bytes ---
+
+  void lower_input_rows(const Op& op) {
+    const int input = int(std::find(g_.inputs.begin(), g_.inputs.end(), op.inputs[0]) - g_.inputs.begin());
+    if (input == int(g_.inputs.size()) || tensor(op.inputs[0]).shape.size() != 4)
+      fail(op, "internal: input rows of a tensor that is not a rank-4 graph input");
+    const int x = p_.inputs[size_t(input)];
+    if (p_.tensors[x].ir_tensor != op.inputs[0]) fail(op, "internal: input rows of an input that is converted first");
+    p_.tensors[x].streamed = true;
+    const int64_t row_bytes = p_.tensors[x].byte_size() / tensor(op.inputs[0]).shape[2];
+    const int64_t start = op.int_attr("start"), end = op.int_attr("end");
+    const format::InputRowsParams rows{uint32_t(input), uint32_t(start * row_bytes), uint32_t((end - start) * row_bytes)};
+    emit(KernelId::read_input_rows, {}, {activation(op.outputs[0])}, params_bytes(rows), &op);
+  }
+};
+
 }  // namespace
 
 std::vector<OpDef> copy_ops() {
+  const LowerRule strided_copy = lower_with<CopyLowering, &CopyLowering::lower_strided_copy>;
   return {
-      {"pad", infer_pad, kLayoutAgnostic, OutputQuant::kInputWhenValueFits, RowLift::kPad},
-      {"slice", infer_slice, kLayoutAgnostic, OutputQuant::kInput, RowLift::kDim},
-      {"expand", infer_expand, 0, OutputQuant::kInput},
-      {"upsample_nearest2d", infer_upsample, kImageOp, OutputQuant::kInput},
-      {"cat", infer_cat, kLayoutAgnostic, OutputQuant::kObserved, RowLift::kDim, ConstantQuant::kOutput},
-      {"input_rows", infer_slice, kInternal},
+      {"pad", infer_pad, strided_copy, kLayoutAgnostic, OutputQuant::kInputWhenValueFits, RowLift::kPad},
+      {"slice", infer_slice, strided_copy, kLayoutAgnostic, OutputQuant::kInput, RowLift::kDim},
+      {"expand", infer_expand, strided_copy, 0, OutputQuant::kInput},
+      {"upsample_nearest2d", infer_upsample, strided_copy, kImageOp, OutputQuant::kInput},
+      {"cat", infer_cat, lower_with<CopyLowering, &CopyLowering::lower_cat>, kLayoutAgnostic, OutputQuant::kObserved,
+       RowLift::kDim, ConstantQuant::kOutput},
+      {"input_rows", infer_slice, lower_with<CopyLowering, &CopyLowering::lower_input_rows>, kInternal},
   };
 }
 

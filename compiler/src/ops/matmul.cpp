@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "families.h"
-#include "shape_helpers.h"
+#include "lowering.h"
 
 namespace mcuflow::compiler {
 namespace {
@@ -29,12 +29,85 @@ Shape infer_matmul(const Graph& g, const Op& op) {
   return out;
 }
 
+struct MatmulLowering : Lowering {
+  using Lowering::Lowering;
+
+  void lower_linear(const Op& op) {
+    const Tensor& x = tensor(op.inputs[0]);
+    const Tensor& w = tensor(op.inputs[1]);
+    const Tensor& y = tensor(op.outputs[0]);
+    const int32_t out_c = int32_t(w.shape[0]), in_c = int32_t(w.shape[1]);
+    k::FcParams p{};
+    p.rows = int32_t(x.numel() / in_c);
+    p.in_c = in_c;
+    p.out_c = out_c;
+    p.per_channel = int8() && w.quant.per_axis() ? 1 : 0;
+    p.input_offset = int8() ? -x.quant.zero_point : 0;
+    p.output_offset = int8() ? y.quant.zero_point : 0;
+    fill_activation(p, op, y);
+    // A 4-D input is NHWC on device; the product runs over the logical last dim.
+    const bool image = layout_of(x) == Layout::kNhwc;
+    const int in = image ? reordered(op, op.inputs[0], identity_order(x.shape.size())) : activation(op.inputs[0]);
+    const int out = image ? scratch(op.outputs[0], logical_dims(y)) : activation(op.outputs[0]);
+    const int64_t macs = int64_t(p.rows) * in_c * out_c;
+    if (!int8()) {
+      const int wid = constant(w.name, DType::kFloat32, {out_c, in_c}, w.data);
+      const int bid = constant(w.name + ".bias", DType::kFloat32, {out_c}, bias_of(op, out_c));
+      emit(KernelId::fc_f32, {in, wid, bid}, {out}, params_bytes(p), &op, macs);
+    } else {
+      int bid, mid, sid;
+      requant_tables(op, x, w, y, out_c, in_c, bid, mid, sid);
+      const int wid = constant(w.name, DType::kInt8, {out_c, in_c}, narrowed<int8_t>(quantized(w)));
+      emit(KernelId::fc_s8, {in, wid, bid, mid, sid}, {out}, params_bytes(p), &op, macs);
+    }
+    if (image) define_output(op, op.outputs[0], out, identity_order(y.shape.size()));
+  }
+
+  void lower_matmul(const Op& op) {
+    const Tensor& a = tensor(op.inputs[0]);
+    const Tensor& b = tensor(op.inputs[1]);
+    const Tensor& y = tensor(op.outputs[0]);
+    if (a.constant || b.constant) fail(op, "matmul with a constant operand is a linear layer");
+    k::BatchMatmulParams p{};
+    p.m = int32_t(a.shape[a.shape.size() - 2]);
+    p.k = int32_t(a.shape.back());
+    p.n = int32_t(b.shape.back());
+    p.batch = int32_t(y.numel() / (int64_t(p.m) * p.n));
+    if (int8()) {
+      p.lhs_offset = -a.quant.zero_point;
+      p.rhs_offset = -b.quant.zero_point;
+      p.output_offset = y.quant.zero_point;
+      const QuantizedMultiplier m = mul_rescale(a.quant.scale, b.quant.scale, y.quant.scale);
+      p.multiplier = m.multiplier;
+      p.shift = m.shift;
+    }
+    fill_activation(p, op, y);
+    const std::vector<int> order = identity_order(y.shape.size());
+    const int lhs = reordered(op, op.inputs[0], order);
+    const int rhs = reordered(op, op.inputs[1], order);
+    const int out = scratch(op.outputs[0], logical_dims(y));
+    emit(int8() ? KernelId::batch_matmul_s8 : KernelId::batch_matmul_f32, {lhs, rhs}, {out}, params_bytes(p), &op,
+         y.numel() * p.k);
+    define_output(op, op.outputs[0], out, order);
+  }
+
+  std::string matmul_int8_rejection(const Op& op) const {
+    if (tensor(op.inputs[0]).shape.back() > k::kBatchMatmulMaxDepthS8)
+      return "matmul depth " + std::to_string(tensor(op.inputs[0]).shape.back()) + " exceeds " +
+             std::to_string(k::kBatchMatmulMaxDepthS8) + " (the int32 accumulator could overflow)";
+    return "";
+  }
+};
+
 }  // namespace
 
 std::vector<OpDef> matmul_ops() {
   return {
-      {"linear", infer_linear, kFusesActivation, OutputQuant::kObserved, RowLift::kNo, ConstantQuant::kWeightsPerTensor},
-      {"matmul", infer_matmul, kFusesActivation},
+      {"linear", infer_linear, lower_with<MatmulLowering, &MatmulLowering::lower_linear>, kFusesActivation,
+       OutputQuant::kObserved, RowLift::kNo, ConstantQuant::kWeightsPerTensor},
+      {"matmul", infer_matmul, lower_with<MatmulLowering, &MatmulLowering::lower_matmul>, kFusesActivation,
+       OutputQuant::kObserved, RowLift::kNo, ConstantQuant::kNone,
+       int8_rejection_of<MatmulLowering, &MatmulLowering::matmul_int8_rejection>},
   };
 }
 

@@ -1,7 +1,7 @@
 // Pooling over H and W: max_pool2d, avg_pool2d, adaptive_avg_pool2d (output sizes that divide
 // the input's).
 #include "families.h"
-#include "shape_helpers.h"
+#include "lowering.h"
 
 namespace mcuflow::compiler {
 namespace {
@@ -46,13 +46,39 @@ Shape infer_adaptive_avg_pool(const Graph& g, const Op& op) {
   return {x[0], x[1], size[0], size[1]};
 }
 
+struct PoolLowering : Lowering {
+  using Lowering::Lowering;
+
+  void lower_pool(const Op& op) {
+    auto pair = [&](const char* name, const std::vector<int64_t>& fallback) {
+      auto v = op.has_attr(name) ? op.ints_attr(name) : fallback;
+      if (v.empty()) v = fallback;
+      if (v.size() == 1) v.push_back(v[0]);
+      return v;
+    };
+    const auto kernel = pair("kernel", {});
+    const auto stride = pair("stride", kernel);
+    const auto pad = pair("padding", {0, 0});
+    const auto pad_end = pair("padding_end", pad);
+    const bool padded = pad[0] || pad[1] || pad_end[0] || pad_end[1];
+    const bool padding_counts = op.kind == "avg_pool2d" && padded && op.has_attr("count_include_pad") &&
+                                op.int_attr("count_include_pad") != 0;
+    emit_pool(op, op.kind == "max_pool2d", int32_t(kernel[0]), int32_t(kernel[1]), int32_t(stride[0]),
+              int32_t(stride[1]), int32_t(pad[0]), int32_t(pad[1]), padding_counts);
+  }
+
+  void lower_adaptive_pool(const Op& op) { lower_global_pool(op); }
+};
+
 }  // namespace
 
 std::vector<OpDef> pool_ops() {
+  const LowerRule lower_pool = lower_with<PoolLowering, &PoolLowering::lower_pool>;
   return {
-      {"max_pool2d", infer_max_pool, kImageOp, OutputQuant::kInput},
-      {"avg_pool2d", infer_avg_pool, kImageOp, OutputQuant::kInput},
-      {"adaptive_avg_pool2d", infer_adaptive_avg_pool, kImageOp, OutputQuant::kInput},
+      {"max_pool2d", infer_max_pool, lower_pool, kImageOp, OutputQuant::kInput},
+      {"avg_pool2d", infer_avg_pool, lower_pool, kImageOp, OutputQuant::kInput},
+      {"adaptive_avg_pool2d", infer_adaptive_avg_pool, lower_with<PoolLowering, &PoolLowering::lower_adaptive_pool>,
+       kImageOp, OutputQuant::kInput},
   };
 }
 

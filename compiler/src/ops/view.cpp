@@ -1,7 +1,7 @@
 // Ops that rearrange dims without computing: reshape (a view, or a transposing copy between
 // layouts), permute, identity.
 #include "families.h"
-#include "shape_helpers.h"
+#include "lowering.h"
 
 namespace mcuflow::compiler {
 namespace {
@@ -43,13 +43,64 @@ Shape infer_permute(const Graph& g, const Op& op) {
   return out;
 }
 
+struct ViewLowering : Lowering {
+  using Lowering::Lowering;
+
+  void lower_reshape(const Op& op) {
+    const Tensor& x = tensor(op.inputs[0]);
+    const Tensor& y = tensor(op.outputs[0]);
+    int in = activation(op.inputs[0]);
+    if (int8() && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point))
+      fail(op, "reshape input and output must share quantization");
+    const Layout ly = layout_of(y);
+    if (ly == Layout::kFlatNhwc) {  // flatten folded into the following linear layers
+      program_of_[op.outputs[0]] = alias(in, y.name, physical_dims(y), op.outputs[0]);
+      return;
+    }
+    // Bring the input to logical order, view it with the new shape, then to the output layout.
+    if (layout_of(x) == Layout::kNhwc) in = permute_or_alias(op, in, {0, 3, 1, 2}, x.name + ".nchw", -1);
+    if (ly == Layout::kNhwc) {
+      std::vector<int32_t> nchw(y.shape.begin(), y.shape.end());
+      const int view = alias(in, y.name + ".nchw", nchw);
+      program_of_[op.outputs[0]] = permute_or_alias(op, view, {0, 2, 3, 1}, y.name, op.outputs[0]);
+    } else {
+      program_of_[op.outputs[0]] = alias(in, y.name, physical_dims(y), op.outputs[0]);
+    }
+  }
+
+  void lower_permute(const Op& op) {
+    const Tensor& x = tensor(op.inputs[0]);
+    const Tensor& y = tensor(op.outputs[0]);
+    if (layout_of(x) == Layout::kFlatNhwc) fail(op, "permute of a flattened image tensor is not supported");
+    const auto in_order = physical_order(layout_of(x), x.shape.size());
+    const auto out_order = physical_order(layout_of(y), y.shape.size());
+    const auto& logical_perm = op.ints_attr("perm");
+    std::vector<int> perm;
+    for (int out_dim : out_order) {
+      int64_t src = logical_perm[out_dim];
+      if (src < 0) src += int64_t(x.shape.size());
+      perm.push_back(int(std::find(in_order.begin(), in_order.end(), int(src)) - in_order.begin()));
+    }
+    program_of_[op.outputs[0]] = permute_or_alias(op, activation(op.inputs[0]), perm, y.name, op.outputs[0]);
+  }
+
+  // A view of the input.
+  void lower_identity(const Op& op) {
+    const int in = activation(op.inputs[0]);
+    program_of_[op.outputs[0]] = alias(in, tensor(op.outputs[0]).name, p_.tensors[in].dims, op.outputs[0]);
+  }
+};
+
 }  // namespace
 
 std::vector<OpDef> view_ops() {
   return {
-      {"reshape", infer_reshape, kFoldable, OutputQuant::kInput},
-      {"permute", infer_permute, kFoldable, OutputQuant::kInput},
-      {"identity", same_as_input, kFoldable | kLayoutAgnostic, OutputQuant::kInput, RowLift::kElementwise},
+      {"reshape", infer_reshape, lower_with<ViewLowering, &ViewLowering::lower_reshape>, kFoldable,
+       OutputQuant::kInput},
+      {"permute", infer_permute, lower_with<ViewLowering, &ViewLowering::lower_permute>, kFoldable,
+       OutputQuant::kInput},
+      {"identity", same_as_input, lower_with<ViewLowering, &ViewLowering::lower_identity>, kFoldable | kLayoutAgnostic,
+       OutputQuant::kInput, RowLift::kElementwise},
   };
 }
 

@@ -1,6 +1,7 @@
 // The op registry: per op kind, the one definition the compiler has of it — its shape rule,
-// its traits (what the passes and the quantizer ask about it) and its lowering. Each op family
-// defines its kinds in compiler/src/ops/<family>.cpp; nothing else keeps a list of kinds.
+// its traits (what the passes and the quantizer ask about it), its lowering and the reason an
+// int8 kernel cannot take it. Each op family defines its kinds in compiler/src/ops/<family>.cpp;
+// nothing else keeps a list of kinds.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -49,17 +50,26 @@ enum class RowLift {
   kDims,         // "dims" names dims
 };
 
+class Lowering;  // compiler/src/ops/lowering.h
+
 // The output shape from the inputs and attributes; throws CompileError naming the op for
 // attributes the kernels cannot honour and inconsistent shapes.
 using ShapeRule = Shape (*)(const Graph& g, const Op& op);
+// Emits the op's kernel ops into the program being lowered (int8, or float32 in a float
+// program and in an int8 program's float fallback).
+using LowerRule = void (*)(Lowering& l, const Op& op);
+// Why an int8 kernel cannot take this op ("" when it can): the op then runs in float.
+using Int8Rejection = std::string (*)(Lowering& l, const Op& op);
 
 struct OpDef {
   const char* kind;
   ShapeRule shape;
+  LowerRule lower;
   uint32_t traits = 0;
   OutputQuant output_quant = OutputQuant::kObserved;
   RowLift row_lift = RowLift::kNo;
   ConstantQuant constant_quant = ConstantQuant::kNone;
+  Int8Rejection int8_rejection = nullptr;  // none: an int8 kernel takes every such op
 };
 
 // Every kind, grouped by family.

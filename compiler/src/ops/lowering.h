@@ -1,0 +1,475 @@
+// What the op families' lowerings share (compiler/src/ops/<family>.cpp): the lowering state
+// (the graph, the program being built, which program tensor holds each IR tensor) and the
+// helpers every family uses to create tensors, emit kernel ops and move data between layouts.
+// A family lowers its ops in a class derived from Lowering, built over the shared state.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "mcuflow/compiler/kernel_selection.h"
+#include "mcuflow/compiler/lower.h"
+#include "mcuflow/compiler/op_registry.h"
+#include "mcuflow/compiler/quant_math.h"
+#include "mcuflow/compiler/quantizer.h"
+#include "mcuflow/kernels/params.h"
+#include "shape_helpers.h"
+
+namespace mcuflow::compiler {
+
+using format::DType;
+using format::Layout;
+namespace k = mcuflow::kernels;
+
+template <typename P>
+std::vector<uint8_t> params_bytes(const P& p) {
+  std::vector<uint8_t> bytes(sizeof(P));
+  std::memcpy(bytes.data(), &p, sizeof(P));
+  return bytes;
+}
+
+template <typename T>
+std::vector<uint8_t> raw_bytes(const std::vector<T>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+// `real` in `q`'s integers, clamped to its element type; an infinite bound is the type's limit.
+inline int32_t quantized_bound(float real, const Quant& q, bool upper) {
+  if (std::isinf(real)) return int32_t(upper ? q.type_max() : q.type_min());
+  const double v = std::round(double(real) / q.scale) + q.zero_point;
+  return int32_t(std::clamp(v, double(q.type_min()), double(q.type_max())));
+}
+
+// The bounds an unquantized (float) kernel's params carry in their unused integer fields.
+inline const Quant kUnquantized{};
+
+// A tensor's spec, which int8 lowering requires the quantizer to have assigned.
+inline const Quant& spec_of(const Tensor& t) {
+  if (!t.quant.valid) throw CompileError("tensor " + t.name + " has no quantization (the quantizer assigns it)");
+  return t.quant;
+}
+
+// Quantized constant values in the element type the kernel reads.
+template <typename T>
+std::vector<T> narrowed(const std::vector<int32_t>& values) {
+  return std::vector<T>(values.begin(), values.end());
+}
+
+// values[from[i]] at each i: constant data rearranged into a kernel's layout.
+template <typename T>
+std::vector<T> gathered(const std::vector<T>& values, const std::vector<size_t>& from) {
+  std::vector<T> out(from.size());
+  for (size_t i = 0; i < from.size(); ++i) out[i] = values[from[i]];
+  return out;
+}
+
+// A constant's data quantized by its spec, in logical order.
+inline std::vector<int32_t> quantized(const Tensor& t) { return quantize_values(t.data, spec_of(t), t.shape); }
+
+inline bool is_trivial_permutation(const std::vector<int>& perm, const std::vector<int32_t>& in_dims) {
+  int last = -1;
+  for (int p : perm) {
+    if (in_dims[p] == 1) continue;
+    if (p < last) return false;
+    last = p;
+  }
+  return true;
+}
+
+struct LoweringState {
+  LoweringState(const Graph& graph, const LowerOptions& options)
+      : g(graph), o(options), program_of(graph.tensors.size(), -1) {}
+  const Graph& g;
+  const LowerOptions& o;
+  LoweredProgram p;
+  std::vector<int> program_of;  // IR tensor -> the program tensor holding it, or -1
+  bool float_fallback = false;  // lowering one op of an int8 program in float (lower_as_float)
+  std::string fallback_reason;  // recorded on every op emitted meanwhile
+};
+
+class Lowering {
+ public:
+  explicit Lowering(LoweringState& s)
+      : s_(s), g_(s.g), o_(s.o), p_(s.p), program_of_(s.program_of), float_fallback_(s.float_fallback),
+        fallback_reason_(s.fallback_reason) {}
+  LoweringState& state() const { return s_; }
+
+ protected:
+  // In an int8 program, an op without a usable int8 kernel runs in float (lower_as_float).
+  bool int8() const { return o_.precision == Precision::kInt8 && !float_fallback_; }
+  DType act_dtype() const { return int8() ? DType::kInt8 : DType::kFloat32; }
+
+  static Layout layout_of(const Tensor& t) {
+    if (!t.nhwc) return Layout::kPlain;
+    return t.shape.size() == 4 ? Layout::kNhwc : Layout::kFlatNhwc;
+  }
+
+  static std::vector<int32_t> physical_dims(const Tensor& t) {
+    std::vector<int32_t> dims;
+    for (int d : physical_order(layout_of(t), t.shape.size())) dims.push_back(int32_t(t.shape[d]));
+    if (dims.empty()) dims.push_back(1);
+    return dims;
+  }
+
+  const Tensor& tensor(int id) const { return g_.tensors[id]; }
+
+  ProgramTensor activation_record(int ir, DType dtype) const {
+    const Tensor& t = tensor(ir);
+    if (t.shape.size() > format::kMaxRank)  // infer_shapes refuses such ops first, naming them
+      throw CompileError("tensor " + t.name + " has " + std::to_string(t.shape.size()) + " dims; at most " +
+                         std::to_string(format::kMaxRank) + " are supported");
+    ProgramTensor pt;
+    pt.name = t.name;
+    pt.dtype = dtype;
+    pt.dims = physical_dims(t);
+    pt.logical_shape = t.shape;
+    pt.layout = layout_of(t);
+    pt.ir_tensor = ir;
+    if (dtype == DType::kInt8) {
+      pt.scale = t.quant.scale;
+      pt.zero_point = t.quant.zero_point;
+    }
+    return pt;
+  }
+
+  // The program tensor holding IR activation `ir` (created on first use).
+  int activation(int ir) {
+    if (program_of_[ir] >= 0) return program_of_[ir];
+    const Tensor& t = tensor(ir);
+    if (t.constant) throw CompileError("constant tensor " + t.name + " used where an activation is expected");
+    if (int8() && !t.quant.valid) throw CompileError("tensor " + t.name + " has no quantization (not reached by calibration)");
+    program_of_[ir] = p_.add_tensor(activation_record(ir, act_dtype()));
+    return program_of_[ir];
+  }
+
+  template <typename T>
+  int constant(const std::string& name, DType dtype, std::vector<int32_t> dims, const std::vector<T>& values) {
+    return add_constant_tensor(p_, name, dtype, std::move(dims), raw_bytes(values));
+  }
+
+  int alias(int root, const std::string& name, std::vector<int32_t> dims, int ir = -1) {
+    ProgramTensor pt = p_.tensors[root];
+    pt.name = name;
+    pt.dims = std::move(dims);
+    pt.alias_of = p_.tensors[root].alias_of >= 0 ? p_.tensors[root].alias_of : root;
+    pt.ir_tensor = ir;
+    if (ir >= 0) {
+      pt.logical_shape = tensor(ir).shape;
+      pt.layout = layout_of(tensor(ir));
+    }
+    return p_.add_tensor(std::move(pt));
+  }
+
+  void emit(KernelId kernel, std::vector<int> in, std::vector<int> out, std::vector<uint8_t> params, const Op* op,
+            int64_t macs = 0) {
+    ProgramOp pop;
+    pop.kernel = kernel;
+    pop.inputs = std::move(in);
+    pop.outputs = std::move(out);
+    pop.params = std::move(params);
+    pop.ir_kind = op ? op->kind : kernel == KernelId::quantize_f32_s8 ? "quantize_input" : "dequantize_output";
+    pop.fallback = fallback_reason_;
+    pop.source = op ? op->source : "";
+    pop.macs = macs;
+    p_.ops.push_back(std::move(pop));
+  }
+
+  // The op's "dim" attribute for a tensor of `rank` dims, negative values counted from the end
+  // (shape inference has checked the range).
+  static size_t dim_of(const Op& op, size_t rank) {
+    const int64_t dim = op.int_attr("dim");
+    return size_t(dim < 0 ? dim + int64_t(rank) : dim);
+  }
+
+  void require_batch1(const Op& op, const Tensor& x) {
+    if (x.shape[0] != 1) fail(op, "batch size " + std::to_string(x.shape[0]) + " in the exported graph; export with batch size 1 (mcuflow iterates batches)");
+  }
+
+  template <typename P>
+  void fill_activation(P& p, const Op& op, const Tensor& y) {
+    p.act_min = int8() ? quantized_bound(op.act_min, y.quant, false) : int32_t(kUnquantized.type_min());
+    p.act_max = int8() ? quantized_bound(op.act_max, y.quant, true) : int32_t(kUnquantized.type_max());
+    p.act_min_f = std::isinf(op.act_min) ? -3.4e38f : op.act_min;
+    p.act_max_f = std::isinf(op.act_max) ? 3.4e38f : op.act_max;
+  }
+
+  // The int32 bias (quantized by its spec; 0 without one) of `channels` outputs, and the
+  // multipliers and shifts (per output channel, or one for per-tensor weights) of input x
+  // weight products to the output. `reduction` (products summed per output) bounds the
+  // accumulator: the bias is clamped so bias + accumulator always fits int32 (the verifier
+  // requires it).
+  void requant_tables(const Op& op, const Tensor& x, const Tensor& w, const Tensor& y, int32_t channels,
+                      int64_t reduction, int& bias_id, int& mult_id, int& shift_id) {
+    const Quant& wq = spec_of(w);
+    // |x - zero point| < 2^bits(x), |w| <= 2^(bits(w) - 1)
+    const double max_product = double(x.quant.type_max() - x.quant.type_min()) * double(-wq.type_min());
+    const double bias_limit = double(std::numeric_limits<int32_t>::max()) - double(reduction) * max_product;
+    std::vector<int32_t> b(size_t(channels), 0);
+    if (op.inputs.size() > 2) {
+      b = quantized(tensor(op.inputs[2]));
+      for (int32_t& v : b) v = int32_t(std::clamp(double(v), -bias_limit, bias_limit));
+    }
+    const size_t scales = wq.per_axis() ? wq.scales.size() : 1;
+    std::vector<int32_t> m(scales), s(scales);
+    for (size_t c = 0; c < scales; ++c) {
+      const QuantizedMultiplier qm = quantize_multiplier(double(x.quant.scale) * wq.scale_at(c) / y.quant.scale);
+      m[c] = qm.multiplier;
+      s[c] = qm.shift;
+    }
+    const std::string& name = w.name;
+    bias_id = constant(name + ".bias", DType::kInt32, {int32_t(b.size())}, b);
+    mult_id = constant(name + ".multipliers", DType::kInt32, {int32_t(m.size())}, m);
+    shift_id = constant(name + ".shifts", DType::kInt32, {int32_t(s.size())}, s);
+  }
+
+  std::vector<float> bias_of(const Op& op, int64_t channels) const {
+    if (op.inputs.size() > 2) return tensor(op.inputs[2]).data;
+    return std::vector<float>(size_t(channels), 0.0f);
+  }
+
+  // Constant data (logical order) rearranged into the physical order of `layout`.
+  static std::vector<float> to_physical(const std::vector<float>& data, const Shape& shape, Layout layout) {
+    if (layout != Layout::kNhwc) return data;
+    std::vector<float> out(data.size());
+    const int64_t c = shape[1], h = shape[2], w = shape[3];
+    for (int64_t n = 0; n < shape[0]; ++n)
+      for (int64_t ci = 0; ci < c; ++ci)
+        for (int64_t yi = 0; yi < h; ++yi)
+          for (int64_t xi = 0; xi < w; ++xi)
+            out[((n * h + yi) * w + xi) * c + ci] = data[((n * c + ci) * h + yi) * w + xi];
+    return out;
+  }
+
+  void emit_pool(const Op& op, bool is_max, int32_t kh, int32_t kw, int32_t sh, int32_t sw, int32_t ph, int32_t pw,
+                 bool padding_counts = false) {
+    const Tensor& x = tensor(op.inputs[0]);
+    const Tensor& y = tensor(op.outputs[0]);
+    require_batch1(op, x);
+    k::PoolParams p{};
+    p.in_h = int32_t(x.shape[2]); p.in_w = int32_t(x.shape[3]); p.c = int32_t(x.shape[1]);
+    p.out_h = int32_t(y.shape.size() == 4 ? y.shape[2] : 1);  // mean without keepdim: [N, C]
+    p.out_w = int32_t(y.shape.size() == 4 ? y.shape[3] : 1);
+    p.k_h = kh; p.k_w = kw; p.stride_h = sh; p.stride_w = sw; p.pad_top = ph; p.pad_left = pw;
+    const Quant& q = int8() ? x.quant : kUnquantized;  // the output's too
+    p.act_min = int32_t(q.type_min());
+    p.act_max = int32_t(q.type_max());
+    p.act_min_f = -3.4e38f;
+    p.act_max_f = 3.4e38f;
+    if (int8() && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point))
+      fail(op, "pooling input and output must share quantization");
+    const int in = activation(op.inputs[0]);
+    const int out = activation(op.outputs[0]);
+    const int64_t macs = int64_t(p.out_h) * p.out_w * p.c * kh * kw;
+    if (padding_counts) {
+      const k::AvgPoolIncludePadParams ip{p, int8() ? x.quant.zero_point : 0};
+      emit(int8() ? KernelId::avgpool_include_pad_s8 : KernelId::avgpool_include_pad_f32, {in}, {out},
+           params_bytes(ip), &op, macs);
+      return;
+    }
+    const KernelId id = is_max ? (int8() ? KernelId::maxpool_s8 : KernelId::maxpool_f32)
+                               : (int8() ? KernelId::avgpool_s8 : KernelId::avgpool_f32);
+    emit(id, {in}, {out}, params_bytes(p), &op, macs);
+  }
+
+  void lower_global_pool(const Op& op) {
+    const Tensor& x = tensor(op.inputs[0]);
+    const Tensor& y = tensor(op.outputs[0]);
+    const int64_t oh = y.shape.size() == 4 ? y.shape[2] : 1, ow = y.shape.size() == 4 ? y.shape[3] : 1;
+    const int32_t kh = int32_t(x.shape[2] / oh), kw = int32_t(x.shape[3] / ow);
+    emit_pool(op, false, kh, kw, kh, kw, 0, 0);
+  }
+
+  // A physical permutation from `in` (program tensor) to a new tensor with dims `out_dims`,
+  // or a view when the permutation only moves size-1 dims.
+  int permute_or_alias(const Op& op, int in, const std::vector<int>& perm, const std::string& name, int ir) {
+    const std::vector<int32_t> in_dims = p_.tensors[in].dims;  // copy: add_tensor below reallocates
+    std::vector<int32_t> out_dims;
+    for (int d : perm) out_dims.push_back(in_dims[d]);
+    if (is_trivial_permutation(perm, in_dims)) return alias(in, name, out_dims, ir);
+    ProgramTensor pt = p_.tensors[in];
+    pt.name = name;
+    pt.dims = out_dims;
+    pt.alias_of = -1;
+    pt.ir_tensor = ir;
+    if (ir >= 0) {
+      pt.logical_shape = tensor(ir).shape;
+      pt.layout = layout_of(tensor(ir));
+    } else {
+      pt.logical_shape.assign(out_dims.begin(), out_dims.end());
+      pt.layout = Layout::kPlain;
+    }
+    const int out = p_.add_tensor(std::move(pt));
+    k::PermuteParams p{};
+    const int pad = int(k::kMaxRank) - int(in_dims.size());
+    for (int d = 0; d < int(k::kMaxRank); ++d) {
+      p.in_dims[d] = d < pad ? 1 : in_dims[d - pad];
+      p.perm[d] = d < pad ? d : perm[d - pad] + pad;
+    }
+    const bool bytes1 = p_.tensors[in].dtype == DType::kInt8;
+    emit(bytes1 ? KernelId::permute_b8 : KernelId::permute_b32, {in}, {out}, params_bytes(p), &op);
+    return out;
+  }
+
+  // --- layouts: computing in one dim order, defining outputs in another ---
+
+  static std::vector<int> identity_order(size_t rank) {
+    std::vector<int> order(rank);
+    std::iota(order.begin(), order.end(), 0);
+    return order;
+  }
+
+  static std::vector<int32_t> dims_in_order(const Shape& shape, const std::vector<int>& order) {
+    std::vector<int32_t> dims;
+    for (int d : order) dims.push_back(int32_t(shape[size_t(d)]));
+    if (dims.empty()) dims.push_back(1);
+    return dims;
+  }
+
+  static std::vector<int32_t> logical_dims(const Tensor& t) { return dims_in_order(t.shape, identity_order(t.shape.size())); }
+
+  // A program tensor holding IR activation `ir` with its logical dims in `order` (a view when
+  // that is its physical order up to size-1 dims, a permuted copy otherwise).
+  int reordered(const Op& op, int ir, const std::vector<int>& order) {
+    const Tensor& t = tensor(ir);
+    if (layout_of(t) == Layout::kFlatNhwc) fail(op, "this op cannot read a flattened image tensor");
+    const std::vector<int> phys = physical_order(layout_of(t), t.shape.size());
+    std::vector<int> perm;
+    for (int d : order) perm.push_back(int(std::find(phys.begin(), phys.end(), d) - phys.begin()));
+    if (perm.empty()) return activation(ir);
+    return permute_or_alias(op, activation(ir), perm, t.name + ".reordered", -1);
+  }
+
+  // An arena tensor for an op to write: `ir_y`'s dtype and quantization, the given dims.
+  int scratch(int ir_y, std::vector<int32_t> dims, bool indices = false) {
+    ProgramTensor pt = activation_record(ir_y, indices ? DType::kInt32 : act_dtype());
+    pt.name += ".unordered";
+    pt.dims = std::move(dims);
+    pt.logical_shape.assign(pt.dims.begin(), pt.dims.end());
+    pt.layout = Layout::kPlain;
+    pt.ir_tensor = -1;
+    return p_.add_tensor(std::move(pt));
+  }
+
+  // Makes IR tensor `ir_y` from `result`, a tensor holding y's logical dims in `order`.
+  void define_output(const Op& op, int ir_y, int result, const std::vector<int>& order) {
+    const Tensor& y = tensor(ir_y);
+    const std::vector<int> phys = physical_order(layout_of(y), y.shape.size());
+    std::vector<int> perm;
+    for (int d : phys) perm.push_back(int(std::find(order.begin(), order.end(), d) - order.begin()));
+    program_of_[ir_y] = perm.empty() ? alias(result, y.name, physical_dims(y), ir_y)
+                                     : permute_or_alias(op, result, perm, y.name, ir_y);
+  }
+
+  // Per logical dim of the output: source index start + floor(o * num / den) into the input
+  // (rank-extended with leading 1s), and the fill for indices outside it.
+  struct Gather {
+    explicit Gather(size_t rank) : start(rank, 0), num(rank, 1), den(rank, 1) {}
+    std::vector<int64_t> start, num, den;
+    int32_t fill = 0;
+  };
+
+  // Broadcasting `from` to `to` (NumPy rules): size-1 dims repeat.
+  static Gather broadcast_gather(Shape from, const Shape& to) {
+    from.insert(from.begin(), to.size() - from.size(), 1);
+    Gather g(to.size());
+    for (size_t d = 0; d < to.size(); ++d) g.num[d] = from[d] == to[d] ? 1 : 0;
+    return g;
+  }
+
+  // A program tensor holding IR tensor `x_ir` (rank-extended to `like`'s rank) in the
+  // physical dim order of `like`: a view, or a permuted copy.
+  int in_layout_of(const Op& op, int x_ir, const Tensor& like) {
+    const Tensor& x = tensor(x_ir);
+    const size_t rank = like.shape.size();
+    if (x.shape.size() == rank && layout_of(x) == layout_of(like)) return activation(x_ir);
+    Shape extended = x.shape;
+    extended.insert(extended.begin(), rank - x.shape.size(), 1);
+    const int logical = reordered(op, x_ir, identity_order(x.shape.size()));
+    const int view = alias(logical, x.name + ".extended", dims_in_order(extended, identity_order(rank)));
+    return permute_or_alias(op, view, physical_order(layout_of(like), rank), x.name + ".reordered", -1);
+  }
+
+  // strided_copy from `in` (x's data in `like`'s dim order) to `out`, shaped like `like`.
+  void emit_gather(const Op& op, int in, int out, Shape x_shape, const Tensor& like, const Gather& g) {
+    const size_t rank = like.shape.size();
+    x_shape.insert(x_shape.begin(), rank - x_shape.size(), 1);
+    const std::vector<int> phys = physical_order(layout_of(like), rank);
+    k::StridedCopyParams p{};
+    const int lead = int(k::kMaxRank) - int(rank);
+    for (int d = 0; d < int(k::kMaxRank); ++d) {
+      const int logical = d < lead ? -1 : phys[size_t(d - lead)];
+      p.in_dims[d] = logical < 0 ? 1 : int32_t(x_shape[size_t(logical)]);
+      p.out_dims[d] = logical < 0 ? 1 : int32_t(like.shape[size_t(logical)]);
+      p.start[d] = logical < 0 ? 0 : int32_t(g.start[size_t(logical)]);
+      p.num[d] = logical < 0 ? 1 : int32_t(g.num[size_t(logical)]);
+      p.den[d] = logical < 0 ? 1 : int32_t(g.den[size_t(logical)]);
+    }
+    p.fill = g.fill;
+    const bool bytes1 = p_.tensors[out].dtype == DType::kInt8;
+    emit(bytes1 ? KernelId::strided_copy_b8 : KernelId::strided_copy_b32, {in}, {out}, params_bytes(p), &op);
+  }
+
+  // IR activation `x_ir` broadcast to the shape and layout of `y` (its own quantization).
+  int broadcast_to(const Op& op, int x_ir, const Tensor& y) {
+    const Tensor& x = tensor(x_ir);
+    ProgramTensor pt = activation_record(x_ir, act_dtype());
+    pt.name = x.name + ".broadcast";
+    pt.dims = physical_dims(y);
+    pt.logical_shape = y.shape;
+    pt.layout = layout_of(y);
+    pt.ir_tensor = -1;
+    const int in = in_layout_of(op, x_ir, y);
+    const int out = p_.add_tensor(std::move(pt));
+    emit_gather(op, in, out, x.shape, y, broadcast_gather(x.shape, y.shape));
+    return out;
+  }
+
+  // A copy of int8 tensor `in` requantized from `from` to `to`.
+  int requantized(const Op& op, int in, const Quant& from, const Quant& to) {
+    ProgramTensor pt = p_.tensors[in];
+    pt.name += ".requantized";
+    pt.alias_of = -1;
+    pt.ir_tensor = -1;
+    pt.scale = to.scale;
+    pt.zero_point = to.zero_point;
+    const int out = p_.add_tensor(std::move(pt));
+    k::RequantizeParams r{};
+    r.n = int32_t(p_.tensors[out].byte_size());
+    r.input_offset = -from.zero_point;
+    r.output_offset = to.zero_point;
+    const QuantizedMultiplier m = quantize_multiplier(double(from.scale) / to.scale);
+    r.multiplier = m.multiplier;
+    r.shift = m.shift;
+    r.act_min = int32_t(to.type_min());
+    r.act_max = int32_t(to.type_max());
+    emit(KernelId::requantize_s8, {in}, {out}, params_bytes(r), &op);
+    return out;
+  }
+
+  LoweringState& s_;
+  const Graph& g_;
+  const LowerOptions& o_;
+  LoweredProgram& p_;
+  std::vector<int>& program_of_;
+  bool& float_fallback_;
+  std::string& fallback_reason_;
+};
+
+// OpDef::lower and OpDef::int8_rejection of a family: `method` of its Lowering class.
+template <class Family, void (Family::*method)(const Op&)>
+void lower_with(Lowering& l, const Op& op) {
+  (Family(l.state()).*method)(op);
+}
+
+template <class Family, std::string (Family::*method)(const Op&) const>
+std::string int8_rejection_of(Lowering& l, const Op& op) {
+  return (Family(l.state()).*method)(op);
+}
+
+}  // namespace mcuflow::compiler

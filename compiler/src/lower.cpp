@@ -116,9 +116,9 @@ std::vector<int> physical_order(Layout layout, size_t rank) {
 }
 
 uint32_t ProgramTensor::byte_size() const {
-  uint32_t n = format::dtype_bytes(dtype);
-  for (int32_t d : dims) n *= uint32_t(d);
-  return n;
+  uint64_t count = 1;
+  for (int32_t d : dims) count *= uint64_t(d);
+  return uint32_t(format::storage_bytes(dtype, count));
 }
 
 int LoweredProgram::add_tensor(ProgramTensor t) {

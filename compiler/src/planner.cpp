@@ -823,7 +823,7 @@ std::vector<Embedding> embeddings(const LoweredProgram& p) {
     if (op.inputs.size() != 1 || op.outputs.size() != 1) continue;
     const int in = root_of(p, op.inputs[0]), out = root_of(p, op.outputs[0]);
     if (!is_root(p.tensors[in]) || !is_root(p.tensors[out]) || in == out) continue;
-    const int64_t element = format::dtype_bytes(p.tensors[out].dtype);
+    const int64_t element = format::element_bytes(p.tensors[out].dtype);
     Embedding e{int(i), -1, -1, 0};
     const bool copy = op.kernel == KernelId::strided_copy_b8 || op.kernel == KernelId::strided_copy_b32;
     const bool cat = op.kernel == KernelId::concat_slice_s8 || op.kernel == KernelId::concat_slice_f32;
@@ -858,7 +858,7 @@ int64_t in_place_shift(const LoweredProgram& p, const ProgramOp& op, size_t slot
   const ProgramTensor& in = p.tensors[op.inputs[slot]];
   const ProgramTensor& out = p.tensors[op.outputs[0]];
   if (in.constant) return -1;
-  const uint32_t in_element = format::dtype_bytes(in.dtype), out_element = format::dtype_bytes(out.dtype);
+  const uint32_t in_element = format::element_bytes(in.dtype), out_element = format::element_bytes(out.dtype);
   const aliasing::Contract c = contract_of(op);
   if (c.walk == aliasing::Walk::kElementwise) {
     if (in.byte_size() / in_element != out.byte_size() / out_element) return -1;
@@ -875,7 +875,7 @@ int64_t in_place_shift_above(const LoweredProgram& p, const ProgramOp& op, size_
   const ProgramTensor& in = p.tensors[op.inputs[0]];
   if (in.constant || in.dtype != p.tensors[op.outputs[0]].dtype) return -1;
   return align_up(uint32_t(aliasing::window_shift_above(aliasing::window_of(c.geometry, op.params.data()),
-                                                        format::dtype_bytes(in.dtype))),
+                                                        format::element_bytes(in.dtype))),
                   kTensorAlign);
 }
 

@@ -179,9 +179,22 @@ Quant output_quant(const Graph& g, const Op& op, OutputQuant rule) {
   return observed_quant(g.tensors[size_t(op.outputs[0])]);
 }
 
+// A given spec must be one the int8 kernels take: 8-bit weights, 8-bit per-tensor activations.
+void check_given_quant(const Tensor& t) {
+  const Quant& q = t.quant;
+  if (!q.given) return;
+  const int bits = t.constant ? kWeightBits : kActivationBits;
+  if (q.bits != bits)
+    throw CompileError("tensor " + t.name + " has a given " + std::to_string(q.bits) + "-bit quantization; the kernels take " +
+                       std::to_string(bits) + "-bit " + (t.constant ? "weights" : "activations"));
+  if (!t.constant && q.per_axis())
+    throw CompileError("tensor " + t.name + " has a given per-axis quantization; the kernels take one scale and zero point per activation");
+}
+
 }  // namespace
 
 void assign_quantization(Graph& g) {
+  for (const Tensor& t : g.tensors) check_given_quant(t);
   for (int t : g.inputs) g.tensors[t].quant = observed_quant(g.tensors[t]);
   for (Op& op : g.ops) {
     const OpDef* def = find_op(op.kind);

@@ -1,5 +1,6 @@
 // mcuflow._core: the bridge between the Python front end and the C++ compiler and runtime.
 // Only argument conversion lives here.
+#include <cmath>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -86,6 +87,40 @@ class GraphBuilder {
     return op.outputs;
   }
 
+  // A quantization the model already has (a pre-quantized model): the compiler keeps it. One
+  // scale and zero point (axis -1) or one per index along logical dim `axis`.
+  void set_quantization(int id, const std::vector<double>& scales, const std::vector<int32_t>& zero_points,
+                        const std::string& dtype, int axis, bool symmetric) {
+    if (id < 0 || id >= int(graph_.tensors.size())) throw CompileError("set_quantization: tensor id out of range");
+    Tensor& t = graph_.tensors[size_t(id)];
+    const auto refuse = [&](const std::string& why) { throw CompileError("quantization of tensor " + t.name + ": " + why); };
+    Quant q;
+    q.valid = q.given = true;
+    q.symmetric = symmetric;
+    q.axis = axis;
+    if (dtype == "int4") q.bits = 4;
+    else if (dtype == "int8") q.bits = 8;
+    else if (dtype == "int16") q.bits = 16;
+    else refuse("dtype '" + dtype + "' (int4, int8, int16)");
+    if (axis < -1 || axis >= int(t.shape.size())) refuse("axis " + std::to_string(axis) + " outside its " + std::to_string(t.shape.size()) + " dims");
+    const size_t count = axis < 0 ? 1 : size_t(t.shape[size_t(axis)]);
+    if (scales.size() != count || zero_points.size() != count)
+      refuse(std::to_string(scales.size()) + " scales and " + std::to_string(zero_points.size()) + " zero points; expected " + std::to_string(count));
+    for (size_t i = 0; i < count; ++i) {
+      if (!(scales[i] > 0) || !std::isfinite(float(scales[i]))) refuse("scale " + std::to_string(scales[i]) + " is not a positive float32");
+      if (zero_points[i] < q.q_min() || zero_points[i] > q.q_max() || (symmetric && zero_points[i] != 0))
+        refuse("zero point " + std::to_string(zero_points[i]) + " outside " + dtype + (symmetric ? " symmetric" : ""));
+    }
+    if (axis < 0) {
+      q.scale = float(scales[0]);
+      q.zero_point = zero_points[0];
+    } else {
+      for (double s : scales) q.scales.push_back(double(float(s)));  // float32 scales, as the program stores them
+      q.zero_points = zero_points;
+    }
+    t.quant = q;
+  }
+
   void set_outputs(const std::vector<int>& ids) {
     for (int id : ids) {
       if (id < 0 || id >= int(graph_.tensors.size())) throw CompileError("output tensor id out of range");
@@ -126,12 +161,17 @@ py::bytes compile_program(const GraphBuilder& builder, const std::string& target
   return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
+// The NumPy type of a tensor's elements; packed int4 (never program I/O) has none: int8 holds
+// one unpacked element.
 py::object numpy_dtype(format::DType t) {
   switch (t) {
+    case format::DType::kInt4:
     case format::DType::kInt8: return py::dtype::of<int8_t>();
+    case format::DType::kInt16: return py::dtype::of<int16_t>();
     case format::DType::kInt32: return py::dtype::of<int32_t>();
-    default: return py::dtype::of<float>();
+    case format::DType::kFloat32: break;
   }
+  return py::dtype::of<float>();
 }
 
 std::vector<int64_t> logical_shape(const TensorInfo& t) {
@@ -281,7 +321,7 @@ class HostProgram {
  private:
   static py::array read_logical(const TensorInfo& t, const uint8_t* physical) {
     const auto shape = logical_shape(t);
-    const auto logical = physical_to_logical(physical, shape, t.layout, format::dtype_bytes(t.dtype));
+    const auto logical = physical_to_logical(physical, shape, t.layout, format::element_bytes(t.dtype));
     py::array out(numpy_dtype(t.dtype), shape);
     std::memcpy(out.mutable_data(), logical.data(), logical.size());
     return out;
@@ -329,7 +369,7 @@ class HostProgram {
     for (uint32_t i = 0; i < program_.input_count(); ++i) {
       const TensorInfo t = program_.input(i);
       auto physical = logical_to_physical(inputs[i] + b * t.bytes, logical_shape(t), t.layout,
-                                          format::dtype_bytes(t.dtype));
+                                          format::element_bytes(t.dtype));
       if (t.streamed) streamed.bytes[i] = std::move(physical);
       else std::memcpy(session.input_buffer(i).value().data, physical.data(), physical.size());
     }
@@ -339,7 +379,7 @@ class HostProgram {
     for (uint32_t i = 0; i < program_.output_count(); ++i) {
       const TensorInfo t = program_.output(i);
       const auto logical = physical_to_logical(session.output_buffer(i).value().data, logical_shape(t), t.layout,
-                                               format::dtype_bytes(t.dtype));
+                                               format::element_bytes(t.dtype));
       std::memcpy(outputs[i] + b * t.bytes, logical.data(), logical.size());
     }
   }
@@ -401,7 +441,7 @@ class HostProgram {
     for (uint32_t i = 0; i < h->tensor_count; ++i) {
       const auto& r = records[i];
       py::dict d;
-      d["dtype"] = numpy_dtype(r.dtype).attr("name");
+      d["dtype"] = r.dtype == format::DType::kInt4 ? py::str("int4") : numpy_dtype(r.dtype).attr("name");
       d["dims"] = std::vector<int32_t>(r.dims, r.dims + r.rank);
       d["storage"] = r.storage == format::Storage::kArena      ? "arena"
                      : r.storage == format::Storage::kConstant ? "constant"
@@ -468,6 +508,8 @@ PYBIND11_MODULE(_core, m) {
       .def("add_constant", &GraphBuilder::add_constant)
       .def("add_op", &GraphBuilder::add_op, py::arg("kind"), py::arg("inputs"), py::arg("attrs"),
            py::arg("source") = "", py::arg("output_shapes") = std::vector<std::vector<int64_t>>{})
+      .def("set_quantization", &GraphBuilder::set_quantization, py::arg("tensor"), py::arg("scales"),
+           py::arg("zero_points"), py::arg("dtype") = "int8", py::arg("axis") = -1, py::arg("symmetric") = false)
       .def("set_outputs", &GraphBuilder::set_outputs);
 
   m.def("compile", &compile_program, py::arg("builder"), py::arg("target"), py::arg("calibration"),

@@ -17,7 +17,7 @@ bool section_fits(uint32_t offset, uint64_t bytes, uint32_t file_bytes, uint32_t
   return offset % align == 0 && offset >= sizeof(Header) && uint64_t(offset) + bytes <= file_bytes;
 }
 
-bool valid_dtype(DType t) { return t == DType::kInt8 || t == DType::kInt32 || t == DType::kFloat32; }
+bool valid_dtype(DType t) { return format::dtype_bits(t) != 0; }
 
 // The id space has gaps (reference ids count up from 1, tier ids from 64): an id in a gap is
 // unknown to this runtime, not a kernel the firmware was built without.
@@ -71,8 +71,8 @@ Error verify_tensor(const TensorRecord& t, const Header& h) {
     elements *= uint32_t(t.dims[d]);
     if (elements > UINT32_MAX) return Error::kBadTensor;  // checked per dim: dims of 2^16 would wrap
   }
-  if (elements * format::dtype_bytes(t.dtype) != t.bytes) return Error::kBadTensor;
-  const uint32_t align = format::dtype_bytes(t.dtype);
+  if (format::storage_bytes(t.dtype, elements) != t.bytes) return Error::kBadTensor;
+  const uint32_t align = format::element_bytes(t.dtype);
   if (t.offset % align != 0 || t.reserved[0] != 0 || t.reserved[1] != 0 || t.reserved[2] != 0) return Error::kBadTensor;
   const bool in_ram = t.storage == Storage::kArena || t.storage == Storage::kCopiedConstant;
   if (t.region >= (in_ram ? h.region_count : 1)) return Error::kBadTensor;
@@ -89,7 +89,7 @@ Error verify_tensor(const TensorRecord& t, const Header& h) {
   } else {
     return Error::kBadTensor;
   }
-  if (!(t.scale >= 0.0f) || t.zero_point < -128 || t.zero_point > 127) return Error::kBadTensor;
+  if (!(t.scale >= 0.0f) || !format::zero_point_valid(t.dtype, t.zero_point)) return Error::kBadTensor;
   return Error::kOk;
 }
 
@@ -117,7 +117,7 @@ bool overlap_allowed(const OpCheck& c, uint32_t slot, const RamSpan& in, const R
   const aliasing::Contract contract = aliasing::contract_of(KernelId(c.op->kernel));
   const TensorRecord& input = c.tensor(slot);
   const TensorRecord& output = c.tensor(c.op->input_count);
-  const uint32_t in_element = format::dtype_bytes(input.dtype), out_element = format::dtype_bytes(output.dtype);
+  const uint32_t in_element = format::element_bytes(input.dtype), out_element = format::element_bytes(output.dtype);
   switch (contract.walk) {
     case aliasing::Walk::kElementwise:
       return input.bytes / in_element == output.bytes / out_element &&

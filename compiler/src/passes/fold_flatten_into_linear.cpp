@@ -28,7 +28,12 @@ void fold_flatten_into_linear(Graph& g) {
           for (int64_t yi = 0; yi < h; ++yi)
             for (int64_t xi = 0; xi < w; ++xi)
               permuted[o * c * h * w + (yi * w + xi) * c + ci] = wt.data[o * c * h * w + (ci * h + yi) * w + xi];
+      // A given quantization (per tensor, or per output feature: dim 0) moves with the columns.
+      const Quant quant = wt.quant;
+      if (quant.per_axis() && quant.axis != 0)
+        throw CompileError(linear.where() + ": a weight quantization along the input features cannot follow the flatten");
       linear.inputs[1] = g.add_constant(wt.name + ".nhwc_columns", wt.shape, std::move(permuted));
+      g.tensors[size_t(linear.inputs[1])].quant = quant;
     }
     g.tensors[op.outputs[0]].nhwc = true;  // rank 2 + nhwc: the bytes of an NHWC tensor
   }

@@ -12,8 +12,11 @@ inline bool in_range(int32_t v, int32_t lo, int32_t hi) { return v >= lo && v <=
 
 inline bool positive(int32_t v) { return in_range(v, 1, kMaxExtent); }
 
+// The record's element count: the product of its dims (verify_tensor has tied bytes to it).
 inline uint64_t elements(const format::TensorRecord& t) {
-  return t.bytes / format::dtype_bytes(t.dtype);
+  uint64_t n = 1;
+  for (uint32_t d = 0; d < format::kMaxRank; ++d) n *= uint32_t(t.dims[d]);
+  return n;
 }
 
 // The tensor in `slot` has `dtype` and exactly `count` elements.

@@ -16,7 +16,7 @@ Error check_gather_rows(const OpCheck& c) {
   const format::TensorRecord& out = output(c);
   const bool same_elements = table.dtype == out.dtype && table.scale == out.scale && table.zero_point == out.zero_point;
   const bool rows_of_elements = (table.dtype == DType::kInt8 || table.dtype == DType::kFloat32) &&
-                                p.row_bytes % format::dtype_bytes(table.dtype) == 0;
+                                p.row_bytes % format::element_bytes(table.dtype) == 0;
   return ok_if(tensor_is(c, 0, DType::kInt32, uint64_t(p.count)) && read_only(table) && same_elements &&
                rows_of_elements && table.bytes == uint64_t(p.rows) * uint64_t(p.row_bytes) &&
                out.bytes == uint64_t(p.count) * uint64_t(p.row_bytes));

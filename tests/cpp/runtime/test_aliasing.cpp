@@ -74,7 +74,7 @@ Sweep sweep_op(const std::vector<uint8_t>& base, uint32_t op, uint32_t slot) {
   const auto rec = op_record(probe.data(), op);
   const auto in = tensor_record(probe.data(), rec.tensors[slot]);
   const auto out = tensor_record(probe.data(), rec.tensors[rec.input_count]);
-  const uint32_t arena = header(probe.data()).arena_bytes, align = format::dtype_bytes(out.dtype);
+  const uint32_t arena = header(probe.data()).arena_bytes, align = format::element_bytes(out.dtype);
   Rng rng(op * 7 + slot);
   std::vector<std::vector<uint8_t>> inputs(rec.input_count);
   for (uint32_t s = 0; s < rec.input_count; ++s) {

@@ -316,7 +316,9 @@ TEST(Verifier, TensorRecords) {
             }),
             Error::kBadTensor);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).dtype = DType(0); }), Error::kBadTensor);
-  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).dtype = DType(4); }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).dtype = DType(6); }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).dtype = DType::kInt16; }), Error::kBadTensor)
+      << "an int16 record of an int8 record's bytes";
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).storage = Storage(4); }), Error::kBadTensor);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).region = 1; }), Error::kBadTensor);  // one region only
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).reserved[1] = 1; }), Error::kBadTensor);
@@ -350,6 +352,45 @@ TEST(Verifier, TensorRecords) {
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).zero_point = 128; }), Error::kBadTensor);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).zero_point = -129; }), Error::kBadTensor);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, fl).offset += 2; }), Error::kBadTensor);  // misaligned float
+}
+
+// int16 and packed int4 records: their bytes follow the bit width (ceil(bits * count / 8)), their
+// zero points the type's range. A record the verifier accepts reaches its op's check, which
+// refuses the type (kBadParams); a malformed one stops at the record (kBadTensor).
+TEST(Verifier, TensorRecordsOfOtherWidths) {
+  static_assert(format::storage_bytes(DType::kInt4, 3) == 2 && format::storage_bytes(DType::kInt16, 3) == 6);
+  static_assert(format::dtype_min(DType::kInt4) == -8 && format::dtype_max(DType::kInt16) == 32767);
+  const auto& b = conv_int8();
+  AlignedBytes probe(b);
+  const int act = first_arena_tensor(probe.data(), DType::kInt8);
+  ASSERT_GE(act, 0);
+  const uint32_t arena = header(probe.data()).arena_bytes;
+  uint64_t count = 1;
+  for (int32_t d : tensor_record(probe.data(), act).dims) count *= uint64_t(d);
+  const auto as = [&](DType dtype, uint64_t bytes, int32_t zero_point) {
+    return corrupt_and_load(b, [&](uint8_t* f) {
+      TensorRecord& t = tensor_record(f, act);  // moved past the arena's end, which grows for it
+      t.dtype = dtype;
+      t.bytes = uint32_t(bytes);
+      t.zero_point = zero_point;
+      t.offset = arena;
+      header(f).arena_bytes = arena + uint32_t(bytes + 15) / 16 * 16;
+    });
+  };
+  EXPECT_EQ(as(DType::kInt8, count, -128), Error::kOk) << "the record as it was, moved";
+  EXPECT_EQ(as(DType::kInt16, 2 * count, -32768), Error::kBadParams);
+  EXPECT_EQ(as(DType::kInt16, 2 * count, 32767), Error::kBadParams);
+  EXPECT_EQ(as(DType::kInt16, 2 * count, 32768), Error::kBadTensor);
+  EXPECT_EQ(as(DType::kInt16, 2 * count - 1, 0), Error::kBadTensor);
+  EXPECT_EQ(as(DType::kInt4, (count + 1) / 2, -8), Error::kBadParams);
+  EXPECT_EQ(as(DType::kInt4, (count + 1) / 2, 7), Error::kBadParams);
+  EXPECT_EQ(as(DType::kInt4, (count + 1) / 2, 8), Error::kBadTensor);
+  EXPECT_EQ(as(DType::kInt4, count, 0), Error::kBadTensor) << "int4 is packed two a byte";
+  EXPECT_EQ(as(DType::kInt4, (count + 1) / 2 + 1, 0), Error::kBadTensor);
+  // Float and int32 tensors have no zero point.
+  const int fl = first_arena_tensor(probe.data(), DType::kFloat32);
+  ASSERT_GE(fl, 0);
+  EXPECT_EQ(corrupt_and_load(b, [&](uint8_t* f) { tensor_record(f, fl).zero_point = 1; }), Error::kBadTensor);
 }
 
 TEST(Verifier, IoTable) {

@@ -1,6 +1,7 @@
 // Flat parameter structs, one per kernel family. The compiler fills them ahead of time and
 // stores them in the program; kernels only read them. Layout is NHWC, batch 1. All fields are
-// 32-bit so the structs have no padding and the same bytes on host and device.
+// 32-bit so the structs have no padding and the same bytes on host and device; their sizes are
+// asserted at the end of this file.
 #pragma once
 #include <cstdint>
 
@@ -297,5 +298,35 @@ struct WhereParams {           // where_s8 / where_f32
 struct GatherRowsParams {      // gather_rows
   int32_t count, rows, row_bytes;
 };
+
+// ---------------------------------------------------------------------------------------
+// The params are bytes of the program file (docs/program_format.md): a struct's size and field
+// order are part of the format. A change here is a format change (bump format::kVersion); a new
+// struct gets its line below.
+static_assert(sizeof(ConvParams) == 80, "ConvParams layout");
+static_assert(sizeof(DwConvParams) == 84, "DwConvParams layout");
+static_assert(sizeof(FcParams) == 40, "FcParams layout");
+static_assert(sizeof(BinaryParams) == 68, "BinaryParams layout");
+static_assert(sizeof(PoolParams) == 60, "PoolParams layout");
+static_assert(sizeof(SoftmaxParams) == 20, "SoftmaxParams layout");
+static_assert(sizeof(ClampParams) == 20, "ClampParams layout");
+static_assert(sizeof(RequantizeParams) == 28, "RequantizeParams layout");
+static_assert(sizeof(ConcatSliceParams) == 36, "ConcatSliceParams layout");
+static_assert(sizeof(PermuteParams) == 48, "PermuteParams layout");
+static_assert(sizeof(QuantizeParams) == 12, "QuantizeParams layout");
+static_assert(sizeof(StridedCopyParams) == 124, "StridedCopyParams layout");
+static_assert(sizeof(AvgPoolIncludePadParams) == 64, "AvgPoolIncludePadParams layout");
+static_assert(sizeof(LutParams) == 4, "LutParams layout");
+static_assert(sizeof(ActivationParams) == 12, "ActivationParams layout");
+static_assert(sizeof(ReduceParams) == 40, "ReduceParams layout");
+static_assert(sizeof(ArgmaxParams) == 12, "ArgmaxParams layout");
+static_assert(sizeof(BatchMatmulParams) == 56, "BatchMatmulParams layout");
+static_assert(sizeof(LayerNormParams) == 12, "LayerNormParams layout");
+static_assert(sizeof(PreluParams) == 44, "PreluParams layout");
+static_assert(sizeof(ResizeBilinearParams) == 20, "ResizeBilinearParams layout");
+static_assert(sizeof(GroupNormParams) == 40, "GroupNormParams layout");
+static_assert(sizeof(CompareParams) == 44, "CompareParams layout");
+static_assert(sizeof(WhereParams) == 44, "WhereParams layout");
+static_assert(sizeof(GatherRowsParams) == 12, "GatherRowsParams layout");
 
 }  // namespace mcuflow::kernels

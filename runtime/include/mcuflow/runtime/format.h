@@ -49,7 +49,10 @@ enum Flags : uint32_t {
   kFlagInt8Io = 1u << 1,          // inputs/outputs are int8 (no quantize/dequantize inside)
 };
 
-enum class DType : uint8_t { kInt8 = 1, kInt32 = 2, kFloat32 = 3 };
+// Element types. kInt16 and kInt4 (packed: two elements a byte, the first in the low nibble)
+// are valid tensor records for wider and narrower quantized tensors; a kernel's check decides
+// which types it reads.
+enum class DType : uint8_t { kInt8 = 1, kInt32 = 2, kFloat32 = 3, kInt16 = 4, kInt4 = 5 };
 // kCopiedConstant: a constant that Session::bind copies from the program into RAM region
 // `region` at `copy_offset`; kernels read the copy (weights moved to fast memory).
 // kStreamed: a program input that never exists whole in the program's memory: read_input_rows
@@ -96,6 +99,35 @@ struct OpRecord {
 };
 static_assert(sizeof(OpRecord) == 28, "op record layout");
 
-inline uint32_t dtype_bytes(DType t) { return t == DType::kInt8 ? 1u : 4u; }
+// Bits of one element; 0 for a value that is no DType.
+constexpr uint32_t dtype_bits(DType t) {
+  switch (t) {
+    case DType::kInt4: return 4;
+    case DType::kInt8: return 8;
+    case DType::kInt16: return 16;
+    case DType::kInt32:
+    case DType::kFloat32: return 32;
+  }
+  return 0;
+}
+
+// Bytes that `count` elements occupy: ceil(bits * count / 8) (packed int4: an odd count leaves
+// the last byte's high nibble 0).
+constexpr uint64_t storage_bytes(DType t, uint64_t count) { return (uint64_t(dtype_bits(t)) * count + 7) / 8; }
+
+// Bytes of one element of a byte-addressable type, which is also its alignment (packed int4:
+// 1, the byte holding two elements).
+constexpr uint32_t element_bytes(DType t) { return dtype_bits(t) < 8 ? 1u : dtype_bits(t) / 8; }
+
+// Quantized integer types: signed, with a scale and a zero point in their own range.
+constexpr bool quantized_dtype(DType t) { return t == DType::kInt4 || t == DType::kInt8 || t == DType::kInt16; }
+// The range of an integer type (32-bit types: int32's).
+constexpr int32_t dtype_min(DType t) { return dtype_bits(t) >= 32 ? INT32_MIN : -(int32_t(1) << (dtype_bits(t) - 1)); }
+constexpr int32_t dtype_max(DType t) { return dtype_bits(t) >= 32 ? INT32_MAX : (int32_t(1) << (dtype_bits(t) - 1)) - 1; }
+
+// A record's zero point: within its quantized type's range, 0 for int32 and float32 tensors.
+constexpr bool zero_point_valid(DType t, int32_t zero_point) {
+  return quantized_dtype(t) ? zero_point >= dtype_min(t) && zero_point <= dtype_max(t) : zero_point == 0;
+}
 
 }  // namespace mcuflow::format

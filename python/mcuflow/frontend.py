@@ -31,6 +31,7 @@ C++ side; this module only rejects what the contract cannot express, always with
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable
 
 import torch
@@ -971,10 +972,86 @@ def _h_getitem(d, node):
     return item
 
 
+# --- activations that core ATen decomposes --------------------------------------------------
+# ep.run_decompositions() writes Mish as x * tanh(where(x > 20, x, log1p(exp(x)))) and PReLU as
+# where(x > 0, x, weight * x). Both are matched back into one mish / prelu node, so they run on
+# their own kernels (Mish's int8 lookup table, prelu_s8) instead of exp and log1p tables that
+# int8 cannot represent.
+
+
+def _call(n, *keys: str) -> bool:
+    return isinstance(n, torch.fx.Node) and n.op == "call_function" and _op_key(n.target) in keys
+
+
+def _scalar_arg(n, value: float) -> bool:
+    return isinstance(n, (int, float)) and not isinstance(n, bool) and float(n) == value
+
+
+def _greater_than(n, x, value: float) -> bool:
+    return _call(n, "aten.gt.Scalar") and n.args[0] is x and _scalar_arg(n.args[1], value)
+
+
+def _decomposed_mish(n):
+    """x of mul(x, tanh(where(x > 20, x, log1p(exp(x))))), or None."""
+    if not _call(n, "aten.mul.Tensor"):
+        return None
+    for x, t in (n.args[:2], n.args[1::-1]):
+        if not _call(t, "aten.tanh.default") or not _call(t.args[0], "aten.where.self"):
+            continue
+        cond, same, soft = t.args[0].args
+        if same is x and _greater_than(cond, x, 20.0) and _call(soft, "aten.log1p.default") \
+                and _call(soft.args[0], "aten.exp.default") and soft.args[0].args[0] is x:
+            return x
+    return None
+
+
+def _decomposed_prelu(n):
+    """(x, weight) of where(x > 0, x, weight * x) with one weight per channel (dim 1), or None."""
+    if not _call(n, "aten.where.self"):
+        return None
+    cond, x, scaled = n.args
+    if x is not None and _greater_than(cond, x, 0.0) and _call(scaled, "aten.mul.Tensor"):
+        for w, other in (scaled.args[:2], scaled.args[1::-1]):
+            xv, wv = x.meta.get("val"), getattr(w, "meta", {}).get("val")
+            if other is not x or not isinstance(xv, torch.Tensor) or not isinstance(wv, torch.Tensor):
+                continue
+            channels = xv.shape[1] if xv.dim() >= 2 else 1
+            per_channel = wv.dim() == xv.dim() and all(s == 1 for i, s in enumerate(wv.shape) if i != 1)
+            if wv.numel() == 1 or (per_channel and wv.shape[1] == channels):
+                return x, w
+    return None
+
+
+def _fuse_decomposed_activations(ep):
+    """``ep``, or a copy of it whose decomposed Mish and PReLU are aten.mish / aten.prelu nodes
+    (the user's program is never changed)."""
+    def match(n):
+        x = _decomposed_mish(n)
+        if x is not None:
+            return torch.ops.aten.mish.default, (x,)
+        xw = _decomposed_prelu(n)
+        return (torch.ops.aten.prelu.default, xw) if xw is not None else None
+
+    if not isinstance(ep, torch.export.ExportedProgram) or not any(match(n) for n in ep.graph.nodes):
+        return ep
+    ep = copy.deepcopy(ep)
+    graph = ep.graph
+    for root in list(graph.nodes):  # in order: a match sees the fused nodes before it
+        found = match(root)
+        if found is None:
+            continue
+        with graph.inserting_before(root):
+            fused = graph.call_function(*found)
+        fused.meta = dict(root.meta)
+        root.replace_all_uses_with(fused)
+    graph.eliminate_dead_code()
+    return ep
+
+
 def describe(exported_program, builder) -> Description:
     """Describe ``exported_program`` to ``builder`` (a ``mcuflow._core.GraphBuilder``).
 
     Returns a ``Description`` of the inputs and outputs that were declared. Raises
     ``UnsupportedModelError`` with a one-line message for anything mcuflow cannot compile.
     """
-    return walk(exported_program, builder, _HANDLERS, SUPPORTED_KINDS)
+    return walk(_fuse_decomposed_activations(exported_program), builder, _HANDLERS, SUPPORTED_KINDS)

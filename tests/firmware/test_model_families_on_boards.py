@@ -1,6 +1,6 @@
 """The model families of the zoo (python/mcuflow/zoo/families.py: a Conv1d HAR
 classifier, a TCN with PReLU, a U-Net with bilinear upsampling and Mish) compiled for the cores
-of qemu-m0, qemu-m4 and qemu-m55: int8 on the board bit-identical to the host runtime, with
+of qemu-m0, qemu-m4 and qemu-m55, and the timm-style ViT: int8 on the board bit-identical to the host runtime, with
 Conv1d on the tier's convolution kernels; float32 programs (the new float kernels) within float
 rounding of the host (the device's libm may round tanh/exp differently in the last bit)."""
 
@@ -56,3 +56,12 @@ def test_fp32_model_family_on_board(name):
     on_host = program.run(x)[0]
     np.testing.assert_allclose(device.run_on_board(program, x, "qemu-m4", timeout=300)[0], on_host,
                                rtol=1e-5, atol=1e-5 * float(np.abs(on_host).max()))
+
+
+@pytest.mark.parametrize("board", sorted(TIER_CONV))
+def test_vit_tiny_bit_exact_on_board(board):
+    m, ep = model("vit_tiny")
+    program = mcuflow.compile(ep, target=get_board(board).core, calibration=m.calibration(CALIBRATION_SAMPLES))
+    assert not program.fallbacks()
+    x = m.evaluation(1)
+    np.testing.assert_array_equal(device.run_on_board(program, x, board, timeout=600)[0], program.run(x)[0])

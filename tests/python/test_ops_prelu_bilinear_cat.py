@@ -163,3 +163,23 @@ def test_cat_of_a_constant_into_an_image_tensor():
     fp32_matches_eager(model, shapes, ep)
     program = mcuflow.compile(ep, target=TARGET, calibration=calibration(shapes), io="int8")
     assert int8_steps(model, shapes, program).max() <= 1
+
+
+def test_decomposed_prelu_and_mish_run_on_their_own_kernels():
+    prelu = nn.PReLU(3)
+    with torch.no_grad():
+        prelu.weight.copy_(torch.tensor([0.2, -0.4, 1.1]))
+    model = Fn(lambda m, x: m.layers[1](m.layers[0](x)), prelu, nn.Mish()).eval()
+    shape = (1, 3, 4, 5)
+    ep = export(model, [shape]).run_decompositions()
+    keys = {str(n.target) for n in ep.graph.nodes if n.op == "call_function"}
+    assert {"aten.exp.default", "aten.log1p.default", "aten.where.self"} <= keys  # as core ATen writes them
+    x = randn(shape, 9)
+    fp32 = mcuflow.compile(ep, target=TARGET, precision="fp32")
+    assert kernels(fp32) == ["prelu_f32", "activation_f32"]
+    with torch.no_grad():
+        ref = model(x).numpy()
+    np.testing.assert_allclose(fp32.run(x.numpy())[0], ref, rtol=1e-5, atol=1e-6)
+    int8 = mcuflow.compile(ep, target=TARGET, calibration=calibration([shape]))
+    assert kernels(int8) == ["quantize_f32_s8", "prelu_s8", "lut_s8", "dequantize_s8_f32"]
+    assert [n for n in ep.graph.nodes if str(n.target) == "aten.exp.default"]  # the user's program is unchanged

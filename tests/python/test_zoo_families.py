@@ -1,6 +1,7 @@
-"""The 1-D and segmentation zoo models (python/mcuflow/zoo/families.py) on the host: float32
-equals eager, int8 agrees with eager on held-out inputs (top-1 class; per-pixel class for the
-U-Net), for each tier's core. The boards: tests/firmware/test_model_families_on_boards.py."""
+"""The 1-D, segmentation and ViT zoo models (python/mcuflow/zoo/families.py) on the host:
+float32 equals eager, int8 agrees with eager on held-out inputs (top-1 class; per-pixel class
+for the U-Net), for each tier's core; the ViT's int8 error stays within that of an ideal
+fake-quant simulation. The boards: tests/firmware/test_model_families_on_boards.py."""
 
 import numpy as np
 import pytest
@@ -8,11 +9,17 @@ import torch
 
 import mcuflow
 from mcuflow import zoo
+from fake_quant import fake_quant_model
 
 CALIBRATION_SAMPLES, HELD_OUT_SAMPLES = 48, 32
 
 
-@pytest.mark.parametrize("name", ["har_cnn1d", "tcn", "unet_bilinear"])
+# The ViT's random-weight class scores lie close together, so top-1 agreement measures nothing:
+# its int8 error is held to that of an ideal fake-quant simulation instead.
+FAKE_QUANT_MEASURED = {"vit_tiny"}
+
+
+@pytest.mark.parametrize("name", ["har_cnn1d", "tcn", "unet_bilinear", "vit_tiny"])
 def test_family_model_float_and_int8_on_every_tier(name):
     model = zoo.get(name)
     ep = model.export()
@@ -22,13 +29,19 @@ def test_family_model_float_and_int8_on_every_tier(name):
     fp32 = mcuflow.compile(ep, target="cortex-m55", precision="fp32")
     assert np.abs(fp32.run(x)[0] - reference).max() <= 1e-5 * max(1.0, float(np.abs(reference).max()))
     calibration = model.calibration(CALIBRATION_SAMPLES)
+    if name in FAKE_QUANT_MEASURED:
+        ideal = np.abs(fake_quant_model(ep, calibration)(x) - reference).mean()
     outputs = []
     for target in ("cortex-m0", "cortex-m4", "cortex-m55"):
         program = mcuflow.compile(ep, target=target, calibration=calibration)
         assert not program.fallbacks()
         outputs.append(program.run(x)[0])
-        agreement = float((outputs[-1].argmax(1) == reference.argmax(1)).mean())
-        assert agreement >= 0.9, f"{name} on {target}: int8 vs eager agreement {agreement:.3f}"
+        if name in FAKE_QUANT_MEASURED:
+            error = np.abs(outputs[-1] - reference).mean()
+            assert error <= 1.25 * ideal, f"{name} on {target}: int8 error {error:.4f}, fake-quant {ideal:.4f}"
+        else:
+            agreement = float((outputs[-1].argmax(1) == reference.argmax(1)).mean())
+            assert agreement >= 0.9, f"{name} on {target}: int8 vs eager agreement {agreement:.3f}"
     # The tiers compute the reference kernels' integers: the same outputs for every core.
     for out in outputs[1:]:
         np.testing.assert_array_equal(out, outputs[0])

@@ -1,4 +1,5 @@
-"""Zoo models of more families: 1-D sensor models and a segmentation U-Net.
+"""Zoo models of more families: 1-D sensor models, a segmentation U-Net and a small vision
+transformer.
 
 ================  ==================================================
 model             task
@@ -6,6 +7,7 @@ model             task
 har_cnn1d         activity recognition, 3-axis accelerometer × 128, 6 classes
 tcn               activity recognition, 6 channels × 64, TCN, 6 classes
 unet_bilinear     segmentation, 16×16×3, 2 classes per pixel
+vit_tiny          image classification, 32×32×3, ViT (timm-style attention), 10 classes
 ================  ==================================================
 
 * ``har_cnn1d``: the usual 1-D CNN of human-activity recognition (UCI-HAR style windows of
@@ -20,6 +22,12 @@ unet_bilinear     segmentation, 16×16×3, 2 classes per pixel
 * ``unet_bilinear``: a two-level U-Net (Ronneberger et al. 2015) at toy size with bilinear
   upsampling in the decoder (``align_corners=False`` and ``True``), skip concatenations,
   BatchNorm, ReLU and Mish, and a 1×1 convolution to two classes per pixel. Sized for qemu-m0.
+* ``vit_tiny``: a vision transformer (Dosovitskiy et al. 2021) written as timm writes it: an
+  8×8 patch embedding convolution, a class token concatenated in front of the 16 patch tokens,
+  a learned position embedding added, two pre-norm blocks of attention (one ``qkv`` linear,
+  ``reshape(B, N, 3, H, D).permute(2, 0, 3, 1, 4).unbind(0)``, scaled ``q @ k.transpose``,
+  softmax) and a GELU MLP, a final LayerNorm and a linear head on the class token. Width 32,
+  2 heads, MLP 64.
 
 Counts are not published for these configurations: ``reference_parameters`` and
 ``reference_macs`` are left unset.
@@ -35,7 +43,7 @@ import torch.nn.functional as F
 from . import ModelSpec, register
 from .mlperf import natural_images
 
-__all__ = ["HarCnn1d", "Tcn", "UNetBilinear", "accelerometer_windows"]
+__all__ = ["HarCnn1d", "Tcn", "UNetBilinear", "VitTiny", "accelerometer_windows"]
 
 
 def _conv_bn_relu_1d(cin: int, cout: int, kernel: int) -> nn.Sequential:
@@ -111,6 +119,56 @@ class UNetBilinear(nn.Module):
         return self.head(d1)
 
 
+class _Attention(nn.Module):
+    """timm's ``Attention``: one qkv projection split into heads by reshape/permute/unbind."""
+
+    def __init__(self, dim: int, heads: int):
+        super().__init__()
+        self.heads, self.head_dim = heads, dim // heads
+        self.scale = self.head_dim ** -0.5
+        self.qkv = nn.Linear(dim, dim * 3)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        qkv = self.qkv(x).reshape(B, N, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        attn = ((q * self.scale) @ k.transpose(-2, -1)).softmax(dim=-1)
+        return self.proj((attn @ v).transpose(1, 2).reshape(B, N, C))
+
+
+class _Block(nn.Module):
+    def __init__(self, dim: int, heads: int, hidden: int):
+        super().__init__()
+        self.norm1, self.attn = nn.LayerNorm(dim), _Attention(dim, heads)
+        self.norm2 = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
+
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+class VitTiny(nn.Module):
+    """Patch embedding, class token, position embedding, two pre-norm blocks, class-token head."""
+
+    def __init__(self, image: int = 32, patch: int = 8, dim: int = 32, heads: int = 2, hidden: int = 64,
+                 depth: int = 2, num_classes: int = 10):
+        super().__init__()
+        self.patch_embed = nn.Conv2d(3, dim, patch, stride=patch)
+        self.cls_token = nn.Parameter(0.02 * torch.randn(1, 1, dim))
+        self.pos_embed = nn.Parameter(0.02 * torch.randn(1, (image // patch) ** 2 + 1, dim))
+        self.blocks = nn.Sequential(*[_Block(dim, heads, hidden) for _ in range(depth)])
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, num_classes)
+
+    def forward(self, x):
+        x = self.patch_embed(x).flatten(2).transpose(1, 2)
+        x = torch.cat((self.cls_token.expand(x.shape[0], -1, -1), x), dim=1) + self.pos_embed
+        x = self.norm(self.blocks(x))
+        return self.head(x[:, 0])
+
+
 def accelerometer_windows(channels: int, length: int):
     """``(n, channels, length)`` windows of body motion: a per-window gait frequency and phase
     per axis, gravity on one axis, harmonics and sensor noise, about unit variance."""
@@ -135,3 +193,6 @@ register(ModelSpec("tcn", "activity recognition (TCN: dilated causal Conv1d resi
 register(ModelSpec("unet_bilinear", "segmentation (two-level U-Net, bilinear upsampling, 16×16×3)", UNetBilinear,
                    (1, 3, 16, 16), lambda rng, n: natural_images(rng, n, 16),
                    reference="Ronneberger et al. 2015, toy size", output="features"))
+register(ModelSpec("vit_tiny", "image classification (ViT, timm-style attention, 32×32×3)", VitTiny,
+                   (1, 3, 32, 32), lambda rng, n: natural_images(rng, n, 32),
+                   reference="Dosovitskiy et al. 2021 / timm VisionTransformer, toy size"))

@@ -1,5 +1,7 @@
 #include "mcuflow/compiler/kernel_selection.h"
 
+#include "mcuflow/compiler/ir.h"
+
 namespace mcuflow::compiler {
 
 int add_constant_tensor(LoweredProgram& p, const std::string& name, format::DType dtype, std::vector<int32_t> dims,
@@ -23,11 +25,41 @@ int add_scratch_tensor(LoweredProgram& p, const std::string& name, std::vector<i
   return p.add_tensor(std::move(t));
 }
 
+std::string accepts_any(const LoweredProgram&, const ProgramOp&) { return ""; }
+
 std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op) {
-  for (int slot = 1; slot <= 4; ++slot) {
+  for (int slot = kernels::kFirstConstantSlot; slot <= kernels::kLastConstantSlot; ++slot) {
     if (!p.tensors[op.inputs[slot]].constant) return "needs constant weights, bias and requantization tables";
   }
   return "";
+}
+
+void append_input(ProgramOp& op, uint8_t slot, int tensor) {
+  if (op.inputs.size() != slot)
+    throw CompileError("internal: a tier kernel's input slot " + std::to_string(slot) + " follows " +
+                       std::to_string(op.inputs.size()) + " inputs");
+  op.inputs.push_back(tensor);
+}
+
+std::string refusal_words(kernels::Refusal r) {
+  using kernels::Refusal;
+  switch (r) {
+    case Refusal::kNone: return "";
+    case Refusal::kKernelSize: return "needs another kernel size";
+    case Refusal::kPadding: return "needs no padding";
+    case Refusal::kGridOutsideInput: return "needs its strided output grid inside the input";
+    case Refusal::kWindowDepth: return "needs another window depth";
+    case Refusal::kInputChannels: return "needs another number of input channels";
+    case Refusal::kChannelMultiplier: return "needs channel multiplier 1";
+    case Refusal::kTaps: return "needs fewer taps";
+    case Refusal::kStride: return "needs horizontal stride 1";
+    case Refusal::kDilation: return "needs no dilation";
+    case Refusal::kPoolWindow: return "needs a smaller pooling window";
+    case Refusal::kAddRange: return "needs rescaled inputs whose doubled, left-shifted sum fits int32";
+    case Refusal::kMulRange: return "needs a product of the offset inputs whose doubled, left-shifted value fits int32";
+    case Refusal::kScale: return "needs a normal scale";
+  }
+  return "refused";
 }
 
 const char* tier_name(CoreFeatures features) {

@@ -10,7 +10,6 @@
 namespace mcuflow::compiler {
 
 void append_requantize_table(LoweredProgram& p, ProgramOp& op);  // dsp_rules.cpp
-std::string softmax_rejects(const LoweredProgram& p, const ProgramOp& op);  // scalar_rules.cpp
 void append_softmax_exp_table(LoweredProgram& p, ProgramOp& op);          // scalar_rules.cpp
 
 namespace {
@@ -19,9 +18,7 @@ using format::DType;
 using kernels::ConvParams;
 using kernels::DwConvParams;
 using kernels::FcParams;
-
-// conv_s8_mve's deepest window: half its scratch (two im2col rows and their pair) fits in a dimension.
-constexpr int32_t kMaxDepth = format::kMaxDim / 2;
+using kernels::Refusal;
 
 template <typename T>
 std::vector<T> input_values(const LoweredProgram& p, const ProgramOp& op, int slot) {
@@ -33,13 +30,33 @@ std::vector<T> input_values(const LoweredProgram& p, const ProgramOp& op, int sl
 
 std::string size_str(int32_t h, int32_t w) { return std::to_string(h) + "x" + std::to_string(w); }
 
+// The reason for a refusal of these params (kernels_mve.h states the conditions).
+std::string words(Refusal r, const ConvParams& c) {
+  if (r == Refusal::kKernelSize) return "needs a 1x1 kernel, got " + size_str(c.k_h, c.k_w);
+  if (r == Refusal::kWindowDepth)
+    return "needs k_h*k_w*in_c <= " + std::to_string(kernels::kMveMaxDepth) + ", got " +
+           std::to_string(int64_t(c.k_h) * c.k_w * c.in_c);
+  return refusal_words(r);
+}
+std::string words(Refusal r, const DwConvParams& d) {
+  if (r == Refusal::kChannelMultiplier) return "needs channel multiplier 1, got " + std::to_string(d.ch_mult);
+  if (r == Refusal::kTaps)
+    return "needs at most " + std::to_string(kernels::kMveDwMaxTaps) + " taps, got " + size_str(d.k_h, d.k_w);
+  return refusal_words(r);
+}
+std::string words(Refusal r, const kernels::QuantizeParams&) {
+  if (r == Refusal::kScale) return "needs a normal scale (MVE flushes denormal products to zero)";
+  return refusal_words(r);
+}
+
 // Appends the prepared input of `layout`, as [blocks][block bytes / 16][16] int8.
 template <typename Layout>
 void append_prepared_input(LoweredProgram& p, ProgramOp& op, const Layout& layout, int32_t input_offset,
                            bool per_channel_requant) {
-  const std::vector<int8_t> weights = input_values<int8_t>(p, op, 1);
-  const std::vector<int32_t> bias = input_values<int32_t>(p, op, 2), multipliers = input_values<int32_t>(p, op, 3),
-                             shifts = input_values<int32_t>(p, op, 4);
+  const std::vector<int8_t> weights = input_values<int8_t>(p, op, kernels::kWeightsSlot);
+  const std::vector<int32_t> bias = input_values<int32_t>(p, op, kernels::kBiasSlot),
+                             multipliers = input_values<int32_t>(p, op, kernels::kMultipliersSlot),
+                             shifts = input_values<int32_t>(p, op, kernels::kShiftsSlot);
   const kernels::MveReferenceInputs reference{weights.data(), bias.data(), multipliers.data(), shifts.data(),
                                               per_channel_requant, input_offset};
   std::vector<uint8_t> bytes;
@@ -48,27 +65,22 @@ void append_prepared_input(LoweredProgram& p, ProgramOp& op, const Layout& layou
     bytes.push_back(byte);
     return true;
   });
-  op.inputs.push_back(add_constant_tensor(p, p.tensors[op.inputs[1]].name + ".mve", DType::kInt8,
-                                          {layout.blocks(), layout.total_bytes() / (16 * layout.blocks()), 16},
-                                          std::move(bytes)));
+  append_input(op, kernels::kMvePreparedSlot,
+               add_constant_tensor(p, p.tensors[op.inputs[kernels::kWeightsSlot]].name + ".mve", DType::kInt8,
+                                   {layout.blocks(), layout.total_bytes() / (16 * layout.blocks()), 16},
+                                   std::move(bytes)));
 }
 
 kernels::MveGemmLayout conv_gemm_layout(const ConvParams& c) { return {c.k_h * c.k_w * c.in_c, c.out_c}; }
 
 // Appends an arena tensor of `bytes` (even) the op alone uses, so the planner gives it the op's
-// lifetime; as two rows, each within the format's limit per dimension for depths up to kMaxDepth.
+// lifetime; as two rows, each within the format's limit per dimension for depths up to kMveMaxDepth.
 void append_scratch(LoweredProgram& p, ProgramOp& op, int32_t bytes) {
-  op.inputs.push_back(add_scratch_tensor(p, p.tensors[op.inputs[1]].name + ".mve_scratch", {2, bytes / 2}));
+  append_input(op, kernels::kMveScratchSlot,
+               add_scratch_tensor(p, p.tensors[op.inputs[kernels::kWeightsSlot]].name + ".mve_scratch", {2, bytes / 2}));
 }
 
 // --- conv_s8_1x1_mve ---
-
-std::string pointwise_rejects(const LoweredProgram& p, const ProgramOp& op) {
-  const auto c = params_of<ConvParams>(op);
-  if (c.k_h != 1 || c.k_w != 1) return "needs a 1x1 kernel, got " + size_str(c.k_h, c.k_w);
-  if (c.pad_top != 0 || c.pad_left != 0) return "needs no padding";
-  return needs_constant_inputs(p, op);
-}
 
 void pointwise_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto c = params_of<ConvParams>(op);
@@ -77,13 +89,6 @@ void pointwise_prepare(LoweredProgram& p, ProgramOp& op) {
 }
 
 // --- conv_s8_mve ---
-
-std::string conv_rejects(const LoweredProgram& p, const ProgramOp& op) {
-  const auto c = params_of<ConvParams>(op);
-  const int64_t depth = int64_t(c.k_h) * c.k_w * c.in_c;
-  if (depth > kMaxDepth) return "needs k_h*k_w*in_c <= " + std::to_string(kMaxDepth) + ", got " + std::to_string(depth);
-  return needs_constant_inputs(p, op);
-}
 
 void conv_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto c = params_of<ConvParams>(op);
@@ -95,13 +100,9 @@ void conv_prepare(LoweredProgram& p, ProgramOp& op) {
 // --- dwconv_s8_mve ---
 
 std::string dwconv_rejects(const LoweredProgram& p, const ProgramOp& op) {
-  const auto c = params_of<DwConvParams>(op);
-  if (c.ch_mult != 1) return "needs channel multiplier 1, got " + std::to_string(c.ch_mult);
-  if (c.k_h * c.k_w > kernels::kMveDwMaxTaps)
-    return "needs at most " + std::to_string(kernels::kMveDwMaxTaps) + " taps, got " + size_str(c.k_h, c.k_w);
-  const std::string constant = needs_constant_inputs(p, op);
-  if (!constant.empty()) return constant;
-  const std::vector<int8_t> weights = input_values<int8_t>(p, op, 1);
+  const std::string refused = weighted_rejects<DwConvParams, kernels::dwconv_s8_mve_refusal, words>(p, op);
+  if (!refused.empty()) return refused;
+  const std::vector<int8_t> weights = input_values<int8_t>(p, op, kernels::kWeightsSlot);
   if (!kernels::mve_dw_weights_supported(weights.data(), uint32_t(weights.size()))) return "needs weights in [-127, 127]";
   return "";
 }
@@ -109,12 +110,10 @@ std::string dwconv_rejects(const LoweredProgram& p, const ProgramOp& op) {
 void dwconv_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto c = params_of<DwConvParams>(op);
   append_prepared_input(p, op, kernels::MveDwLayout{c.in_c, c.k_h * c.k_w}, c.input_offset, true);
-  op.streamed_input = int(op.inputs.size()) - 1;  // its weights are in the prepared input
+  op.streamed_input = kernels::kMvePreparedSlot;  // its weights are in the prepared input
 }
 
 // --- fc_s8_mve ---
-
-std::string fc_rejects(const LoweredProgram& p, const ProgramOp& op) { return needs_constant_inputs(p, op); }
 
 void fc_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto f = params_of<FcParams>(op);
@@ -122,20 +121,9 @@ void fc_prepare(LoweredProgram& p, ProgramOp& op) {
   if (f.rows > 1) append_scratch(p, op, kernels::mve_pair_bytes(f.in_c));
 }
 
-// --- add_s8_mve, mul_s8_mve (every broadcast mode), clamp_s8_mve, avgpool_s8_mve, maxpool_s8_mve: nothing
-// prepared; requantize_s8_mve: the DSP tier's byte table (dsp_rules.cpp) ---
-
-std::string accepts_all(const LoweredProgram&, const ProgramOp&) { return ""; }
-
-// --- quantize_f32_s8_mve, dequantize_s8_f32_mve: nothing prepared ---
-
-std::string accepts_any_quantization(const LoweredProgram&, const ProgramOp&) { return ""; }
-
-std::string dequantize_rejects(const LoweredProgram&, const ProgramOp& op) {
-  if (!kernels::mve_dequantize_scale_supported(params_of<kernels::QuantizeParams>(op).scale))
-    return "needs a normal scale (MVE flushes denormal products to zero)";
-  return "";
-}
+// add_s8_mve, mul_s8_mve (every broadcast mode), clamp_s8_mve, avgpool_s8_mve, maxpool_s8_mve,
+// quantize_f32_s8_mve: any such op, nothing prepared; requantize_s8_mve: the DSP tier's byte
+// table (dsp_rules.cpp); dequantize_s8_f32_mve: nothing prepared.
 
 }  // namespace
 
@@ -145,28 +133,30 @@ constexpr CoreFeatures kMveCore = kMve;
 
 std::vector<TierCandidate> mve_candidates() {
   return {
-      {KernelId::conv_s8_1x1_mve, KernelId::conv_s8, pointwise_rejects, pointwise_prepare,
+      {KernelId::conv_s8_1x1_mve, KernelId::conv_s8, weighted_rejects<ConvParams, kernels::conv_s8_1x1_mve_refusal, words>,
+       pointwise_prepare,
        "1x1 conv: MVE GEMM, VMLADAV over 2 pixels x 4 channels x 16 inputs", kMveCore},
-      {KernelId::conv_s8_mve, KernelId::conv_s8, conv_rejects, conv_prepare,
+      {KernelId::conv_s8_mve, KernelId::conv_s8, weighted_rejects<ConvParams, kernels::conv_s8_mve_refusal, words>, conv_prepare,
        "conv: im2col rows + MVE GEMM, VMLADAV over 2 windows x 4 channels x 16 taps", kMveCore},
       {KernelId::dwconv_s8_mve, KernelId::dwconv_s8, dwconv_rejects, dwconv_prepare,
        "depthwise conv: MVE, 16 channels per VMULL pair", kMveCore},
-      {KernelId::fc_s8_mve, KernelId::fc_s8, fc_rejects, fc_prepare,
+      {KernelId::fc_s8_mve, KernelId::fc_s8, needs_constant_inputs, fc_prepare,
        "linear: MVE GEMM, VMLADAV over 2 rows x 4 channels x 16 inputs", kMveCore},
-      {KernelId::add_s8_mve, KernelId::add_s8, accepts_all, nullptr, "add: MVE, four int32 lanes per step", kMveCore},
-      {KernelId::avgpool_s8_mve, KernelId::avgpool_s8, accepts_all, nullptr,
+      {KernelId::add_s8_mve, KernelId::add_s8, accepts_any, nullptr, "add: MVE, four int32 lanes per step", kMveCore},
+      {KernelId::avgpool_s8_mve, KernelId::avgpool_s8, accepts_any, nullptr,
        "average pool: MVE window sums over 32 channels in int16 lanes, exact reciprocal multiply (VMULH)", kMveCore},
-      {KernelId::maxpool_s8_mve, KernelId::maxpool_s8, accepts_all, nullptr,
+      {KernelId::maxpool_s8_mve, KernelId::maxpool_s8, accepts_any, nullptr,
        "max pool: MVE VMAX over 64 channels per pass, tail-predicated", kMveCore},
-      {KernelId::mul_s8_mve, KernelId::mul_s8, accepts_all, nullptr, "mul: MVE, four int32 lanes per step", kMveCore},
-      {KernelId::clamp_s8_mve, KernelId::clamp_s8, accepts_all, nullptr, "clamp: MVE VMAX/VMIN, 16 per step", kMveCore},
-      {KernelId::requantize_s8_mve, KernelId::requantize_s8, accepts_all, append_requantize_table,
+      {KernelId::mul_s8_mve, KernelId::mul_s8, accepts_any, nullptr, "mul: MVE, four int32 lanes per step", kMveCore},
+      {KernelId::clamp_s8_mve, KernelId::clamp_s8, accepts_any, nullptr, "clamp: MVE VMAX/VMIN, 16 per step", kMveCore},
+      {KernelId::requantize_s8_mve, KernelId::requantize_s8, accepts_any, append_requantize_table,
        "requantize: 256-entry byte table, MVE gather of 16 per step", kMveCore},
-      {KernelId::softmax_s8_mve, KernelId::softmax_s8, softmax_rejects, append_softmax_exp_table,
+      {KernelId::softmax_s8_mve, KernelId::softmax_s8, accepts_any, append_softmax_exp_table,
        "softmax: MVE VMAXV row max, exp table gathered 4 per step, VQRDMULH + VRSHL outputs", kMveCore},
-      {KernelId::quantize_f32_s8_mve, KernelId::quantize_f32_s8, accepts_any_quantization, nullptr,
+      {KernelId::quantize_f32_s8_mve, KernelId::quantize_f32_s8, accepts_any, nullptr,
        "quantize: FPU division per lane, MVE VRINTA, zero point and clamp, 4 per step", kMveCore | kMveF | kFpu},
-      {KernelId::dequantize_s8_f32_mve, KernelId::dequantize_s8_f32, dequantize_rejects, nullptr,
+      {KernelId::dequantize_s8_f32_mve, KernelId::dequantize_s8_f32,
+       params_rejects<kernels::QuantizeParams, kernels::dequantize_s8_f32_mve_refusal, words>, nullptr,
        "dequantize: MVE VCVT and VMUL, 4 per step", kMveCore | kMveF},
   };
 }

@@ -15,6 +15,7 @@ using format::DType;
 using kernels::ConvParams;
 using kernels::DwConvParams;
 using kernels::FcParams;
+using kernels::Refusal;
 
 // The constant int32 input in `slot` (bias, multipliers, shifts).
 const int32_t* table(const LoweredProgram& p, const ProgramOp& op, int slot) {
@@ -32,25 +33,28 @@ std::vector<int32_t> table_dims(int32_t words) {
   return {};
 }
 
-// Appends a constant int32 input of `words` elements word(i) (table_dims(words) is not empty).
+// Appends the prepared input, constant int32 of `words` elements word(i) (table_dims(words) is
+// not empty).
 template <typename Word>
-void append_words(LoweredProgram& p, ProgramOp& op, const std::string& name, int32_t words, Word word) {
+void append_prepared(LoweredProgram& p, ProgramOp& op, const std::string& name, int32_t words, Word word) {
   std::vector<uint8_t> bytes(size_t(words) * 4);
   for (int32_t i = 0; i < words; ++i) {
     const int32_t v = word(i);
     std::memcpy(&bytes[size_t(i) * 4], &v, 4);
   }
-  op.inputs.push_back(add_constant_tensor(p, name, DType::kInt32, table_dims(words), std::move(bytes)));
-  op.streamed_input = int(op.inputs.size()) - 1;  // the scalar kernels read their weights here
+  append_input(op, kernels::kScalarPreparedSlot,
+               add_constant_tensor(p, name, DType::kInt32, table_dims(words), std::move(bytes)));
+  op.streamed_input = kernels::kScalarPreparedSlot;  // the scalar kernels read their weights here
 }
 
 // Appends the GEMM kernels' prepared input for an [out_c][depth] weight matrix (kernels_scalar.h).
 void append_gemm_prepared(LoweredProgram& p, ProgramOp& op, int32_t out_c, int32_t depth, int32_t input_offset,
                           int32_t requant_step) {
-  const ProgramTensor& weights = p.tensors[op.inputs[1]];
+  const ProgramTensor& weights = p.tensors[op.inputs[kernels::kWeightsSlot]];
   const auto* w = reinterpret_cast<const int8_t*>(weights.bytes.data());
-  const int32_t *bias = table(p, op, 2), *multipliers = table(p, op, 3), *shifts = table(p, op, 4);
-  append_words(p, op, weights.name + ".scalar_prepared", kernels::scalar_gemm_prepared_words(out_c, depth),
+  const int32_t *bias = table(p, op, kernels::kBiasSlot), *multipliers = table(p, op, kernels::kMultipliersSlot),
+                *shifts = table(p, op, kernels::kShiftsSlot);
+  append_prepared(p, op, weights.name + ".scalar_prepared", kernels::scalar_gemm_prepared_words(out_c, depth),
                [&](int32_t i) {
                  return kernels::scalar_gemm_prepared_word(w, bias, multipliers, shifts, requant_step, out_c, depth,
                                                            input_offset, i);
@@ -64,12 +68,13 @@ void append_gemm_prepared(LoweredProgram& p, ProgramOp& op, int32_t out_c, int32
 std::string gemm_rejects(const LoweredProgram& p, const ProgramOp& op, int32_t out_c, int32_t depth) {
   const std::string constants = needs_constant_inputs(p, op);
   if (!constants.empty()) return constants;
-  const ProgramTensor& w = p.tensors[op.inputs[1]];
+  const ProgramTensor& w = p.tensors[op.inputs[kernels::kWeightsSlot]];
   if (!kernels::scalar_weights_symmetric(reinterpret_cast<const int8_t*>(w.bytes.data()), out_c * depth))
     return "needs weights in -127..127";
   const int32_t words = kernels::scalar_gemm_prepared_words(out_c, depth);
   if (table_dims(words).empty())
-    return "its prepared table of " + std::to_string(words) + " words has no shape within 65,536 per dimension";
+    return "its prepared table of " + std::to_string(words) + " words has no shape within " +
+           std::to_string(format::kMaxDim) + " per dimension";
   return "";
 }
 
@@ -78,11 +83,27 @@ std::string conv_rejects(const LoweredProgram& p, const ProgramOp& op) {
   return gemm_rejects(p, op, c.out_c, c.k_h * c.k_w * c.in_c);
 }
 
+std::string size_str(int32_t h, int32_t w) { return std::to_string(h) + "x" + std::to_string(w); }
+
+// The reason for a refusal of these params (kernels_scalar.h states the conditions).
+std::string words(Refusal r, const ConvParams& c) {
+  return r == Refusal::kKernelSize ? "needs a 1x1 kernel, got " + size_str(c.k_h, c.k_w) : refusal_words(r);
+}
+std::string words(Refusal r, const DwConvParams& d) {
+  if (r == Refusal::kKernelSize) return "needs a 3x3 kernel, got " + size_str(d.k_h, d.k_w);
+  if (r == Refusal::kChannelMultiplier) return "needs channel multiplier 1, got " + std::to_string(d.ch_mult);
+  return refusal_words(r);
+}
+std::string words(Refusal r, const kernels::PoolParams& pool) {
+  if (r == Refusal::kPoolWindow)
+    return "needs a window of at most " + std::to_string(kernels::kScalarPoolMaxCount) +
+           " elements (exact 24-bit reciprocals), got " + std::to_string(int64_t(pool.k_h) * pool.k_w);
+  return refusal_words(r);
+}
+
 std::string pointwise_rejects(const LoweredProgram& p, const ProgramOp& op) {
-  const auto c = params_of<ConvParams>(op);
-  if (c.k_h != 1 || c.k_w != 1) return "needs a 1x1 kernel, got " + std::to_string(c.k_h) + "x" + std::to_string(c.k_w);
-  if (c.pad_top != 0 || c.pad_left != 0) return "needs no padding";
-  return conv_rejects(p, op);
+  const std::string refused = params_rejects<ConvParams, kernels::conv_s8_1x1_scalar_refusal, words>(p, op);
+  return refused.empty() ? conv_rejects(p, op) : refused;
 }
 
 void conv_prepare(LoweredProgram& p, ProgramOp& op) {
@@ -93,8 +114,9 @@ void conv_prepare(LoweredProgram& p, ProgramOp& op) {
 void im2col_prepare(LoweredProgram& p, ProgramOp& op) {
   conv_prepare(p, op);
   const auto c = params_of<ConvParams>(op);
-  op.inputs.push_back(add_scratch_tensor(p, p.tensors[op.outputs[0]].name + ".scalar_window",
-                                         {c.k_h * c.k_w * c.in_c}));
+  append_input(op, kernels::kScalarWindowSlot,
+               add_scratch_tensor(p, p.tensors[op.outputs[0]].name + ".scalar_window",
+                                  {int32_t(kernels::scalar_conv_window_bytes(c))}));
 }
 
 // --- fc_s8_scalar ---
@@ -111,91 +133,47 @@ void fc_prepare(LoweredProgram& p, ProgramOp& op) {
 
 // --- dwconv_s8_3x3_scalar ---
 
-std::string depthwise_3x3_rejects(const LoweredProgram& p, const ProgramOp& op) {
-  const auto d = params_of<DwConvParams>(op);
-  if (d.k_h != 3 || d.k_w != 3) return "needs a 3x3 kernel, got " + std::to_string(d.k_h) + "x" + std::to_string(d.k_w);
-  if (d.ch_mult != 1) return "needs channel multiplier 1, got " + std::to_string(d.ch_mult);
-  return needs_constant_inputs(p, op);
-}
-
 void depthwise_3x3_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto d = params_of<DwConvParams>(op);
-  const ProgramTensor& weights = p.tensors[op.inputs[1]];
+  const ProgramTensor& weights = p.tensors[op.inputs[kernels::kWeightsSlot]];
   const auto* w = reinterpret_cast<const int8_t*>(weights.bytes.data());
-  const int32_t *bias = table(p, op, 2), *multipliers = table(p, op, 3), *shifts = table(p, op, 4);
-  append_words(p, op, weights.name + ".scalar_prepared", kernels::scalar_dw3_prepared_words(d.in_c), [&](int32_t i) {
+  const int32_t *bias = table(p, op, kernels::kBiasSlot), *multipliers = table(p, op, kernels::kMultipliersSlot),
+                *shifts = table(p, op, kernels::kShiftsSlot);
+  append_prepared(p, op, weights.name + ".scalar_prepared", kernels::scalar_dw3_prepared_words(d.in_c), [&](int32_t i) {
     return kernels::scalar_dw3_prepared_word(w, bias, multipliers, shifts, d.in_c, d.input_offset, i);
   });
 }
 
 // --- avgpool_s8_scalar, maxpool_s8_scalar ---
 
-std::string avgpool_rejects(const LoweredProgram&, const ProgramOp& op) {
-  const auto pool = params_of<kernels::PoolParams>(op);
-  const int64_t taps = int64_t(pool.k_h) * pool.k_w;
-  if (taps > kernels::kScalarPoolMaxCount)
-    return "needs a window of at most " + std::to_string(kernels::kScalarPoolMaxCount) +
-           " elements (exact 24-bit reciprocals), got " + std::to_string(taps);
-  return "";
-}
-
 // The reciprocal of every window count 1 ... k_h * k_w (kernels_scalar.h).
 void avgpool_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto pool = params_of<kernels::PoolParams>(op);
-  const int32_t taps = pool.k_h * pool.k_w;
-  std::vector<uint8_t> bytes(size_t(taps) * 4);
-  for (int32_t n = 1; n <= taps; ++n) {
-    const int32_t v = kernels::scalar_pool_reciprocal(n);
-    std::memcpy(&bytes[size_t(n - 1) * 4], &v, 4);
-  }
-  op.inputs.push_back(add_constant_tensor(p, p.tensors[op.outputs[0]].name + ".scalar_reciprocals", DType::kInt32,
-                                          {taps}, std::move(bytes)));
+  append_table<int32_t>(p, op, kernels::kScalarPoolReciprocalSlot, ".scalar_reciprocals", DType::kInt32,
+                        {pool.k_h * pool.k_w}, [](int32_t i) { return kernels::scalar_pool_reciprocal(i + 1); });
 }
 
-std::string accepts_any_pool(const LoweredProgram&, const ProgramOp&) { return ""; }
-
-// --- add_s8_scalar, mul_s8_scalar, clamp_s8_scalar, requantize_s8_scalar: any such op ---
-
-std::string elementwise_rejects(const LoweredProgram&, const ProgramOp&) { return ""; }
-
-// Appends a constant table of `count` elements of T, entry(i) each.
-template <typename T, typename Entry>
-void append_table(LoweredProgram& p, ProgramOp& op, const std::string& suffix, DType dtype, int32_t count, Entry entry) {
-  std::vector<uint8_t> bytes(size_t(count) * sizeof(T));
-  for (int32_t i = 0; i < count; ++i) {
-    const T v = entry(i);
-    std::memcpy(&bytes[size_t(i) * sizeof(T)], &v, sizeof(T));
-  }
-  op.inputs.push_back(add_constant_tensor(p, p.tensors[op.outputs[0]].name + suffix, dtype, {count}, std::move(bytes)));
-}
+// add_s8_scalar, mul_s8_scalar, clamp_s8_scalar, requantize_s8_scalar, maxpool_s8_scalar: any such op.
 
 void add_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto b = params_of<kernels::BinaryParams>(op);
-  append_table<int32_t>(p, op, ".scalar_add_tables", DType::kInt32, kernels::kScalarAddTableWords,
-                        [&b](int32_t i) { return kernels::scalar_add_table_word(b, i); });
+  append_table<int32_t>(p, op, kernels::kAddTablesSlot, ".scalar_add_tables", DType::kInt32,
+                        {kernels::kScalarAddTableWords}, [&b](int32_t i) { return kernels::scalar_add_table_word(b, i); });
 }
 
 void requantize_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto r = params_of<kernels::RequantizeParams>(op);
-  append_table<int8_t>(p, op, ".scalar_requantize_table", DType::kInt8, kernels::kByteValues,
-                       [&r](int32_t i) { return kernels::requantize_table_entry(r, i); });
+  append_table<int8_t>(p, op, kernels::kRequantizeTableSlot, ".scalar_requantize_table", DType::kInt8,
+                       {kernels::kByteValues}, [&r](int32_t i) { return kernels::requantize_table_entry(r, i); });
 }
 
 }  // namespace
 
-// --- softmax_s8_scalar, softmax_s8_dsp, softmax_s8_mve: any softmax_s8, with its exp table ---
-
-std::string softmax_rejects(const LoweredProgram&, const ProgramOp&) { return ""; }
-
+// softmax_s8_scalar, softmax_s8_dsp, softmax_s8_mve: any softmax_s8, with its exp table.
 void append_softmax_exp_table(LoweredProgram& p, ProgramOp& op) {
   const auto s = params_of<kernels::SoftmaxParams>(op);
-  std::vector<uint8_t> bytes(size_t(kernels::kSoftmaxTableEntries) * 4);
-  for (int32_t i = 0; i < kernels::kSoftmaxTableEntries; ++i) {
-    const int32_t v = kernels::softmax_exp_table_entry(s, i);
-    std::memcpy(&bytes[size_t(i) * 4], &v, 4);
-  }
-  op.inputs.push_back(add_constant_tensor(p, p.tensors[op.outputs[0]].name + ".softmax_exp_table", DType::kInt32,
-                                          {kernels::kSoftmaxTableEntries}, std::move(bytes)));
+  append_table<int32_t>(p, op, kernels::kSoftmaxExpTableSlot, ".softmax_exp_table", DType::kInt32,
+                        {kernels::kSoftmaxTableEntries}, [&s](int32_t i) { return kernels::softmax_exp_table_entry(s, i); });
 }
 
 // Thumb-1 code runs on every core, but DSP and MVE cores do not take scalar kernels: the only
@@ -212,21 +190,23 @@ std::vector<TierCandidate> scalar_candidates() {
        "conv: Thumb-1, window gathered per pixel, 4 output channels, two products per MULS", kScalarCore, kFasterCore},
       {KernelId::fc_s8_scalar, KernelId::fc_s8, fc_rejects, fc_prepare,
        "fully connected: Thumb-1, 4 output channels, two products per MULS", kScalarCore, kFasterCore},
-      {KernelId::dwconv_s8_3x3_scalar, KernelId::dwconv_s8, depthwise_3x3_rejects, depthwise_3x3_prepare,
+      {KernelId::dwconv_s8_3x3_scalar, KernelId::dwconv_s8,
+       weighted_rejects<DwConvParams, kernels::dwconv_s8_3x3_scalar_refusal, words>, depthwise_3x3_prepare,
        "depthwise 3x3: Thumb-1, tap pointers per pixel (padding reads the zero point)", kScalarCore, kFasterCore},
-      {KernelId::avgpool_s8_scalar, KernelId::avgpool_s8, avgpool_rejects, avgpool_prepare,
+      {KernelId::avgpool_s8_scalar, KernelId::avgpool_s8,
+       params_rejects<kernels::PoolParams, kernels::avgpool_s8_scalar_refusal, words>, avgpool_prepare,
        "average pool: Thumb-1, 8 channels per pass summed in 16-bit lanes (SWAR), division by reciprocal MULS", kScalarCore, kFasterCore},
-      {KernelId::maxpool_s8_scalar, KernelId::maxpool_s8, accepts_any_pool, nullptr,
+      {KernelId::maxpool_s8_scalar, KernelId::maxpool_s8, accepts_any, nullptr,
        "max pool: Thumb-1, 4 channels per pass in registers, one word load per pixel", kScalarCore, kFasterCore},
-      {KernelId::add_s8_scalar, KernelId::add_s8, elementwise_rejects, add_prepare,
+      {KernelId::add_s8_scalar, KernelId::add_s8, accepts_any, add_prepare,
        "add: Thumb-1, both inputs rescaled by table lookup, output requantized from 16x16-bit MULS", kScalarCore, kFasterCore},
-      {KernelId::mul_s8_scalar, KernelId::mul_s8, elementwise_rejects, nullptr,
+      {KernelId::mul_s8_scalar, KernelId::mul_s8, accepts_any, nullptr,
        "mul: Thumb-1, product requantized from 16x16-bit MULS", kScalarCore, kFasterCore},
-      {KernelId::clamp_s8_scalar, KernelId::clamp_s8, elementwise_rejects, nullptr,
+      {KernelId::clamp_s8_scalar, KernelId::clamp_s8, accepts_any, nullptr,
        "clamp: Thumb-1, four bytes per word compared without branches (SWAR)", kScalarCore, kFasterCore},
-      {KernelId::requantize_s8_scalar, KernelId::requantize_s8, elementwise_rejects, requantize_prepare,
+      {KernelId::requantize_s8_scalar, KernelId::requantize_s8, accepts_any, requantize_prepare,
        "requantize: Thumb-1, one 256-entry table lookup per element", kScalarCore, kFasterCore},
-      {KernelId::softmax_s8_scalar, KernelId::softmax_s8, softmax_rejects, append_softmax_exp_table,
+      {KernelId::softmax_s8_scalar, KernelId::softmax_s8, accepts_any, append_softmax_exp_table,
        "softmax: Thumb-1, exp table lookup, outputs from a 16x16-bit MULS (64-bit product only near a rounding step)", kScalarCore, kFasterCore},
   };
 }

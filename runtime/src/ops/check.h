@@ -2,6 +2,7 @@
 // tensors it touches, so a program that passes verification cannot make a kernel read or
 // write outside its buffers.
 #pragma once
+#include "mcuflow/kernels/tier_contract.h"
 #include "mcuflow/runtime/runtime.h"
 
 namespace mcuflow::ops {
@@ -23,6 +24,15 @@ inline uint64_t elements(const format::TensorRecord& t) {
 // Program data the kernel only reads: a constant, or a constant Session::bind copies into fast
 // RAM (the record's offset still locates the original, which the copy equals).
 inline bool read_only(const format::TensorRecord& t) { return t.storage != format::Storage::kArena; }
+
+// A tier kernel replacing a weighted reference: its weights, bias and requantization tables are
+// constants (tier_contract.h; the weights may be copied into fast RAM at bind).
+inline bool weighted_inputs_constant(const OpCheck& c) {
+  for (uint32_t slot = kernels::kFirstConstantSlot; slot <= kernels::kLastConstantSlot; ++slot) {
+    if (!read_only(c.tensor(slot))) return false;
+  }
+  return true;
+}
 
 inline bool tensor_is(const OpCheck& c, uint32_t slot, format::DType dtype, uint64_t count) {
   const format::TensorRecord& t = c.tensor(slot);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mcuflow/compiler/lowered.h"
+#include "mcuflow/kernels/tier_contract.h"
 
 namespace mcuflow::compiler {
 
@@ -48,7 +49,7 @@ std::vector<TierCandidate> mve_candidates();
 void select_kernels(LoweredProgram& p, CoreFeatures features);
 
 // Helpers for rules: the op's params struct, a new constant tensor, a new scratch tensor, and
-// whether the op's weights, bias and requantization tables (inputs 1-4) are constants.
+// whether the op's weights, bias and requantization tables are constants.
 template <typename P>
 P params_of(const ProgramOp& op) {
   P p;
@@ -57,9 +58,53 @@ P params_of(const ProgramOp& op) {
 }
 int add_constant_tensor(LoweredProgram& p, const std::string& name, format::DType dtype, std::vector<int32_t> dims,
                         std::vector<uint8_t> bytes);
+// Appends `tensor` as the op's input `slot`, a slot the kernel's contract names
+// (kernels_<tier>.h): the op must have exactly `slot` inputs so far.
+void append_input(ProgramOp& op, uint8_t slot, int tensor);
+// Appends as the op's input `slot` a constant table of `dims` elements T of `dtype`, entry(i)
+// each, named after the op's output with `suffix`.
+template <typename T, typename Entry>
+void append_table(LoweredProgram& p, ProgramOp& op, uint8_t slot, const std::string& suffix, format::DType dtype,
+                  std::vector<int32_t> dims, Entry entry) {
+  int32_t count = 1;
+  for (int32_t d : dims) count *= d;
+  std::vector<uint8_t> bytes(size_t(count) * sizeof(T));
+  for (int32_t i = 0; i < count; ++i) {
+    const T v = entry(i);
+    std::memcpy(&bytes[size_t(i) * sizeof(T)], &v, sizeof(T));
+  }
+  append_input(op, slot, add_constant_tensor(p, p.tensors[op.outputs[0]].name + suffix, dtype, std::move(dims),
+                                             std::move(bytes)));
+}
 // An int8 arena tensor for one op's own use: the planner gives it that op's lifetime.
 int add_scratch_tensor(LoweredProgram& p, const std::string& name, std::vector<int32_t> dims);
-// "" when inputs 1-4 are constants, else the reason.
+// A candidate's `rejects` for a kernel that takes every op of its reference.
+std::string accepts_any(const LoweredProgram& p, const ProgramOp& op);
+// "" when the weights, bias and requantization tables (kernels::kFirstConstantSlot ...
+// kLastConstantSlot) are constants, else the reason.
 std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op);
+// The compiler's words for a refusal of a tier kernel (tier_contract.h); tier rules word the
+// codes whose reason shows the op's values themselves.
+std::string refusal_words(kernels::Refusal r);
+template <typename P>
+std::string plain_words(kernels::Refusal r, const P&) {
+  return refusal_words(r);
+}
+
+// A candidate's `rejects` from the kernel's contract: "" when kRefusal (the kernel's own, which
+// its load-time check calls too) takes the op's params, otherwise kWords' reason for the code.
+template <typename P, kernels::Refusal (*kRefusal)(const P&),
+          std::string (*kWords)(kernels::Refusal, const P&) = plain_words<P>>
+std::string params_rejects(const LoweredProgram&, const ProgramOp& op) {
+  const P params = params_of<P>(op);
+  return kWords(kRefusal(params), params);
+}
+// The same for a kernel replacing a weighted reference (conv, depthwise, linear): it also needs
+// the weights, bias and requantization tables to be constants.
+template <typename P, kernels::Refusal (*kRefusal)(const P&), std::string (*kWords)(kernels::Refusal, const P&)>
+std::string weighted_rejects(const LoweredProgram& p, const ProgramOp& op) {
+  const std::string refused = params_rejects<P, kRefusal, kWords>(p, op);
+  return refused.empty() ? needs_constant_inputs(p, op) : refused;
+}
 
 }  // namespace mcuflow::compiler

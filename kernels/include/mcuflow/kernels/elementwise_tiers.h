@@ -24,6 +24,9 @@ void binary_runs(const BinaryParams& p, const int8_t* input1, const int8_t* inpu
 }
 
 constexpr int32_t kByteValues = 256;  // entries of a table indexed by an int8 input's byte
+// The tier kernels' tables follow their reference's inputs: an add's after its two inputs, a
+// requantization's after its one.
+constexpr uint8_t kAddTablesSlot = 2, kRequantizeTableSlot = 1;
 
 // requantize_s8 is a function of one int8: entry b is its output for the input int8_t(b).
 inline int8_t requantize_table_entry(const RequantizeParams& p, int32_t byte) {

@@ -11,10 +11,15 @@
 // group of four window positions k..k+3, per pixel, the pairs (k, k+2) then (k+1, k+3) (the
 // pairing SXTB16 gives the weights). Size: dsp_conv_scratch_bytes. Depthwise kernels double
 // their widened weights instead.
+//
+// Each kernel's contract (tier_contract.h): its input slots, scratch size and the params it
+// refuses (<kernel>_refusal), next to its declaration.
 #pragma once
 #include <cstdint>
 #include "mcuflow/kernels/arith.h"
+#include "mcuflow/kernels/elementwise_tiers.h"
 #include "mcuflow/kernels/params.h"
+#include "mcuflow/kernels/tier_contract.h"
 
 namespace mcuflow::kernels {
 
@@ -117,6 +122,12 @@ void add_s8_dsp(const BinaryParams& p, const int8_t* input1, const int8_t* input
 void mul_s8_dsp(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);
 void clamp_s8_dsp(const ClampParams& p, const int8_t* input, int8_t* output);
 void requantize_s8_dsp(const RequantizeParams& p, const int8_t* input, const int8_t* table, int8_t* output);
+inline Refusal add_s8_dsp_refusal(const BinaryParams& p) {
+  return add_tables_fit(p) ? Refusal::kNone : Refusal::kAddRange;
+}
+inline Refusal mul_s8_dsp_refusal(const BinaryParams& p) {
+  return mul_product_fits(p) ? Refusal::kNone : Refusal::kMulRange;
+}
 
 // The reference's per-channel tables as the kernels read them: channel c uses bias[c] and
 // multipliers / shifts [c * step] (step 0: one for all channels, per-tensor fc).
@@ -133,16 +144,33 @@ inline int32_t dsp_conv_scratch_bytes(const ConvParams& p) {
   return kDspPixels * dsp_conv_depth(p) * int32_t(sizeof(int16_t));
 }
 
+// The conv kernels' inputs: the reference's, then their scratch (dsp_conv_scratch_bytes).
+constexpr uint8_t kDspConvScratchSlot = kWeightedSlots;
+
 // 1x1 conv, no padding, any stride, in_c in [4, kDspMaxDepth].
+inline Refusal conv_s8_1x1_dsp_refusal(const ConvParams& p) {
+  const Refusal pointwise = pointwise_refusal(p);
+  if (pointwise != Refusal::kNone) return pointwise;
+  return p.in_c < 4 || p.in_c > kDspMaxDepth ? Refusal::kInputChannels : Refusal::kNone;
+}
 void conv_s8_1x1_dsp(const ConvParams& p, const int8_t* input, const int8_t* weights, const int32_t* bias,
                      const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output);
 // Any conv whose window (k_h * k_w * in_c) has 4 to kDspMaxDepth positions.
+inline Refusal conv_s8_dsp_refusal(const ConvParams& p) {
+  const int64_t depth = int64_t(p.k_h) * p.k_w * p.in_c;
+  return depth < 4 || depth > kDspMaxDepth ? Refusal::kWindowDepth : Refusal::kNone;
+}
 void conv_s8_dsp(const ConvParams& p, const int8_t* input, const int8_t* weights, const int32_t* bias,
                  const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output);
 
 // Fully connected, in_c in [4, kDspMaxDepth]: blocks of kDspPixels rows as conv pixels
 // (scratch as for a 1x1 conv with in_c channels), remaining rows one at a time (only the
 // first quarter of that scratch, or only that much when there are fewer than kDspPixels rows).
+// Inputs: the reference's, then the scratch.
+constexpr uint8_t kDspFcScratchSlot = kWeightedSlots;
+inline Refusal fc_s8_dsp_refusal(const FcParams& p) {
+  return p.in_c < 4 || p.in_c > kDspMaxDepth ? Refusal::kInputChannels : Refusal::kNone;
+}
 void fc_s8_dsp(const FcParams& p, const int8_t* input, const int8_t* weights, const int32_t* bias,
                const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output);
 inline int32_t dsp_fc_scratch_bytes(const FcParams& p) {
@@ -156,7 +184,14 @@ inline int32_t dsp_fc_scratch_bytes(const FcParams& p) {
 // (2 w[c], 2 w[c+2]) and (2 w[c+1], 2 w[c+3]) (0 past out_c); then one pixel of padding, in_c
 // bytes of the input zero point (rounded up to whole words), which padding taps read so that
 // every pixel runs the same code.
+// Inputs: the reference's, then the prepared input (which the kernels read instead of the
+// weights; the depthwise 3x3 kernel's below).
 constexpr int32_t kDspMaxTaps = 25;
+constexpr uint8_t kDspDwPreparedSlot = kWeightedSlots;
+inline Refusal dwconv_s8_dsp_refusal(const DwConvParams& p) {
+  if (p.ch_mult != 1) return Refusal::kChannelMultiplier;
+  return int64_t(p.k_h) * p.k_w > kDspMaxTaps ? Refusal::kTaps : Refusal::kNone;
+}
 inline int32_t dsp_dw_weight_words(const DwConvParams& p) { return (p.out_c + 3) / 4 * p.k_h * p.k_w * 2; }
 inline int32_t dsp_dw_prepared_words(const DwConvParams& p) { return dsp_dw_weight_words(p) + (p.in_c + 3) / 4; }
 inline int32_t dsp_dw_prepared_word(const DwConvParams& p, const int8_t* weights, int32_t i) {
@@ -180,6 +215,14 @@ void dwconv_s8_dsp(const DwConvParams& p, const int8_t* input, const int32_t* pr
 // value j is input column j - pad_left (0 outside the input); then the int32 accumulators of
 // one output row of the chunk's channels (out_w rounded up to even, per channel); then each
 // channel's DspChannel.
+// Inputs: the reference's, the prepared input, then the scratch.
+constexpr uint8_t kDspDw3ScratchSlot = kDspDwPreparedSlot + 1;
+inline Refusal dwconv_s8_3x3_dsp_refusal(const DwConvParams& p) {
+  if (p.k_h != 3 || p.k_w != 3) return Refusal::kKernelSize;
+  if (p.stride_w != 1) return Refusal::kStride;
+  if (p.dil_h != 1 || p.dil_w != 1) return Refusal::kDilation;
+  return dwconv_s8_dsp_refusal(p);
+}
 constexpr int32_t kDspDw3ScratchBudget = 4096;  // bytes; more channels than fit are done in chunks
 constexpr int32_t kDspDw3WeightWords = 6;       // per channel
 inline int32_t dsp_dw3_row_length(const DwConvParams& p) { return (p.out_w + 4) & ~1; }

@@ -21,10 +21,14 @@
 //   depthwise only, the block's weights, int8 [k_h * k_w taps][16 channels], zero padded.
 // Depthwise only, after the blocks: a zero point row, int8 [16 * blocks] of the input zero
 // point, which padding taps read in place of an input pixel (any channel offset stays inside it).
+//
+// Each kernel's contract (tier_contract.h): its input slots, scratch size and the params it
+// refuses (<kernel>_refusal), with its declaration below.
 #pragma once
 #include <cmath>
 #include <cstdint>
 #include "mcuflow/kernels/params.h"
+#include "mcuflow/kernels/tier_contract.h"
 
 namespace mcuflow::kernels {
 
@@ -172,6 +176,19 @@ constexpr int32_t mve_conv_scratch_bytes(int32_t depth) { return 2 * depth + mve
 // weights: the reference weights; prepared: the layout above (16-byte aligned, like every
 // constant); scratch: arena of mve_pair_bytes(in_c) bytes (conv_s8_mve:
 // mve_conv_scratch_bytes(k_h * k_w * in_c); fc_s8_mve: needed only for more than one row).
+// Inputs: the reference's, the prepared input, then the scratch (dwconv_s8_mve, which reads its
+// weights from the prepared input, has none).
+constexpr uint8_t kMvePreparedSlot = kWeightedSlots, kMveScratchSlot = kMvePreparedSlot + 1;
+// conv_s8_mve's deepest window: its scratch, planned as two rows, fits the limit per dimension.
+constexpr int32_t kMveMaxDepth = kMaxDim / 2;
+inline Refusal conv_s8_1x1_mve_refusal(const ConvParams& p) { return pointwise_refusal(p); }
+inline Refusal conv_s8_mve_refusal(const ConvParams& p) {
+  return int64_t(p.k_h) * p.k_w * p.in_c > kMveMaxDepth ? Refusal::kWindowDepth : Refusal::kNone;
+}
+inline Refusal dwconv_s8_mve_refusal(const DwConvParams& p) {
+  if (p.ch_mult != 1) return Refusal::kChannelMultiplier;
+  return int64_t(p.k_h) * p.k_w > kMveDwMaxTaps ? Refusal::kTaps : Refusal::kNone;
+}
 void conv_s8_1x1_mve(const ConvParams& p, const int8_t* input, const int8_t* weights, const uint8_t* prepared,
                      int8_t* scratch, int8_t* output);
 void conv_s8_mve(const ConvParams& p, const int8_t* input, const int8_t* weights, const uint8_t* prepared,
@@ -196,6 +213,8 @@ void softmax_s8_mve(const SoftmaxParams& p, const int8_t* input, const int32_t* 
 // needs a normal, finite scale (MVE float arithmetic flushes denormals to zero).
 void quantize_f32_s8_mve(const QuantizeParams& p, const float* input, int8_t* output);
 void dequantize_s8_f32_mve(const QuantizeParams& p, const int8_t* input, float* output);
-inline bool mve_dequantize_scale_supported(float scale) { return std::isnormal(scale); }
+inline Refusal dequantize_s8_f32_mve_refusal(const QuantizeParams& p) {
+  return std::isnormal(p.scale) ? Refusal::kNone : Refusal::kScale;
+}
 
 }  // namespace mcuflow::kernels

@@ -18,11 +18,15 @@
 //   - requantization without the 64-bit product the reference's needs (below).
 // Accumulators wrap like the reference's int32 arithmetic (which the verifier keeps in range),
 // so the folded sums equal the reference's exactly.
+//
+// Each kernel's contract (tier_contract.h): its input slots, scratch size and the params it
+// refuses (<kernel>_refusal), next to its declaration.
 #pragma once
 #include <cstdint>
 #include "mcuflow/kernels/arith.h"
 #include "mcuflow/kernels/elementwise_tiers.h"
 #include "mcuflow/kernels/params.h"
+#include "mcuflow/kernels/tier_contract.h"
 
 namespace mcuflow::kernels {
 
@@ -122,11 +126,17 @@ inline int32_t scalar_gemm_prepared_word(const int8_t* weights, const int32_t* b
   return scalar_folded_bias(weights, bias, depth, input_offset, oc);
 }
 
+// The GEMM kernels' and the 3x3 depthwise kernel's inputs: the reference's, then the prepared
+// input (which they read instead of the weights), then conv_s8_scalar's window scratch.
+constexpr uint8_t kScalarPreparedSlot = kWeightedSlots, kScalarWindowSlot = kScalarPreparedSlot + 1;
+
 // 1x1 conv without padding, any stride; prepared: scalar_gemm_prepared_word.
+inline Refusal conv_s8_1x1_scalar_refusal(const ConvParams& p) { return pointwise_refusal(p); }
 void conv_s8_1x1_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* output);
 
 // Any conv: each output pixel's window (k_h * k_w * in_c values, padding taps = the input zero
 // point) is gathered into `window` (an arena scratch of that many bytes), then as the 1x1 conv.
+inline int64_t scalar_conv_window_bytes(const ConvParams& p) { return int64_t(p.k_h) * p.k_w * p.in_c; }
 void conv_s8_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* window,
                     int8_t* output);
 
@@ -144,6 +154,10 @@ constexpr int32_t kScalarDwTaps = 9;
 // which padding taps read so that they contribute nothing. weights: the reference's
 // [3][3][in_c].
 constexpr int32_t kScalarDwChannelWords = 1 + kScalarDwTaps;
+inline Refusal dwconv_s8_3x3_scalar_refusal(const DwConvParams& p) {
+  if (p.k_h != 3 || p.k_w != 3) return Refusal::kKernelSize;
+  return p.ch_mult != 1 ? Refusal::kChannelMultiplier : Refusal::kNone;
+}
 inline int32_t scalar_dw3_prepared_words(int32_t channels) {
   return channels * (kScalarDwChannelWords + kScalarRequantWords) + (channels + 3) / 4;
 }
@@ -178,8 +192,12 @@ void dwconv_s8_3x3_scalar(const DwConvParams& p, const int8_t* input, const int3
 // floor(x / n) for x = |sum| + n / 2 <= 128 n + n / 2 is (x * R) >> 24 with R = ceil(2^24 / n),
 // a 32-bit MULS (x * R < 128.5 * (2^24 + n) < 2^32). Exact when x * (R n - 2^24) < 2^24, and
 // R n - 2^24 <= n - 1: so for every n up to kScalarPoolMaxCount ((128 n + n / 2)(n - 1) < 2^24).
-// Prepared input: int32 R for n = 1 ... k_h * k_w.
+// Prepared input: int32 R for n = 1 ... k_h * k_w, after the reference's input.
 constexpr int32_t kScalarPoolMaxCount = 361;
+constexpr uint8_t kScalarPoolReciprocalSlot = 1;
+inline Refusal avgpool_s8_scalar_refusal(const PoolParams& p) {
+  return int64_t(p.k_h) * p.k_w > kScalarPoolMaxCount ? Refusal::kPoolWindow : Refusal::kNone;
+}
 constexpr int32_t kScalarReciprocalShift = 24;
 inline int32_t scalar_pool_reciprocal(int32_t n) {
   return int32_t(((uint32_t(1) << kScalarReciprocalShift) + uint32_t(n) - 1) / uint32_t(n));

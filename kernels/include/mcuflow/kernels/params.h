@@ -7,9 +7,11 @@
 
 namespace mcuflow::kernels {
 
-// The most dims a program tensor (and a permute or strided_copy) may have; the program format
-// (format::kMaxRank) uses this one definition.
+// The most dims a program tensor (and a permute or strided_copy) may have, and the largest size
+// of one dim (and of a kernel's extents); the program format (format::kMaxRank, kMaxDim) uses
+// these one definitions.
 inline constexpr uint32_t kMaxRank = 6;
+inline constexpr int32_t kMaxDim = 1 << 16;
 
 // Requantization of an int32 accumulator to int8 (docs/quantization.md "Integer arithmetic"):
 // out = clamp(MultiplyByQuantizedMultiplier(acc, multiplier, shift) + output_offset).

@@ -24,6 +24,7 @@ namespace mcuflow::kernels {
 
 constexpr int32_t kSoftmaxTableEntries = 256;   // entry i holds exp(i - 255)
 constexpr int32_t kSoftmaxTableMaxIndex = 255;  // entry of d = 0
+constexpr uint8_t kSoftmaxExpTableSlot = 1;      // the tier kernels' input slot of the table, after the row input
 
 // exp(d) in Q0 for a row element with difference d = x - max (<= 0), as softmax_s8 evaluates
 // it: d rescaled by beta * input_scale into Q5. d * 2^left_shift stays below 2^31 because

@@ -13,7 +13,7 @@ constexpr uint32_t kConstantAlign = 16;
 constexpr uint32_t kArenaAlign = 16;
 constexpr uint32_t kMaxOpTensors = 8;
 constexpr uint32_t kMaxRank = kernels::kMaxRank;  // dims of a tensor record
-constexpr int32_t kMaxDim = 1 << 16;  // largest size of one dim (and of kernel extents)
+constexpr int32_t kMaxDim = kernels::kMaxDim;     // largest size of one dim (and of kernel extents)
 constexpr uint32_t kMaxRegions = 4;  // memory regions an arena may be split into
 constexpr uint32_t kChecksumStart = 16;  // CRC32 covers bytes [16, file_bytes)
 

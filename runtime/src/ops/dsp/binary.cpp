@@ -8,7 +8,7 @@ namespace {
 using kernels::BinaryParams;
 
 void eval_add_s8_dsp(const OpCall& c) {
-  kernels::add_s8_dsp(c.get_params<BinaryParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.in<int32_t>(2),
+  kernels::add_s8_dsp(c.get_params<BinaryParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.in<int32_t>(kernels::kAddTablesSlot),
                       c.out<int8_t>(0));
 }
 void eval_mul_s8_dsp(const OpCall& c) {

@@ -8,15 +8,6 @@
 
 namespace mcuflow::ops::dsp {
 
-// Weights, bias and requantization tables (slots 1-4) are constants (the weights may be copied
-// into fast RAM at bind).
-inline bool constant_inputs(const OpCheck& c) {
-  for (uint32_t slot = 1; slot <= 4; ++slot) {
-    if (!read_only(c.tensor(slot))) return false;
-  }
-  return true;
-}
-
 // The constant int32 tensor at `slot` has `words` elements, word aligned, each equal to
 // word(i) (the function that prepared it).
 template <typename Word>
@@ -24,7 +15,9 @@ bool prepared_matches(const OpCheck& c, uint32_t slot, int32_t words, Word word)
   return table_matches<int32_t>(c, slot, format::DType::kInt32, words, word);
 }
 
-inline const int8_t* weights(const OpCheck& c) { return reinterpret_cast<const int8_t*>(c.constants + c.tensor(1).offset); }
+inline const int8_t* weights(const OpCheck& c) {
+  return reinterpret_cast<const int8_t*>(c.constants + c.tensor(kernels::kWeightsSlot).offset);
+}
 
 // An arena tensor of at least `bytes`, word aligned (the kernels load it by words).
 inline bool scratch_fits(const OpCheck& c, uint32_t slot, uint64_t bytes) {

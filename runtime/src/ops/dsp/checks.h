@@ -1,19 +1,13 @@
 // Load-time checks of the DSP kernels (*_check.cpp): portable C++ built for host and device, so
-// the host refuses exactly the programs a board refuses. Inputs: the reference's five (input,
-// weights, bias, multipliers, shifts), then conv and fc take their scratch, depthwise convs
-// their prepared (widened) weights and dwconv_s8_3x3_dsp its scratch of transposed rows
-// (kernels_dsp.h).
+// the host refuses exactly the programs a board refuses. Each kernel's inputs, scratch and
+// refusals are its contract in kernels_dsp.h.
 #pragma once
 #include "../check.h"
 #include "../scalar/checks.h"  // check_softmax_s8_exp_table
-#include "mcuflow/kernels/params.h"
+#include "mcuflow/kernels/kernels_dsp.h"
 #include "mcuflow/runtime/kernel_entries.h"
 
 namespace mcuflow::ops {
-namespace dsp {
-constexpr uint32_t kScratchSlot = 5;  // conv, fc
-constexpr uint32_t kPreparedSlot = 5, kDw3ScratchSlot = 6;
-}  // namespace dsp
 
 Error check_conv_s8_1x1_dsp(const OpCheck& c);
 Error check_conv_s8_dsp(const OpCheck& c);
@@ -25,20 +19,22 @@ Error check_fc_s8_dsp(const OpCheck& c);
 Error check_add_s8_dsp(const OpCheck& c);
 Error check_mul_s8_dsp(const OpCheck& c);
 
-inline constexpr KernelCheck kernel_check_conv_s8_1x1_dsp{sizeof(kernels::ConvParams), dsp::kScratchSlot + 1, 1,
-                                                          check_conv_s8_1x1_dsp, dsp::kScratchSlot};
-inline constexpr KernelCheck kernel_check_conv_s8_dsp{sizeof(kernels::ConvParams), dsp::kScratchSlot + 1, 1,
-                                                      check_conv_s8_dsp, dsp::kScratchSlot};
-inline constexpr KernelCheck kernel_check_dwconv_s8_dsp{sizeof(kernels::DwConvParams), dsp::kPreparedSlot + 1, 1,
-                                                        check_dwconv_s8_dsp};
-inline constexpr KernelCheck kernel_check_dwconv_s8_3x3_dsp{sizeof(kernels::DwConvParams), dsp::kDw3ScratchSlot + 1,
-                                                            1, check_dwconv_s8_3x3_dsp, dsp::kDw3ScratchSlot};
-inline constexpr KernelCheck kernel_check_fc_s8_dsp{sizeof(kernels::FcParams), dsp::kScratchSlot + 1, 1,
-                                                    check_fc_s8_dsp, dsp::kScratchSlot};
+inline constexpr KernelCheck kernel_check_conv_s8_1x1_dsp{
+    sizeof(kernels::ConvParams), kernels::kDspConvScratchSlot + 1, 1, check_conv_s8_1x1_dsp, kernels::kDspConvScratchSlot};
+inline constexpr KernelCheck kernel_check_conv_s8_dsp{sizeof(kernels::ConvParams), kernels::kDspConvScratchSlot + 1, 1,
+                                                      check_conv_s8_dsp, kernels::kDspConvScratchSlot};
+inline constexpr KernelCheck kernel_check_dwconv_s8_dsp{sizeof(kernels::DwConvParams), kernels::kDspDwPreparedSlot + 1,
+                                                        1, check_dwconv_s8_dsp};
+inline constexpr KernelCheck kernel_check_dwconv_s8_3x3_dsp{sizeof(kernels::DwConvParams),
+                                                            kernels::kDspDw3ScratchSlot + 1, 1, check_dwconv_s8_3x3_dsp,
+                                                            kernels::kDspDw3ScratchSlot};
+inline constexpr KernelCheck kernel_check_fc_s8_dsp{sizeof(kernels::FcParams), kernels::kDspFcScratchSlot + 1, 1,
+                                                    check_fc_s8_dsp, kernels::kDspFcScratchSlot};
 // The pooling kernels take their reference's input and check (nothing prepared).
 inline constexpr KernelCheck kernel_check_avgpool_s8_dsp{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
 inline constexpr KernelCheck kernel_check_maxpool_s8_dsp{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
-inline constexpr KernelCheck kernel_check_add_s8_dsp{sizeof(kernels::BinaryParams), 3, 1, check_add_s8_dsp};
+inline constexpr KernelCheck kernel_check_add_s8_dsp{sizeof(kernels::BinaryParams), kernels::kAddTablesSlot + 1, 1,
+                                                     check_add_s8_dsp};
 inline constexpr KernelCheck kernel_check_mul_s8_dsp{sizeof(kernels::BinaryParams), 2, 1, check_mul_s8_dsp};
 inline constexpr KernelCheck kernel_check_clamp_s8_dsp{sizeof(kernels::ClampParams), 1, 1, check_clamp_s8};
 // The same 256-byte table as the scalar tier's (the scalar checks build for every core).

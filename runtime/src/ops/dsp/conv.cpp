@@ -11,7 +11,7 @@ template <void (*kKernel)(const ConvParams&, const int8_t*, const int8_t*, const
                           const int32_t*, int16_t*, int8_t*)>
 void eval(const OpCall& c) {
   kKernel(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.in<int32_t>(2), c.in<int32_t>(3),
-          c.in<int32_t>(4), reinterpret_cast<int16_t*>(c.data[dsp::kScratchSlot]), c.out<int8_t>(0));
+          c.in<int32_t>(4), reinterpret_cast<int16_t*>(c.data[kernels::kDspConvScratchSlot]), c.out<int8_t>(0));
 }
 
 }  // namespace

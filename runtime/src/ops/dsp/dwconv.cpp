@@ -8,14 +8,14 @@ namespace {
 using kernels::DwConvParams;
 
 void eval_dwconv_s8_dsp(const OpCall& c) {
-  kernels::dwconv_s8_dsp(c.get_params<DwConvParams>(), c.in<int8_t>(0), c.in<int32_t>(dsp::kPreparedSlot),
+  kernels::dwconv_s8_dsp(c.get_params<DwConvParams>(), c.in<int8_t>(0), c.in<int32_t>(kernels::kDspDwPreparedSlot),
                          c.in<int32_t>(2), c.in<int32_t>(3), c.in<int32_t>(4), c.out<int8_t>(0));
 }
 
 void eval_dwconv_s8_3x3_dsp(const OpCall& c) {
-  kernels::dwconv_s8_3x3_dsp(c.get_params<DwConvParams>(), c.in<int8_t>(0), c.in<int32_t>(dsp::kPreparedSlot),
+  kernels::dwconv_s8_3x3_dsp(c.get_params<DwConvParams>(), c.in<int8_t>(0), c.in<int32_t>(kernels::kDspDwPreparedSlot),
                              c.in<int32_t>(2), c.in<int32_t>(3), c.in<int32_t>(4),
-                             reinterpret_cast<int16_t*>(c.data[dsp::kDw3ScratchSlot]), c.out<int8_t>(0));
+                             reinterpret_cast<int16_t*>(c.data[kernels::kDspDw3ScratchSlot]), c.out<int8_t>(0));
 }
 
 }  // namespace

@@ -9,7 +9,7 @@ using kernels::FcParams;
 
 void eval_fc_s8_dsp(const OpCall& c) {
   kernels::fc_s8_dsp(c.get_params<FcParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.in<int32_t>(2), c.in<int32_t>(3),
-                     c.in<int32_t>(4), reinterpret_cast<int16_t*>(c.data[dsp::kScratchSlot]), c.out<int8_t>(0));
+                     c.in<int32_t>(4), reinterpret_cast<int16_t*>(c.data[kernels::kDspFcScratchSlot]), c.out<int8_t>(0));
 }
 
 }  // namespace

@@ -9,7 +9,8 @@ void eval_clamp_s8_dsp(const OpCall& c) {
   kernels::clamp_s8_dsp(c.get_params<kernels::ClampParams>(), c.in<int8_t>(0), c.out<int8_t>(0));
 }
 void eval_requantize_s8_dsp(const OpCall& c) {
-  kernels::requantize_s8_dsp(c.get_params<kernels::RequantizeParams>(), c.in<int8_t>(0), c.in<int8_t>(1),
+  kernels::requantize_s8_dsp(c.get_params<kernels::RequantizeParams>(), c.in<int8_t>(0),
+                             c.in<int8_t>(kernels::kRequantizeTableSlot),
                              c.out<int8_t>(0));
 }
 

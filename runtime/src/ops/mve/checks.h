@@ -1,19 +1,17 @@
 // Load-time checks of the MVE kernels (prepared_inputs_check.cpp): portable C++ built for host
-// and device, so the host refuses exactly the programs a board refuses. The convolution and
-// linear kernels take the reference's inputs 0-4, then at kPreparedSlot the prepared input
-// (kernels_mve.h) that must follow exactly from inputs 1-4, and at kScratchSlot, where there is
-// one, their scratch; add and the pooling kernels take their reference's inputs and checks.
+// and device, so the host refuses exactly the programs a board refuses. Each kernel's inputs,
+// scratch and refusals are its contract in kernels_mve.h: the convolution and linear kernels'
+// prepared input must follow exactly from the reference's weights and tables; add and the
+// pooling kernels take their reference's inputs and checks.
 #pragma once
 #include "../check.h"
 #include "../scalar/checks.h"  // the softmax and requantize tables' checks
-#include "mcuflow/kernels/params.h"
+#include "mcuflow/kernels/kernels_mve.h"
 #include "mcuflow/runtime/kernel_entries.h"
 
 namespace mcuflow::ops {
 namespace mve {
-constexpr uint32_t kPreparedSlot = 5;
-constexpr uint32_t kScratchSlot = 6;
-inline int8_t* scratch(const OpCall& c) { return reinterpret_cast<int8_t*>(c.data[kScratchSlot]); }
+inline int8_t* scratch(const OpCall& c) { return reinterpret_cast<int8_t*>(c.data[kernels::kMveScratchSlot]); }
 }  // namespace mve
 
 Error check_conv_s8_1x1_mve(const OpCheck& c);
@@ -21,15 +19,15 @@ Error check_conv_s8_mve(const OpCheck& c);
 Error check_dwconv_s8_mve(const OpCheck& c);
 Error check_fc_s8_mve(const OpCheck& c);
 
-inline constexpr KernelCheck kernel_check_conv_s8_1x1_mve{sizeof(kernels::ConvParams), mve::kScratchSlot + 1, 1,
-                                                          check_conv_s8_1x1_mve, mve::kScratchSlot};
-inline constexpr KernelCheck kernel_check_conv_s8_mve{sizeof(kernels::ConvParams), mve::kScratchSlot + 1, 1,
-                                                      check_conv_s8_mve, mve::kScratchSlot};
-inline constexpr KernelCheck kernel_check_dwconv_s8_mve{sizeof(kernels::DwConvParams), mve::kPreparedSlot + 1, 1,
+inline constexpr KernelCheck kernel_check_conv_s8_1x1_mve{sizeof(kernels::ConvParams), kernels::kMveScratchSlot + 1, 1,
+                                                          check_conv_s8_1x1_mve, kernels::kMveScratchSlot};
+inline constexpr KernelCheck kernel_check_conv_s8_mve{sizeof(kernels::ConvParams), kernels::kMveScratchSlot + 1, 1,
+                                                      check_conv_s8_mve, kernels::kMveScratchSlot};
+inline constexpr KernelCheck kernel_check_dwconv_s8_mve{sizeof(kernels::DwConvParams), kernels::kMvePreparedSlot + 1, 1,
                                                         check_dwconv_s8_mve};
 // A single row needs no scratch: the scratch slot is optional.
-inline constexpr KernelCheck kernel_check_fc_s8_mve{sizeof(kernels::FcParams), mve::kPreparedSlot + 1, 1,
-                                                    check_fc_s8_mve, mve::kScratchSlot};
+inline constexpr KernelCheck kernel_check_fc_s8_mve{sizeof(kernels::FcParams), kernels::kMvePreparedSlot + 1, 1,
+                                                    check_fc_s8_mve, kernels::kMveScratchSlot};
 inline constexpr KernelCheck kernel_check_add_s8_mve{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8};
 inline constexpr KernelCheck kernel_check_mul_s8_mve{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8};
 inline constexpr KernelCheck kernel_check_clamp_s8_mve{sizeof(kernels::ClampParams), 1, 1, check_clamp_s8};

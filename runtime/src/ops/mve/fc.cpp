@@ -7,7 +7,7 @@ namespace {
 
 void eval_fc_s8_mve(const OpCall& c) {
   const auto& p = c.get_params<kernels::FcParams>();
-  kernels::fc_s8_mve(p, c.in<int8_t>(0), c.in<int8_t>(1), c.in<uint8_t>(mve::kPreparedSlot),
+  kernels::fc_s8_mve(p, c.in<int8_t>(0), c.in<int8_t>(1), c.in<uint8_t>(kernels::kMvePreparedSlot),
                      p.rows == 1 ? nullptr : mve::scratch(c), c.out<int8_t>(0));
 }
 

@@ -27,23 +27,24 @@ const T* constant_data(const OpCheck& c, uint32_t slot) {
 // !per_channel_requant.
 template <typename Layout>
 bool prepared_input_valid(const OpCheck& c, const Layout& layout, int32_t input_offset, bool per_channel_requant) {
-  if (c.tensor(1).bytes >= kMaxWeightBytes) return false;
+  using kernels::kMvePreparedSlot;
+  if (c.tensor(kernels::kWeightsSlot).bytes >= kMaxWeightBytes || !weighted_inputs_constant(c)) return false;
   const int32_t bytes = layout.total_bytes();
-  const kernels::MveReferenceInputs reference{constant_data<int8_t>(c, 1), constant_data<int32_t>(c, 2),
-                                              constant_data<int32_t>(c, 3), constant_data<int32_t>(c, 4),
-                                              per_channel_requant, input_offset};
-  const uint8_t* prepared = constant_data<uint8_t>(c, mve::kPreparedSlot);
-  if (!tensor_is(c, mve::kPreparedSlot, format::DType::kInt8, uint64_t(bytes)) || !prepared || !reference.weights ||
-      !reference.bias || !reference.multipliers || !reference.shifts)
-    return false;
+  const kernels::MveReferenceInputs reference{
+      constant_data<int8_t>(c, kernels::kWeightsSlot), constant_data<int32_t>(c, kernels::kBiasSlot),
+      constant_data<int32_t>(c, kernels::kMultipliersSlot), constant_data<int32_t>(c, kernels::kShiftsSlot),
+      per_channel_requant, input_offset};
+  const uint8_t* prepared = constant_data<uint8_t>(c, kMvePreparedSlot);
+  if (!tensor_is(c, kMvePreparedSlot, format::DType::kInt8, uint64_t(bytes)) || !prepared) return false;
   int32_t at = 0;
   return kernels::mve_emit_prepared(layout, reference, [&](uint8_t byte) { return prepared[at++] == byte; });
 }
 
 // The scratch: `bytes` of int8 in the arena (the kernel writes it).
 bool scratch_valid(const OpCheck& c, uint64_t bytes) {
-  return c.op->input_count > mve::kScratchSlot && c.tensor(mve::kScratchSlot).storage == format::Storage::kArena &&
-         tensor_is(c, mve::kScratchSlot, format::DType::kInt8, bytes);
+  using kernels::kMveScratchSlot;
+  return c.op->input_count > kMveScratchSlot && c.tensor(kMveScratchSlot).storage == format::Storage::kArena &&
+         tensor_is(c, kMveScratchSlot, format::DType::kInt8, bytes);
 }
 
 }  // namespace
@@ -52,10 +53,7 @@ Error check_conv_s8_1x1_mve(const OpCheck& c) {
   const Error e = check_conv_s8(c);
   if (e != Error::kOk) return e;
   const auto& p = c.get_params<ConvParams>();
-  // The kernel reads input pixel (oy * stride_h, ox * stride_w) without bounds checks.
-  const bool pointwise = p.k_h == 1 && p.k_w == 1 && p.pad_top == 0 && p.pad_left == 0 &&
-                         int64_t(p.out_h - 1) * p.stride_h < p.in_h && int64_t(p.out_w - 1) * p.stride_w < p.in_w;
-  return ok_if(pointwise && prepared_input_valid(c, kernels::MveGemmLayout{p.in_c, p.out_c}, p.input_offset, true) &&
+  return ok_if(kernels::conv_s8_1x1_mve_refusal(p) == kernels::Refusal::kNone && prepared_input_valid(c, kernels::MveGemmLayout{p.in_c, p.out_c}, p.input_offset, true) &&
                scratch_valid(c, uint64_t(kernels::mve_pair_bytes(p.in_c))));
 }
 
@@ -63,8 +61,8 @@ Error check_conv_s8_mve(const OpCheck& c) {
   const Error e = check_conv_s8(c);
   if (e != Error::kOk) return e;
   const auto& p = c.get_params<ConvParams>();
-  const uint64_t depth = uint64_t(p.k_h) * p.k_w * p.in_c;  // the weights' size: below 2^24 once
-                                                            // prepared_input_valid accepts them
+  if (kernels::conv_s8_mve_refusal(p) != kernels::Refusal::kNone) return Error::kBadParams;
+  const uint64_t depth = uint64_t(p.k_h) * p.k_w * p.in_c;  // at most kMveMaxDepth
   return ok_if(prepared_input_valid(c, kernels::MveGemmLayout{int32_t(depth), p.out_c}, p.input_offset, true) &&
                scratch_valid(c, uint64_t(kernels::mve_conv_scratch_bytes(int32_t(depth)))));
 }
@@ -73,9 +71,10 @@ Error check_dwconv_s8_mve(const OpCheck& c) {
   const Error e = check_dwconv_s8(c);
   if (e != Error::kOk) return e;
   const auto& p = c.get_params<DwConvParams>();
-  if (p.ch_mult != 1 || int64_t(p.k_h) * p.k_w > kernels::kMveDwMaxTaps) return Error::kBadParams;
-  const int8_t* weights = constant_data<int8_t>(c, 1);
-  if (!weights || !kernels::mve_dw_weights_supported(weights, c.tensor(1).bytes)) return Error::kBadParams;
+  if (kernels::dwconv_s8_mve_refusal(p) != kernels::Refusal::kNone) return Error::kBadParams;
+  const int8_t* weights = constant_data<int8_t>(c, kernels::kWeightsSlot);
+  if (!weights || !kernels::mve_dw_weights_supported(weights, c.tensor(kernels::kWeightsSlot).bytes))
+    return Error::kBadParams;
   return ok_if(prepared_input_valid(c, kernels::MveDwLayout{p.in_c, p.k_h * p.k_w}, p.input_offset, true));
 }
 

@@ -7,7 +7,7 @@ namespace mcuflow::ops {
 
 Error check_dequantize_s8_f32_mve(const OpCheck& c) {
   if (const Error e = check_dequantize(c); e != Error::kOk) return e;
-  return ok_if(kernels::mve_dequantize_scale_supported(c.get_params<kernels::QuantizeParams>().scale));
+  return ok_if(kernels::dequantize_s8_f32_mve_refusal(c.get_params<kernels::QuantizeParams>()) == kernels::Refusal::kNone);
 }
 
 }  // namespace mcuflow::ops

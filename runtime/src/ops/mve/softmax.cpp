@@ -7,7 +7,7 @@ namespace {
 
 void eval_softmax_s8_mve(const OpCall& c) {
   kernels::softmax_s8_mve(c.get_params<kernels::SoftmaxParams>(), c.in<int8_t>(0),
-                          c.in<int32_t>(softmax::kExpTableSlot), c.out<int8_t>(0));
+                          c.in<int32_t>(kernels::kSoftmaxExpTableSlot), c.out<int8_t>(0));
 }
 
 }  // namespace

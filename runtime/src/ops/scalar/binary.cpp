@@ -8,7 +8,7 @@ namespace {
 
 void eval_add_s8_scalar(const OpCall& c) {
   kernels::add_s8_scalar(c.get_params<kernels::BinaryParams>(), c.in<int8_t>(0), c.in<int8_t>(1),
-                         c.in<int32_t>(scalar::kAddTablesSlot), c.out<int8_t>(0));
+                         c.in<int32_t>(kernels::kAddTablesSlot), c.out<int8_t>(0));
 }
 
 void eval_mul_s8_scalar(const OpCall& c) {

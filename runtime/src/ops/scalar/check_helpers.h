@@ -16,14 +16,12 @@ const T* constant_data(const OpCheck& c, uint32_t slot) {
 // word(weights, bias, multipliers, shifts, i) recomputes prepared word i.
 template <typename Word>
 bool prepared_matches(const OpCheck& c, int32_t words, Word word) {
-  for (uint32_t slot = 1; slot <= 4; ++slot) {
-    if (!read_only(c.tensor(slot))) return false;
-  }
-  const auto* weights = constant_data<int8_t>(c, 1);
-  const auto* bias = constant_data<int32_t>(c, 2);
-  const auto* multipliers = constant_data<int32_t>(c, 3);
-  const auto* shifts = constant_data<int32_t>(c, 4);
-  return table_matches<int32_t>(c, kPreparedSlot, format::DType::kInt32, words,
+  if (!weighted_inputs_constant(c)) return false;
+  const auto* weights = constant_data<int8_t>(c, kernels::kWeightsSlot);
+  const auto* bias = constant_data<int32_t>(c, kernels::kBiasSlot);
+  const auto* multipliers = constant_data<int32_t>(c, kernels::kMultipliersSlot);
+  const auto* shifts = constant_data<int32_t>(c, kernels::kShiftsSlot);
+  return table_matches<int32_t>(c, kernels::kScalarPreparedSlot, format::DType::kInt32, words,
                                 [&](int32_t i) { return word(weights, bias, multipliers, shifts, i); });
 }
 

@@ -1,19 +1,14 @@
 // Load-time checks of the scalar (Armv6-M) kernels (*_check.cpp): portable C++ built for host
-// and device, so the host refuses exactly the programs a board refuses. Inputs: the
-// reference's five (input, weights, bias, multipliers, shifts), then the prepared input (bias',
-// requantization words and grouped weights, kernels_scalar.h), which must equal its
-// recomputation from the reference's; conv_s8_scalar then takes its window scratch.
+// and device, so the host refuses exactly the programs a board refuses. Each kernel's inputs,
+// scratch and refusals are its contract in kernels_scalar.h; a prepared input (bias',
+// requantization words and grouped weights) must equal its recomputation from the reference's.
 #pragma once
 #include "../check.h"
-#include "mcuflow/kernels/params.h"
+#include "mcuflow/kernels/kernels_scalar.h"
+#include "mcuflow/kernels/softmax_table.h"
 #include "mcuflow/runtime/kernel_entries.h"
 
 namespace mcuflow::ops {
-namespace scalar {
-constexpr uint32_t kPreparedSlot = 5;
-constexpr uint32_t kWindowSlot = 6;
-constexpr uint32_t kPoolReciprocalSlot = 1;  // avgpool_s8_scalar: after the reference's input
-}  // namespace scalar
 
 Error check_conv_s8_1x1_scalar(const OpCheck& c);
 Error check_conv_s8_scalar(const OpCheck& c);
@@ -21,45 +16,39 @@ Error check_dwconv_s8_3x3_scalar(const OpCheck& c);
 Error check_fc_s8_scalar(const OpCheck& c);
 Error check_avgpool_s8_scalar(const OpCheck& c);
 
-inline constexpr KernelCheck kernel_check_conv_s8_1x1_scalar{sizeof(kernels::ConvParams), scalar::kPreparedSlot + 1,
-                                                             1, check_conv_s8_1x1_scalar};
-inline constexpr KernelCheck kernel_check_conv_s8_scalar{sizeof(kernels::ConvParams), scalar::kWindowSlot + 1, 1,
-                                                         check_conv_s8_scalar, scalar::kWindowSlot};
+inline constexpr KernelCheck kernel_check_conv_s8_1x1_scalar{sizeof(kernels::ConvParams),
+                                                             kernels::kScalarPreparedSlot + 1, 1, check_conv_s8_1x1_scalar};
+inline constexpr KernelCheck kernel_check_conv_s8_scalar{sizeof(kernels::ConvParams), kernels::kScalarWindowSlot + 1, 1,
+                                                         check_conv_s8_scalar, kernels::kScalarWindowSlot};
 inline constexpr KernelCheck kernel_check_dwconv_s8_3x3_scalar{sizeof(kernels::DwConvParams),
-                                                               scalar::kPreparedSlot + 1, 1,
+                                                               kernels::kScalarPreparedSlot + 1, 1,
                                                                check_dwconv_s8_3x3_scalar};
-inline constexpr KernelCheck kernel_check_fc_s8_scalar{sizeof(kernels::FcParams), scalar::kPreparedSlot + 1, 1,
+inline constexpr KernelCheck kernel_check_fc_s8_scalar{sizeof(kernels::FcParams), kernels::kScalarPreparedSlot + 1, 1,
                                                        check_fc_s8_scalar};
 // Pooling: the reference's input, then for the average the reciprocals (pool_check.cpp).
 inline constexpr KernelCheck kernel_check_avgpool_s8_scalar{sizeof(kernels::PoolParams),
-                                                            scalar::kPoolReciprocalSlot + 1, 1,
+                                                            kernels::kScalarPoolReciprocalSlot + 1, 1,
                                                             check_avgpool_s8_scalar};
 inline constexpr KernelCheck kernel_check_maxpool_s8_scalar{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
 
 // Element-wise (elementwise_check.cpp): add and requantize take their reference's inputs, then
 // their table (kernels_scalar.h); mul and clamp take their reference's inputs and check.
-namespace scalar {
-constexpr uint32_t kAddTablesSlot = 2;
-constexpr uint32_t kRequantizeTableSlot = 1;
-}  // namespace scalar
 Error check_add_s8_scalar(const OpCheck& c);
 Error check_requantize_s8_scalar(const OpCheck& c);
-inline constexpr KernelCheck kernel_check_add_s8_scalar{sizeof(kernels::BinaryParams), scalar::kAddTablesSlot + 1, 1,
+inline constexpr KernelCheck kernel_check_add_s8_scalar{sizeof(kernels::BinaryParams), kernels::kAddTablesSlot + 1, 1,
                                                         check_add_s8_scalar};
 inline constexpr KernelCheck kernel_check_mul_s8_scalar{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8};
 inline constexpr KernelCheck kernel_check_clamp_s8_scalar{sizeof(kernels::ClampParams), 1, 1, check_clamp_s8};
 inline constexpr KernelCheck kernel_check_requantize_s8_scalar{sizeof(kernels::RequantizeParams),
-                                                               scalar::kRequantizeTableSlot + 1, 1,
+                                                               kernels::kRequantizeTableSlot + 1, 1,
                                                                check_requantize_s8_scalar};
 
 // The softmax kernels of every tier (softmax_check.cpp; the scalar tier builds for every core):
-// the reference's input, then at kExpTableSlot the exp table (softmax_table.h), which must equal
-// its recomputation from the params.
-namespace softmax {
-constexpr uint32_t kExpTableSlot = 1;
-}  // namespace softmax
+// the reference's input, then the exp table (softmax_table.h), which must equal its
+// recomputation from the params.
 Error check_softmax_s8_exp_table(const OpCheck& c);
-inline constexpr KernelCheck kernel_check_softmax_s8_scalar{sizeof(kernels::SoftmaxParams), softmax::kExpTableSlot + 1,
-                                                            1, check_softmax_s8_exp_table};
+inline constexpr KernelCheck kernel_check_softmax_s8_scalar{sizeof(kernels::SoftmaxParams),
+                                                            kernels::kSoftmaxExpTableSlot + 1, 1,
+                                                            check_softmax_s8_exp_table};
 
 }  // namespace mcuflow::ops

@@ -8,13 +8,13 @@ namespace {
 using kernels::ConvParams;
 
 void eval_conv_s8_1x1_scalar(const OpCall& c) {
-  kernels::conv_s8_1x1_scalar(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<int32_t>(scalar::kPreparedSlot),
+  kernels::conv_s8_1x1_scalar(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<int32_t>(kernels::kScalarPreparedSlot),
                               c.out<int8_t>(0));
 }
 
 void eval_conv_s8_scalar(const OpCall& c) {
-  kernels::conv_s8_scalar(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<int32_t>(scalar::kPreparedSlot),
-                          reinterpret_cast<int8_t*>(c.data[scalar::kWindowSlot]), c.out<int8_t>(0));
+  kernels::conv_s8_scalar(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<int32_t>(kernels::kScalarPreparedSlot),
+                          reinterpret_cast<int8_t*>(c.data[kernels::kScalarWindowSlot]), c.out<int8_t>(0));
 }
 
 }  // namespace

@@ -18,25 +18,22 @@ Error check_scalar_conv(const OpCheck& c) {
                                           return kernels::scalar_gemm_prepared_word(w, bias, multipliers, shifts, 1,
                                                                                     p.out_c, depth, p.input_offset, i);
                                         }) &&
-               kernels::scalar_weights_symmetric(scalar::constant_data<int8_t>(c, 1), p.out_c * depth));
+               kernels::scalar_weights_symmetric(scalar::constant_data<int8_t>(c, kernels::kWeightsSlot), p.out_c * depth));
 }
 
 }  // namespace
 
 Error check_conv_s8_1x1_scalar(const OpCheck& c) {
   if (const Error e = check_scalar_conv(c); e != Error::kOk) return e;
-  const auto& p = c.get_params<ConvParams>();
-  // Every output pixel reads one input pixel: no padding, the strided grid inside the input.
-  return ok_if(p.k_h == 1 && p.k_w == 1 && p.pad_top == 0 && p.pad_left == 0 &&
-               int64_t(p.out_h - 1) * p.stride_h < p.in_h && int64_t(p.out_w - 1) * p.stride_w < p.in_w);
+  return ok_if(kernels::conv_s8_1x1_scalar_refusal(c.get_params<ConvParams>()) == kernels::Refusal::kNone);
 }
 
 Error check_conv_s8_scalar(const OpCheck& c) {
   if (const Error e = check_scalar_conv(c); e != Error::kOk) return e;
   const auto& p = c.get_params<ConvParams>();
-  const format::TensorRecord& window = c.tensor(scalar::kWindowSlot);
+  const format::TensorRecord& window = c.tensor(kernels::kScalarWindowSlot);
   return ok_if(window.storage == format::Storage::kArena &&
-               window.bytes >= uint64_t(p.k_h) * uint64_t(p.k_w) * uint64_t(p.in_c));
+               window.bytes >= uint64_t(kernels::scalar_conv_window_bytes(p)));
 }
 
 }  // namespace mcuflow::ops

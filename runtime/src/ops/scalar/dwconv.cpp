@@ -7,7 +7,7 @@ namespace {
 
 void eval_dwconv_s8_3x3_scalar(const OpCall& c) {
   kernels::dwconv_s8_3x3_scalar(c.get_params<kernels::DwConvParams>(), c.in<int8_t>(0),
-                                c.in<int32_t>(scalar::kPreparedSlot), c.out<int8_t>(0));
+                                c.in<int32_t>(kernels::kScalarPreparedSlot), c.out<int8_t>(0));
 }
 
 }  // namespace

@@ -8,14 +8,14 @@ namespace mcuflow::ops {
 Error check_add_s8_scalar(const OpCheck& c) {
   if (const Error e = check_binary_s8(c); e != Error::kOk) return e;
   const auto& p = c.get_params<kernels::BinaryParams>();
-  return ok_if(table_matches<int32_t>(c, scalar::kAddTablesSlot, format::DType::kInt32, kernels::kScalarAddTableWords,
+  return ok_if(table_matches<int32_t>(c, kernels::kAddTablesSlot, format::DType::kInt32, kernels::kScalarAddTableWords,
                                       [&p](int32_t i) { return kernels::scalar_add_table_word(p, i); }));
 }
 
 Error check_requantize_s8_scalar(const OpCheck& c) {
   if (const Error e = check_requantize_s8(c); e != Error::kOk) return e;
   const auto& p = c.get_params<kernels::RequantizeParams>();
-  return ok_if(table_matches<int8_t>(c, scalar::kRequantizeTableSlot, format::DType::kInt8, kernels::kByteValues,
+  return ok_if(table_matches<int8_t>(c, kernels::kRequantizeTableSlot, format::DType::kInt8, kernels::kByteValues,
                                      [&p](int32_t i) { return kernels::requantize_table_entry(p, i); }));
 }
 

@@ -7,7 +7,7 @@ namespace mcuflow::ops {
 namespace {
 
 void eval_fc_s8_scalar(const OpCall& c) {
-  kernels::fc_s8_scalar(c.get_params<kernels::FcParams>(), c.in<int8_t>(0), c.in<int32_t>(scalar::kPreparedSlot),
+  kernels::fc_s8_scalar(c.get_params<kernels::FcParams>(), c.in<int8_t>(0), c.in<int32_t>(kernels::kScalarPreparedSlot),
                         c.out<int8_t>(0));
 }
 

@@ -15,7 +15,7 @@ Error check_fc_s8_scalar(const OpCheck& c) {
                                           return kernels::scalar_gemm_prepared_word(w, bias, multipliers, shifts, step,
                                                                                     p.out_c, p.in_c, p.input_offset, i);
                                         }) &&
-               kernels::scalar_weights_symmetric(scalar::constant_data<int8_t>(c, 1), p.out_c * p.in_c));
+               kernels::scalar_weights_symmetric(scalar::constant_data<int8_t>(c, kernels::kWeightsSlot), p.out_c * p.in_c));
 }
 
 }  // namespace mcuflow::ops

@@ -7,7 +7,7 @@ namespace {
 
 void eval_avgpool_s8_scalar(const OpCall& c) {
   kernels::avgpool_s8_scalar(c.get_params<kernels::PoolParams>(), c.in<int8_t>(0),
-                             c.in<int32_t>(scalar::kPoolReciprocalSlot), c.out<int8_t>(0));
+                             c.in<int32_t>(kernels::kScalarPoolReciprocalSlot), c.out<int8_t>(0));
 }
 
 void eval_maxpool_s8_scalar(const OpCall& c) {

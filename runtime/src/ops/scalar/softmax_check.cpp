@@ -9,15 +9,9 @@ namespace mcuflow::ops {
 Error check_softmax_s8_exp_table(const OpCheck& c) {
   if (const Error e = check_softmax_s8(c); e != Error::kOk) return e;
   const auto& p = c.get_params<kernels::SoftmaxParams>();
-  const format::TensorRecord& t = c.tensor(softmax::kExpTableSlot);
-  if (!tensor_is(c, softmax::kExpTableSlot, format::DType::kInt32, kernels::kSoftmaxTableEntries) || !read_only(t) ||
-      t.offset % 4 != 0)
-    return Error::kBadParams;
-  const auto* table = reinterpret_cast<const int32_t*>(c.constants + t.offset);
-  for (int32_t i = 0; i < kernels::kSoftmaxTableEntries; ++i) {
-    if (table[i] != kernels::softmax_exp_table_entry(p, i)) return Error::kBadParams;
-  }
-  return Error::kOk;
+  return ok_if(table_matches<int32_t>(c, kernels::kSoftmaxExpTableSlot, format::DType::kInt32,
+                                      kernels::kSoftmaxTableEntries,
+                                      [&p](int32_t i) { return kernels::softmax_exp_table_entry(p, i); }));
 }
 
 }  // namespace mcuflow::ops

@@ -12,7 +12,7 @@ void eval_clamp_s8_scalar(const OpCall& c) {
 
 void eval_requantize_s8_scalar(const OpCall& c) {
   kernels::requantize_s8_scalar(c.get_params<kernels::RequantizeParams>(), c.in<int8_t>(0),
-                                c.in<int8_t>(scalar::kRequantizeTableSlot), c.out<int8_t>(0));
+                                c.in<int8_t>(kernels::kRequantizeTableSlot), c.out<int8_t>(0));
 }
 
 }  // namespace

@@ -1,0 +1,110 @@
+// Tier kernels' refusals (tier_contract.h, kernels_<tier>.h): the functions the compiler's rules
+// and the load-time checks both call, at the limits each kernel's header documents.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "mcuflow/kernels/kernels_dsp.h"
+#include "mcuflow/kernels/kernels_mve.h"
+#include "mcuflow/kernels/kernels_scalar.h"
+
+namespace mcuflow::kernels {
+namespace {
+
+ConvParams conv(int32_t k, int32_t in_c, int32_t pad = 0) {
+  ConvParams p{};
+  p.in_h = p.in_w = 8, p.out_h = p.out_w = 8 + 2 * pad - (k - 1);
+  p.in_c = in_c, p.out_c = 4, p.k_h = p.k_w = k, p.stride_h = p.stride_w = 1, p.dil_h = p.dil_w = 1;
+  p.pad_top = p.pad_left = pad;
+  return p;
+}
+
+DwConvParams dwconv(int32_t k_h, int32_t k_w) {
+  DwConvParams p{};
+  p.in_h = p.in_w = 8, p.out_h = 8 - k_h + 1, p.out_w = 8 - k_w + 1, p.in_c = p.out_c = 16, p.ch_mult = 1;
+  p.k_h = k_h, p.k_w = k_w, p.stride_h = p.stride_w = 1, p.dil_h = p.dil_w = 1;
+  return p;
+}
+
+TEST(TierContracts, PointwiseKernelsNeedA1x1WindowInsideTheInput) {
+  for (auto refusal : {conv_s8_1x1_scalar_refusal, conv_s8_1x1_dsp_refusal, conv_s8_1x1_mve_refusal}) {
+    EXPECT_EQ(refusal(conv(1, 8)), Refusal::kNone);
+    EXPECT_EQ(refusal(conv(3, 8)), Refusal::kKernelSize);
+    EXPECT_EQ(refusal(conv(1, 8, 1)), Refusal::kPadding);
+    ConvParams strided = conv(1, 8);
+    strided.stride_w = 2;  // output column 7 would read input column 14 of 8
+    EXPECT_EQ(refusal(strided), Refusal::kGridOutsideInput);
+    strided.out_w = 4;
+    EXPECT_EQ(refusal(strided), Refusal::kNone);
+  }
+}
+
+TEST(TierContracts, DspWindowsHold4To32768Values) {
+  EXPECT_EQ(conv_s8_dsp_refusal(conv(1, 3)), Refusal::kWindowDepth);
+  EXPECT_EQ(conv_s8_dsp_refusal(conv(1, 4)), Refusal::kNone);
+  EXPECT_EQ(conv_s8_dsp_refusal(conv(2, 8192)), Refusal::kNone);  // 2 * 2 * 8192 = 32768
+  EXPECT_EQ(conv_s8_dsp_refusal(conv(2, 8193)), Refusal::kWindowDepth);
+  EXPECT_EQ(conv_s8_1x1_dsp_refusal(conv(1, 32769)), Refusal::kInputChannels);
+  FcParams fc{};
+  fc.in_c = 32768;
+  EXPECT_EQ(fc_s8_dsp_refusal(fc), Refusal::kNone);
+  fc.in_c = 3;
+  EXPECT_EQ(fc_s8_dsp_refusal(fc), Refusal::kInputChannels);
+  // A product that would overflow int32 in 32 bits is still refused, not wrapped into range.
+  EXPECT_EQ(conv_s8_dsp_refusal(conv(65536, 65536)), Refusal::kWindowDepth);
+}
+
+TEST(TierContracts, MveConvWindowsFitHalfADimension) {
+  EXPECT_EQ(conv_s8_mve_refusal(conv(2, 8192)), Refusal::kNone);
+  EXPECT_EQ(conv_s8_mve_refusal(conv(2, 8193)), Refusal::kWindowDepth);
+  EXPECT_EQ(kMveMaxDepth * 2, kMaxDim);
+}
+
+TEST(TierContracts, DepthwiseKernelsLimitTheirTaps) {
+  EXPECT_EQ(dwconv_s8_dsp_refusal(dwconv(5, 5)), Refusal::kNone);
+  EXPECT_EQ(dwconv_s8_dsp_refusal(dwconv(5, 6)), Refusal::kTaps);
+  EXPECT_EQ(dwconv_s8_mve_refusal(dwconv(8, 8)), Refusal::kNone);
+  EXPECT_EQ(dwconv_s8_mve_refusal(dwconv(8, 9)), Refusal::kTaps);
+  DwConvParams mult = dwconv(3, 3);
+  mult.ch_mult = 2;
+  for (auto refusal : {dwconv_s8_dsp_refusal, dwconv_s8_3x3_dsp_refusal, dwconv_s8_mve_refusal, dwconv_s8_3x3_scalar_refusal})
+    EXPECT_EQ(refusal(mult), Refusal::kChannelMultiplier);
+  EXPECT_EQ(dwconv_s8_3x3_scalar_refusal(dwconv(3, 3)), Refusal::kNone);
+  EXPECT_EQ(dwconv_s8_3x3_dsp_refusal(dwconv(3, 3)), Refusal::kNone);
+  EXPECT_EQ(dwconv_s8_3x3_dsp_refusal(dwconv(5, 5)), Refusal::kKernelSize);
+  DwConvParams strided = dwconv(3, 3);
+  strided.stride_w = 2;
+  EXPECT_EQ(dwconv_s8_3x3_dsp_refusal(strided), Refusal::kStride);
+  DwConvParams dilated = dwconv(3, 3);
+  dilated.dil_h = 2;
+  EXPECT_EQ(dwconv_s8_3x3_dsp_refusal(dilated), Refusal::kDilation);
+}
+
+TEST(TierContracts, ScalarAveragePoolingUpTo361Values) {
+  PoolParams p{};
+  p.k_h = p.k_w = 19;
+  EXPECT_EQ(avgpool_s8_scalar_refusal(p), Refusal::kNone);
+  p.k_w = 20;
+  EXPECT_EQ(avgpool_s8_scalar_refusal(p), Refusal::kPoolWindow);
+}
+
+TEST(TierContracts, MveDequantizationNeedsANormalScale) {
+  QuantizeParams p{16, 0.5f, 0};
+  EXPECT_EQ(dequantize_s8_f32_mve_refusal(p), Refusal::kNone);
+  p.scale = std::numeric_limits<float>::denorm_min();
+  EXPECT_EQ(dequantize_s8_f32_mve_refusal(p), Refusal::kScale);
+}
+
+// Where the tier inputs sit is part of the program format: programs compiled earlier hold them there.
+TEST(TierContracts, SlotsFollowTheReferenceInputs) {
+  EXPECT_EQ(kScalarPreparedSlot, 5);
+  EXPECT_EQ(kScalarWindowSlot, 6);
+  EXPECT_EQ(kDspConvScratchSlot, 5);
+  EXPECT_EQ(kDspDwPreparedSlot, 5);
+  EXPECT_EQ(kDspDw3ScratchSlot, 6);
+  EXPECT_EQ(kMvePreparedSlot, 5);
+  EXPECT_EQ(kMveScratchSlot, 6);
+}
+
+}  // namespace
+}  // namespace mcuflow::kernels

@@ -105,7 +105,8 @@ Program load_compiled(const LoweredProgram& lp, const std::vector<uint8_t>& byte
   std::string where;
   if (failure.op >= 0) {
     const ProgramOp& op = lp.ops[size_t(failure.op)];
-    where = " by " + op.ir_kind + (op.source.empty() ? "" : " at " + op.source);
+    where = " by " + op.ir_kind + (op.source.empty() ? "" : " at " + op.source) +
+            (failure.slot >= 0 ? " (input slot " + std::to_string(failure.slot) + ")" : "");
   } else if (failure.tensor >= 0) {
     where = " at tensor " + lp.tensors[size_t(failure.tensor)].name;
   }

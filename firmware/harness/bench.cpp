@@ -110,11 +110,12 @@ int main() {
 
   const mcuflow::Span<const uint8_t> bytes{mcuflow_program, mcuflow_program_size()};
   const uint32_t init_start = board_counter();
-  auto program = mcuflow::Program::load(bytes, mcuflow_kernels());
+  mcuflow::LoadFailure where;
+  auto program = mcuflow::Program::load(bytes, mcuflow_kernels(), &where);
   auto session = program.ok() ? mcuflow::Session::bind(program.value(), firmware_arena_regions(), MCUFLOW_REGION_COUNT)
                               : mcuflow::Result<mcuflow::Session>(program.error());
   const uint32_t init = board_counter() - init_start;
-  if (!program.ok()) fail("program rejected", program.error());
+  if (!program.ok()) fail("program rejected", program.error(), &where);
   if (!session.ok()) fail("bind failed", session.error());
   const mcuflow::Program& p = program.value();
   const mcuflow::Session& run = session.value();

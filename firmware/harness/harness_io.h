@@ -28,11 +28,30 @@ inline void put_uint(uint32_t v) {
   board_puts(&buf[i]);
 }
 
-[[noreturn]] inline void fail(const char* what, mcuflow::Error e) {
+// An error as its code, "error <code>": the device holds no names, the host reads them from
+// mcuflow::error_name (python/mcuflow/device.py).
+inline void put_error(mcuflow::Error e) {
+  board_puts("error ");
+  put_uint(uint32_t(e));
+}
+
+// Where Program::load failed, if it says: " op <i> slot <s>", " op <i>" or " tensor <t>".
+inline void put_load_failure(const mcuflow::LoadFailure& where) {
+  const char* names[] = {" tensor ", " op ", " slot "};
+  const int32_t values[] = {where.tensor, where.op, where.slot};
+  for (int i = 0; i < 3; ++i) {
+    if (values[i] < 0) continue;
+    board_puts(names[i]);
+    put_uint(uint32_t(values[i]));
+  }
+}
+
+[[noreturn]] inline void fail(const char* what, mcuflow::Error e, const mcuflow::LoadFailure* where = nullptr) {
   board_puts("mcuflow: ");
   board_puts(what);
   board_puts(": ");
-  board_puts(mcuflow::error_name(e));
+  put_error(e);
+  if (where) put_load_failure(*where);
   board_puts("\n");
   board_exit(kExitRuntimeBase + int(e));
 }

@@ -19,8 +19,9 @@ int main() {
   using harness::fail_io;
   using harness::put_uint;
   const mcuflow::Span<const uint8_t> bytes{mcuflow_program, mcuflow_program_size()};
-  auto program = mcuflow::Program::load(bytes, mcuflow_kernels());
-  if (!program.ok()) fail("program rejected", program.error());
+  mcuflow::LoadFailure where;
+  auto program = mcuflow::Program::load(bytes, mcuflow_kernels(), &where);
+  if (!program.ok()) fail("program rejected", program.error(), &where);
   auto session = mcuflow::Session::bind(program.value(), firmware_arena_regions(), MCUFLOW_REGION_COUNT);
   if (session.error() == mcuflow::Error::kArenaTooSmall) board_exit(harness::kExitArena);
   if (!session.ok()) fail("bind failed", session.error());

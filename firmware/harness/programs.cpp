@@ -5,8 +5,8 @@
 // Files (harness_io.h): count.bin (uint32 number of programs), prog_<k>_0.bin (program k, exactly
 // MCUFLOW_PROGRAM_BYTES bytes), in_0_<i>.bin (program input i, the same for every program).
 // Writes out_<k>_<j>.bin for every program that ran, and per program one console line:
-//   "mcuflow: program <k> ok" | "mcuflow: program <k> rejected <error>" |
-//   "mcuflow: program <k> bind <error>" | "mcuflow: program <k> run <error>"
+//   "mcuflow: program <k> ok" | "mcuflow: program <k> rejected error <code>" |
+//   "mcuflow: program <k> bind error <code>" | "mcuflow: program <k> run error <code>"
 #include <cstdint>
 
 #include "harness_io.h"
@@ -25,7 +25,7 @@ void report(uint32_t k, const char* what, mcuflow::Error e) {
   board_puts(what);
   if (e != mcuflow::Error::kOk) {
     board_puts(" ");
-    board_puts(mcuflow::error_name(e));
+    harness::put_error(e);
   }
   board_puts("\n");
 }

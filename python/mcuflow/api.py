@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import struct
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -35,6 +37,48 @@ def sample_hash(sample: Sequence[np.ndarray]) -> str:
     return digest.hexdigest()[:16]
 
 
+_KERNEL_NAMES = {i: name for name, i in _core.kernel_ids().items()}
+
+
+def load_failure_message(failure: str, data: bytes) -> str:
+    """A Program::load failure as host and board report it, codes only ("<error>[ tensor <t>][ op
+    <i>][ slot <s>]"), as one line naming the record: the op with its kernel (from its record)
+    and model source line, or the tensor with its name (from the metadata, when the program holds
+    readable metadata), e.g. "op 12 dwconv_s8_dsp (model.py:33): bad_params"."""
+    m = re.fullmatch(r"(\w+)((?: (?:tensor|op|slot) \d+)*)", failure.strip())
+    if not m or not m[2]:
+        return failure
+    where = {k: int(v) for k, v in re.findall(r"(tensor|op|slot) (\d+)", m[2])}
+    metadata = _readable_metadata(data)
+    if "op" in where:
+        i = where["op"]
+        try:  # the op record's kernel id (OpRecord: 28 bytes from Header.ops_offset)
+            kernel = _KERNEL_NAMES.get(struct.unpack_from("<H", data, struct.unpack_from("<I", data, 32)[0] + 28 * i)[0], "?")
+        except struct.error:
+            kernel = "?"
+        ops = metadata.get("ops", [])
+        source = ops[i].get("source") if i < len(ops) and isinstance(ops[i], dict) else None
+        text = f"op {i} {kernel}" + (f" ({source})" if source else "")
+        if "slot" in where:
+            text += f", input {where['slot']}"
+    else:
+        t = where["tensor"]
+        tensors = metadata.get("tensors", [])
+        name = tensors[t].get("name") if t < len(tensors) and isinstance(tensors[t], dict) else None
+        text = f"tensor {t}" + (f" ({name})" if name else "")
+    return f"{text}: {m[1]}"
+
+
+def _readable_metadata(data: bytes) -> dict:
+    """The metadata of a program that may have failed verification ({} where it is unreadable)."""
+    try:
+        offset, size = struct.unpack_from("<II", data, 56)  # Header.metadata_offset, metadata_bytes
+        metadata = json.loads(data[offset:offset + size].decode("utf-8")) if size else {}
+    except (struct.error, UnicodeDecodeError, ValueError):
+        return {}
+    return metadata if isinstance(metadata, dict) else {}
+
+
 class Program:
     """A compiled mcuflow program (the bytes of a ``.mfp`` file) and its host runtime."""
 
@@ -46,7 +90,10 @@ class Program:
         try:
             self._host = _core.HostProgram(bytes(data))
         except ValueError as e:
-            raise InputError(str(e)) from None
+            message = str(e)
+            if message.startswith("invalid program: "):
+                message = "invalid program: " + load_failure_message(message.removeprefix("invalid program: "), bytes(data))
+            raise InputError(message) from None
         self.data = bytes(data)
         self.metadata = json.loads(self._host.metadata or "{}")
 

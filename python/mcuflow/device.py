@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from . import _core
-from .api import Program
+from .api import Program, load_failure_message
 from .boards import KiB, board_named
 from .boardfile import firmware_dir
 from .crossbuild import FirmwareBuild, FirmwareError, build_firmware, compiler_version, tool_path
@@ -32,6 +32,13 @@ from .qemu import QemuError, QemuTimeoutError, run as qemu_run
 EXIT_RUNTIME_BASE = 16  # firmware/harness/harness_io.h: 16 + mcuflow::Error
 HARNESSES = ("main", "bench", "programs")  # firmware/harness/<name>.cpp: run over input files, benchmark, many programs
 RUNTIME_ERRORS = _core.error_names()
+
+
+def named_errors(console: str) -> str:
+    """A harness's console output with each "error <code>" (the device prints codes, no names:
+    firmware/harness/harness_io.h) as the runtime's name for it."""
+    return re.sub(r"\berror (\d+)\b",
+                  lambda m: RUNTIME_ERRORS[int(m[1])] if int(m[1]) < len(RUNTIME_ERRORS) else m[0], console)
 
 
 def source_root() -> Path:
@@ -247,9 +254,10 @@ def write_input_files(work_dir: Path, program: Program, samples: list[list[np.nd
             (work_dir / f"in_{k}_{i}.bin").write_bytes(_physical_bytes(x, spec))
 
 
-def run_harness(elf: Path, board_name: str, work_dir: Path, timeout: float) -> str:
+def run_harness(elf: Path, board_name: str, work_dir: Path, timeout: float, program: Program | None = None) -> str:
     """Runs a harness firmware in `work_dir` (its host files); returns its console output.
-    A hang, a QEMU failure or a non-zero exit raises DeviceError naming the cause."""
+    A hang, a QEMU failure or a non-zero exit raises DeviceError naming the cause (for a program
+    the board rejects, the op or tensor, named from `program`'s records and metadata)."""
     try:
         result = qemu_run(elf, board_name, timeout_s=timeout, cwd=work_dir)
     except QemuTimeoutError:
@@ -257,14 +265,17 @@ def run_harness(elf: Path, board_name: str, work_dir: Path, timeout: float) -> s
                           f"(raise --timeout for large inputs)") from None
     except QemuError as e:
         raise DeviceError(f"{board_name}: {e}") from None
-    failed = re.search(r"mcuflow: run failed: (\w+)", result.stdout)
+    stdout = named_errors(result.stdout)
+    if program is not None:
+        stdout = re.sub(r"(program rejected: )(.*)", lambda m: m[1] + load_failure_message(m[2], program.data), stdout)
+    failed = re.search(r"mcuflow: run failed: (\w+)", stdout)
     if failed and failed[1] in RUNTIME_ERRORS and result.exit_code == EXIT_RUNTIME_BASE + RUNTIME_ERRORS.index(failed[1]):
         # the host's message for the same failure: the samples before it printed their counts
-        raise run_failure(failed[1], len(re.findall(r"mcuflow: sample \d+ instructions", result.stdout)))
+        raise run_failure(failed[1], len(re.findall(r"mcuflow: sample \d+ instructions", stdout)))
     if result.exit_code != 0:
         raise DeviceError(f"{board_name}: firmware exited with code {result.exit_code}"
-                          f"{_exit_reason(result.exit_code)}: {_last_line(result.stdout + result.stderr)}")
-    return result.stdout
+                          f"{_exit_reason(result.exit_code)}: {_last_line(stdout + result.stderr)}")
+    return stdout
 
 
 def run_elf_on_inputs(fw: FirmwareBuild, program: Program, samples: list[list[np.ndarray]], board_name: str,
@@ -275,7 +286,7 @@ def run_elf_on_inputs(fw: FirmwareBuild, program: Program, samples: list[list[np
         w = Path(work)
         (w / "batch.bin").write_bytes(np.uint32(len(samples)).tobytes())
         write_input_files(w, program, samples)
-        stdout = run_harness(fw.elf, board_name, w, timeout)
+        stdout = run_harness(fw.elf, board_name, w, timeout, program)
         counts = [int(m) for m in re.findall(r"mcuflow: sample \d+ instructions (\d+)", stdout)]
         outputs = []
         for k in range(len(samples)):

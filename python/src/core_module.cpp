@@ -216,6 +216,16 @@ class OwnedSession {
   Session session_;
 };
 
+// A Program::load failure as a board's harness reports it (firmware/harness/harness_io.h, codes
+// named): "<error>[ tensor <t>][ op <i>][ slot <s>]"; mcuflow.api names the records from it.
+std::string load_failure(Error e, const LoadFailure& where) {
+  std::string text = error_name(e);
+  if (where.tensor >= 0) text += " tensor " + std::to_string(where.tensor);
+  if (where.op >= 0) text += " op " + std::to_string(where.op);
+  if (where.slot >= 0) text += " slot " + std::to_string(where.slot);
+  return text;
+}
+
 // Session::run failed on sample `sample`: Python sees _core.RunError("<error name> <sample>").
 struct RunFailure : std::runtime_error {
   RunFailure(Error e, int64_t sample) : std::runtime_error(std::string(error_name(e)) + " " + std::to_string(sample)) {}
@@ -230,8 +240,9 @@ class HostProgram {
     bytes_ = storage_.data();
     while (reinterpret_cast<uintptr_t>(bytes_) % format::kConstantAlign) ++bytes_;
     std::memcpy(bytes_, s.data(), s.size());
-    auto program = Program::load(Span<const uint8_t>{bytes_, uint32_t(s.size())}, all_kernels());
-    if (!program.ok()) throw std::invalid_argument(std::string("invalid program: ") + error_name(program.error()));
+    LoadFailure where;
+    auto program = Program::load(Span<const uint8_t>{bytes_, uint32_t(s.size())}, all_kernels(), &where);
+    if (!program.ok()) throw std::invalid_argument("invalid program: " + load_failure(program.error(), where));
     program_ = program.value();
   }
 

@@ -7,8 +7,8 @@
 namespace mcuflow::aliasing {
 namespace {
 
-// One row per kernel that may share bytes between its output and an input (a table rather than a
-// switch: a quarter of the flash on a device).
+// One row per kernel that may share bytes between its output and an input, compiled into one
+// byte per kernel id below (a table rather than a switch: a quarter of the flash on a device).
 struct Row {
   KernelId kernel;
   Walk walk;
@@ -82,9 +82,20 @@ constexpr Row kContracts[] = {
     {KernelId::concat_slice_f32, Walk::kOntoSource, Geometry::kNone},
 };
 
+// kContracts by kernel id: walk in bits 0-2, geometry above (kNone, kNone for unlisted ids).
+struct ContractById {
+  uint8_t walk_geometry[kKernelIdCount];
+};
+constexpr ContractById kContractById = [] {
+  ContractById t{};
+  for (const Row& r : kContracts) t.walk_geometry[uint16_t(r.kernel)] = uint8_t(uint8_t(r.walk) | uint8_t(r.geometry) << 3);
+  return t;
+}();
+
 // The first (or, `last`, the last) input row or column inside the input that a window starting
-// at `start` touches, or -1 when all its taps fall into padding.
-int32_t tap(int32_t start, int32_t taps, int32_t dilation, int32_t extent, bool last) {
+// at `start` touches, or -1 when all its taps fall into padding. Out of line: one copy serves
+// rows and columns (flash).
+__attribute__((noinline)) int32_t tap(int32_t start, int32_t taps, int32_t dilation, int32_t extent, bool last) {
   for (int32_t t = 0; t < taps; ++t) {
     const int32_t i = start + (last ? taps - 1 - t : t) * dilation;
     if (i >= 0 && i < extent) return i;
@@ -123,10 +134,8 @@ Window conv_window(const P& c) {
 }  // namespace
 
 Contract contract_of(KernelId k) {
-  for (const Row& r : kContracts) {
-    if (r.kernel == k) return {r.walk, r.geometry};
-  }
-  return {Walk::kNone, Geometry::kNone};
+  const uint8_t c = uint16_t(k) < kKernelIdCount ? kContractById.walk_geometry[uint16_t(k)] : 0;
+  return {Walk(c & 7), Geometry(c >> 3)};
 }
 
 Window window_of(Geometry g, const void* params) {

@@ -26,6 +26,7 @@ const char* error_name(Error e) {
     case Error::kBadAliasing: return "bad_aliasing";
     case Error::kNonFiniteInput: return "non_finite_input";
     case Error::kIndexOutOfRange: return "index_out_of_range";
+    case Error::kUndefinedRead: return "undefined_read";
   }
   return "unknown_error";
 }

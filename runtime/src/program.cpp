@@ -96,16 +96,14 @@ Error verify_tensor(const TensorRecord& t, const Header& h) {
 // The bytes a tensor occupies in a memory region while the program runs (none for constants
 // read from the program, and for streamed inputs, which no op reads).
 struct RamSpan {
-  uint32_t region;
-  int64_t start, end;
+  uint32_t region, start, end;  // verified: start + bytes fits its region
   bool in_ram;
 };
 
-RamSpan ram_span(const TensorRecord& t) {
-  const bool arena = t.storage == Storage::kArena, copied = t.storage == Storage::kCopiedConstant;
-  const int64_t start = arena ? t.offset : t.copy_offset;
-  return RamSpan{t.region, start, start + t.bytes, arena || copied};
-}
+bool in_ram(const TensorRecord& t) { return t.storage == Storage::kArena || t.storage == Storage::kCopiedConstant; }
+uint32_t ram_start(const TensorRecord& t) { return t.storage == Storage::kArena ? t.offset : t.copy_offset; }
+
+RamSpan ram_span(const TensorRecord& t) { return RamSpan{t.region, ram_start(t), ram_start(t) + t.bytes, in_ram(t)}; }
 
 bool share_bytes(const RamSpan& a, const RamSpan& b) {
   return a.in_ram && b.in_ram && a.region == b.region && a.start < b.end && b.start < a.end;
@@ -113,7 +111,8 @@ bool share_bytes(const RamSpan& a, const RamSpan& b) {
 
 // Whether the output of `c`'s op may share bytes with its input `slot` (aliasing.h): only where
 // the kernel still computes its separate-buffer result, and the host's reference with it.
-bool overlap_allowed(const OpCheck& c, uint32_t slot, const RamSpan& in, const RamSpan& out) {
+bool overlap_allowed(const OpCheck& c, uint32_t slot, const RamSpan& in_span, const RamSpan& out_span) {
+  const int64_t in = in_span.start, out = out_span.start;
   const aliasing::Contract contract = aliasing::contract_of(KernelId(c.op->kernel));
   const TensorRecord& input = c.tensor(slot);
   const TensorRecord& output = c.tensor(c.op->input_count);
@@ -121,18 +120,18 @@ bool overlap_allowed(const OpCheck& c, uint32_t slot, const RamSpan& in, const R
   switch (contract.walk) {
     case aliasing::Walk::kElementwise:
       return input.bytes / in_element == output.bytes / out_element &&
-             out.start + aliasing::elementwise_shift(input.bytes, output.bytes) <= in.start;
+             out + aliasing::elementwise_shift(input.bytes, output.bytes) <= in;
     case aliasing::Walk::kForward:
     case aliasing::Walk::kBothWays: {
       if (slot != 0 || input.dtype != output.dtype) return false;
       const aliasing::Window w = aliasing::window_of(contract.geometry, c.params);
-      if (out.start <= in.start) return out.start + aliasing::window_shift_below(w, in_element) <= in.start;
-      return contract.walk == aliasing::Walk::kBothWays && out.start >= in.start + aliasing::window_shift_above(w, in_element);
+      if (out <= in) return out + aliasing::window_shift_below(w, in_element) <= in;
+      return contract.walk == aliasing::Walk::kBothWays && out >= in + aliasing::window_shift_above(w, in_element);
     }
     case aliasing::Walk::kOntoSource: {
       int64_t output_minus_input = 0;
       return slot == 0 && aliasing::onto_source_shift(KernelId(c.op->kernel), c.params, out_element, &output_minus_input) &&
-             out.start - in.start == output_minus_input;
+             out - in == output_minus_input;
     }
     default:
       return false;
@@ -184,6 +183,71 @@ Error verify_op(const OpRecord& op, const Header& h, const TensorRecord* tensors
   return e != Error::kOk ? e : verify_overlaps(check, k);
 }
 
+// The records Program::load has checked, for the dataflow rule below.
+struct Records {
+  const Header& h;
+  const TensorRecord* tensors;
+  const OpRecord* ops;
+  const uint16_t* io;
+  const uint8_t* params;
+  KernelTable kernels;
+};
+
+// The last write of byte `x` of `region` found so far, scanning writes from the latest back:
+// where its run ends (0: none found yet) and whether a scratch wrote it; `next`, the first start
+// of a later write's run after x (the bytes from x to the nearer of the two share that write).
+struct LastWrite {
+  uint32_t region, x, next, end;
+  bool scratch;
+
+  // A write of `count` runs of `bytes` bytes, `period` apart, from byte `skip` of `w`.
+  void see(const TensorRecord& w, uint32_t skip, uint32_t bytes, uint32_t period, uint32_t count, bool by_scratch) {
+    if (!in_ram(w) || w.region != region) return;
+    const uint32_t start = ram_start(w) + skip, run = x < start ? 0 : (x - start) / period + 1;  // runs from x on
+    if (run < count && start + run * period < next) next = start + run * period;
+    const uint32_t run_start = start + (run - 1) * period;
+    if (run > 0 && run <= count && x < run_start + bytes) end = run_start + bytes, scratch = by_scratch;
+  }
+  void see(const TensorRecord& w, bool by_scratch) { see(w, 0, w.bytes, w.bytes, 1, by_scratch); }
+};
+
+// Def before use: every byte of `t` that op `before` reads (op_count: a program output, read
+// after the last op) was last written by an op's output, or is a program input or a copied
+// constant. Never the bytes a tier kernel's scratch left (the host's reference never writes
+// them) nor bytes nothing wrote (the arena's old contents): host and board read the same bytes.
+// An output writes its bytes, but a cat slice only its columns of each outer row.
+Error verify_written(const Records& r, uint32_t before, const TensorRecord& t) {
+  if (!in_ram(t)) return Error::kOk;  // a constant in the program, never written
+  const uint32_t t_end = ram_start(t) + t.bytes;
+  for (LastWrite l{t.region, ram_start(t), 0, 0, false}; l.x < t_end; l.x = l.end < l.next ? l.end : l.next) {
+    l.next = t_end, l.end = 0;
+    for (uint32_t i = before; l.end == 0 && i-- > 0;) {
+      const OpRecord& op = r.ops[i];
+      const uint32_t scratch_slot = r.kernels.entries[op.kernel]->scratch_slot;
+      for (uint32_t s = 0; s < uint32_t(op.input_count) + op.output_count; ++s) {
+        const TensorRecord& w = r.tensors[op.tensors[s]];
+        const bool cat = op.kernel == uint16_t(KernelId::concat_slice_s8) || op.kernel == uint16_t(KernelId::concat_slice_f32);
+        if (s < op.input_count) {
+          if (s != 0 && s == scratch_slot) l.see(w, true);
+        } else if (cat) {
+          const auto& c = *reinterpret_cast<const kernels::ConcatSliceParams*>(r.params + op.params_offset);
+          const uint32_t e = format::element_bytes(w.dtype);
+          l.see(w, uint32_t(c.offset_c) * e, uint32_t(c.in_c) * e, uint32_t(c.out_c) * e, uint32_t(c.outer), false);
+        } else {
+          l.see(w, false);
+        }
+      }
+    }
+    // Held before the first op: the program inputs (set before run), copied constants (bind).
+    for (uint32_t i = 0; l.end == 0 && i < r.h.input_count; ++i) l.see(r.tensors[r.io[i]], false);
+    for (uint32_t i = 0; l.end == 0 && i < r.h.tensor_count; ++i) {
+      if (r.tensors[i].storage == Storage::kCopiedConstant) l.see(r.tensors[i], false);
+    }
+    if (l.end == 0 || l.scratch) return Error::kUndefinedRead;
+  }
+  return Error::kOk;
+}
+
 Error verify_io(const uint16_t* io, const Header& h, const TensorRecord* tensors) {
   for (uint32_t i = 0; i < uint32_t(h.input_count) + h.output_count; ++i) {
     if (io[i] >= h.tensor_count) return Error::kBadIo;
@@ -226,9 +290,17 @@ Result<Program> Program::load(Span<const uint8_t> bytes, KernelTable kernels, Lo
     }
   }
   if ((e = verify_io(p.io_, h, p.tensors_)) != Error::kOk) return e;
-  for (uint32_t i = 0; i < h.op_count; ++i) {
-    if ((e = verify_op(p.ops_[i], h, p.tensors_, p.io_, bytes.data, kernels)) != Error::kOk) {
-      if (failure) failure->op = int32_t(i);
+  const Records records{h, p.tensors_, p.ops_, p.io_, bytes.data + h.params_offset, kernels};
+  for (uint32_t i = 0; i <= h.op_count; ++i) {  // op_count: the program's outputs, after the last op
+    const bool is_op = i < h.op_count;
+    e = is_op ? verify_op(p.ops_[i], h, p.tensors_, p.io_, bytes.data, kernels) : Error::kOk;
+    uint32_t s = 0, t = 0;
+    for (; e == Error::kOk && s < (is_op ? p.ops_[i].input_count : h.output_count); ++s) {
+      t = is_op ? p.ops_[i].tensors[s] : p.io_[h.input_count + s];
+      if (!is_op || s == 0 || s != kernels.entries[p.ops_[i].kernel]->scratch_slot) e = verify_written(records, i, p.tensors_[t]);
+    }
+    if (e != Error::kOk) {  // s: one past the slot that failed, 0 if the op's own checks did
+      if (failure) *failure = is_op ? LoadFailure{-1, int32_t(i), int32_t(s) - 1} : LoadFailure{int32_t(t), -1, -1};
       return e;
     }
   }
@@ -241,7 +313,7 @@ TensorInfo Program::info(uint32_t tensor) const {
 }
 
 Span<const uint8_t> Program::metadata() const {
-  return Span<const uint8_t>{base_ + header_->metadata_offset, header_->metadata_bytes};
+  return header_ ? Span<const uint8_t>{base_ + header_->metadata_offset, header_->metadata_bytes} : Span<const uint8_t>{};
 }
 
 uint32_t Program::region_bytes(uint32_t r) const { return r < region_count() ? region_size(*header_, r) : 0; }
@@ -250,7 +322,7 @@ Result<Session> Session::bind(const Program& program, Span<uint8_t> arena) { ret
 
 Result<Session> Session::bind(const Program& program, const Span<uint8_t>* regions, uint32_t count) {
   if (program.header_ == nullptr) return Error::kNotBound;
-  if (regions == nullptr || count != program.region_count()) return Error::kBadArgument;
+  if (regions == nullptr || count != program.header_->region_count) return Error::kBadArgument;
   Session s;
   s.program_ = &program;
   for (uint32_t r = 0; r < count; ++r) {
@@ -259,7 +331,7 @@ Result<Session> Session::bind(const Program& program, const Span<uint8_t>* regio
     s.regions_[r] = regions[r].data;
   }
   const uint8_t* constants = program.base_ + program.header_->constants_offset;
-  for (uint32_t i = 0; i < program.tensor_count(); ++i) {
+  for (uint32_t i = 0; i < program.header_->tensor_count; ++i) {
     const TensorRecord& t = program.tensors_[i];
     if (t.storage == Storage::kCopiedConstant) std::memcpy(s.regions_[t.region] + t.copy_offset, constants + t.offset, t.bytes);
   }
@@ -276,21 +348,21 @@ uint8_t* Session::data_of(uint32_t tensor) const {
 
 Result<Span<uint8_t>> Session::tensor_buffer(uint32_t i) const {
   if (program_ == nullptr) return Error::kNotBound;
-  if (i >= program_->tensor_count()) return Error::kBadArgument;
+  if (i >= program_->header_->tensor_count) return Error::kBadArgument;
   if (program_->tensors_[i].storage == Storage::kStreamed) return Error::kStreamedInput;
   return Span<uint8_t>{data_of(i), program_->tensors_[i].bytes};
 }
 
 Result<Span<uint8_t>> Session::input_buffer(uint32_t i) const {
   if (program_ == nullptr) return Error::kNotBound;
-  if (i >= program_->input_count()) return Error::kBadArgument;
+  if (i >= program_->header_->input_count) return Error::kBadArgument;
   return tensor_buffer(program_->io_[i]);
 }
 
 Result<Span<uint8_t>> Session::output_buffer(uint32_t i) const {
   if (program_ == nullptr) return Error::kNotBound;
-  if (i >= program_->output_count()) return Error::kBadArgument;
-  return tensor_buffer(program_->io_[program_->input_count() + i]);
+  if (i >= program_->header_->output_count) return Error::kBadArgument;
+  return tensor_buffer(program_->io_[program_->header_->input_count + i]);
 }
 
 namespace {
@@ -311,10 +383,10 @@ bool all_finite(const TensorRecord& t, const uint8_t* data) {
 
 Error Session::run_op(uint32_t i, const InputReader* reader) const {
   if (program_ == nullptr) return Error::kNotBound;
-  if (i >= program_->op_count()) return Error::kBadArgument;
+  if (i >= program_->header_->op_count) return Error::kBadArgument;
   const OpRecord& op = program_->ops_[i];
   const uint8_t* params = program_->base_ + program_->header_->params_offset + op.params_offset;
-  for (uint32_t k = 0; i == 0 && k < program_->input_count(); ++k) {  // the inputs, before any op reads them
+  for (uint32_t k = 0; i == 0 && k < program_->header_->input_count; ++k) {  // the inputs, before any op reads them
     const TensorRecord& t = program_->tensors_[program_->io_[k]];
     if (t.storage != Storage::kStreamed && !all_finite(t, data_of(program_->io_[k]))) return Error::kNonFiniteInput;
   }
@@ -339,7 +411,7 @@ Error Session::run_op(uint32_t i, const InputReader* reader) const {
 
 Error Session::run(const InputReader* reader) const {
   if (program_ == nullptr) return Error::kNotBound;
-  for (uint32_t i = 0; i < program_->op_count(); ++i) {
+  for (uint32_t i = 0; i < program_->header_->op_count; ++i) {
     Error e = run_op(i, reader);
     if (e != Error::kOk) return e;
   }

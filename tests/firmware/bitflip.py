@@ -28,6 +28,7 @@ from mcuflow import _core, boards, device, qemu
 
 CHECKSUM_START = 16  # runtime/include/mcuflow/runtime/format.h: CRC32 covers bytes [16, file_bytes)
 PROGRAMS_PER_BOOT = 200
+PROGRESS_EVERY = 10_000  # bits between progress lines
 
 
 def ds_cnn_program(target: str = "cortex-m55"):
@@ -93,7 +94,7 @@ def run_on_board(fw, variants: list[tuple[int, bytes, list[bytes]]], physical_in
         for i, p in enumerate(physical_inputs):
             (w / f"in_0_{i}.bin").write_bytes(p.tobytes())
         result = qemu.run(fw.elf, board, timeout_s=timeout, cwd=w, icount=False)
-        status = dict(re.findall(r"mcuflow: program (\d+) (.+)", result.stdout))
+        status = dict(re.findall(r"mcuflow: program (\d+) (.+)", device.named_errors(result.stdout)))
         for k, (bit, _, expected) in enumerate(variants):
             line = status.get(str(k))
             if line is None:
@@ -122,6 +123,8 @@ def run_campaign(program, x: np.ndarray, board: str = "qemu-m55", bits=None, log
     start = time.monotonic()
     for bit in (range(len(image) * 8) if bits is None else bits):
         campaign.tried += 1
+        if campaign.tried % PROGRESS_EVERY == 0:
+            log(f"[{time.monotonic() - start:.0f} s, bit {bit}] {campaign.summary()}")
         variant = flipped(image, int(bit))
         out = host_outputs(variant, physical_inputs)
         if out is None:

@@ -101,13 +101,42 @@ def test_a_dequantize_overlapping_its_input_is_refused_by_host_and_board(tmp_pat
     assert placed, "no room in the arena for an overlapping placement"
     struct.pack_into("<I", image, offset_at, placed[0])
     altered = with_crc(image)
-    with pytest.raises(mcuflow.InputError, match="bad_aliasing"):
+    # Host and board name the op, its kernel and its model source line alike (item 6 of issue 13).
+    named = rf"op {op} dequantize_s8_f32_mve( \(.*\))?: bad_aliasing"  # the model's line, where it has one
+    with pytest.raises(mcuflow.InputError, match=f"invalid program: {named}$"):
         mcuflow.Program(altered)
     for_board = mcuflow.Program(program.data)
     for_board.data = altered
     fw = device.build(for_board, "qemu-m55", tmp_path / "fw")
-    with pytest.raises(device.DeviceError, match=r"runtime error bad_aliasing.*program rejected: bad_aliasing"):
+    with pytest.raises(device.DeviceError, match=rf"runtime error bad_aliasing.*program rejected: {named}$"):
         device.run_elf_on_inputs(fw, for_board, [[model.example_input(seed=4)[0].numpy()]], "qemu-m55")
+
+
+def test_the_ds_cnn_output_index_flipped_onto_a_scratch_is_refused_by_host_and_board():
+    """The campaign's disagreement (bit 28,627 of the format-2 image, 33,171 now that tensor
+    records are 52 bytes): one bit of the output index names a tier kernel's scratch instead of
+    the dequantize output. The board returned what conv_s8_1x1_mve left there, the host what its
+    arena held: both now refuse it, as a read of bytes no op output wrote last."""
+    program, x = bitflip.ds_cnn_program("cortex-m55")
+    image = program.device_image
+    io_offset, (inputs,) = struct.unpack_from("<I", image, 36)[0], struct.unpack_from("<H", image, 24)  # Header
+    entry = io_offset + 2 * inputs  # the first output's tensor index
+    output = struct.unpack_from("<H", image, entry)[0]
+    kernels = [op["kernel"] for op in program.metadata["ops"]]
+    scratches = {op["inputs"][6] for op, k in zip(program._host.ops, kernels) if k in ("conv_s8_mve", "conv_s8_1x1_mve")}
+    flips = [b for b in range(16) if output ^ (1 << b) in scratches]
+    assert flips, "no single bit of the output index names a scratch"
+    bit = entry * 8 + flips[0]
+    variant = bitflip.flipped(image, bit)
+    with pytest.raises(mcuflow.InputError, match="undefined_read"):
+        mcuflow.Program(variant)
+    spec = program.inputs[0]
+    physical = [np.ascontiguousarray(bitflip._core.to_physical(np.ascontiguousarray(x, dtype=spec["dtype"]),
+                                                               spec["layout"])).reshape(-1)]
+    c = bitflip.Campaign()
+    fw = device.cached_build(program, "qemu-m55", harness="programs")
+    bitflip.run_on_board(fw, [(bit, variant, [])], physical, "qemu-m55", c)
+    assert dict(c.board_refused) == {"rejected undefined_read": 1}, c.summary()
 
 
 SAMPLED_BITS = int(os.environ.get("MCUFLOW_BITFLIP_BITS", "2000"))

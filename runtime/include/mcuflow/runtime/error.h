@@ -4,7 +4,8 @@
 
 namespace mcuflow {
 
-enum class Error : uint8_t {
+// [[nodiscard]]: a call whose Error or Result is ignored is a compiler warning.
+enum class [[nodiscard]] Error : uint8_t {
   kOk = 0,
   kTruncated,        // the byte span is shorter than the header or the file size it states
   kBadMagic,
@@ -28,19 +29,27 @@ enum class Error : uint8_t {
                      // access order does not allow it (aliasing.h), or with its scratch
   kNonFiniteInput,   // a float32 program input (or a band of one) holds NaN or Inf
   kIndexOutOfRange,  // an int32 id outside its table (embedding): the op wrote nothing
+  kUndefinedRead,    // an op or a program output reads bytes that no op output (nor a program
+                     // input) wrote last: left by a tier kernel's scratch, which the host never
+                     // writes, or by nothing, so host and board would read different bytes
 };
 
 const char* error_name(Error e);
 
+// A value or the Error that kept it from being made. A Result is ok only with a value (one made
+// from Error::kOk holds kBadArgument). A failed Result's value is T{} — a null span, an empty
+// program whose counts are 0 — never uninitialized memory: code that reads it without checking
+// ok() finds nothing to work on instead of undefined behaviour, and nothing aborts.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(const T& value) : value_(value), error_(Error::kOk) {}  // NOLINT: implicit by design
-  Result(Error error) : value_(), error_(error) {}                // NOLINT
+  Result(Error error) : value_(), error_(error == Error::kOk ? Error::kBadArgument : error) {}  // NOLINT
   bool ok() const { return error_ == Error::kOk; }
   Error error() const { return error_; }
   const T& value() const { return value_; }
   T& value() { return value_; }
+  T value_or(const T& fallback) const { return ok() ? value_ : fallback; }
 
  private:
   T value_;

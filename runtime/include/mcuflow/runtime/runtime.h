@@ -65,11 +65,13 @@ struct TensorInfo {
   bool streamed;  // an input Session::run fetches in row bands through its InputReader
 };
 
-// Which record Program::load rejected (-1 where it was not a tensor or an op): for tools that
-// name the failing op.
+// Which record Program::load rejected, for tools that name it (-1: not that kind of record): a
+// tensor record, or a program output that reads unwritten bytes (`tensor`); an op record, and
+// where one of its input slots caused it, the slot (`op`, `slot`).
 struct LoadFailure {
   int32_t tensor = -1;
   int32_t op = -1;
+  int32_t slot = -1;
 };
 
 class Program {
@@ -78,20 +80,22 @@ class Program {
   // Verifies everything (header, CRC, sections, every tensor and op) before returning.
   static Result<Program> load(Span<const uint8_t> bytes, KernelTable kernels, LoadFailure* failure = nullptr);
 
-  uint32_t arena_bytes() const { return header_->arena_bytes; }  // region 0, the default arena
-  uint32_t region_count() const { return header_->region_count; }
+  // A Program not made by load (a failed Result's value) has no records: every count is 0, and
+  // an index past a count gives an empty TensorInfo (rank 0, no dims).
+  uint32_t arena_bytes() const { return header_ ? header_->arena_bytes : 0; }  // region 0, the default arena
+  uint32_t region_count() const { return header_ ? header_->region_count : 0; }
   uint32_t region_bytes(uint32_t r) const;  // planned bytes of region r (0 past the last)
-  uint32_t arena_lower_bound() const { return header_->arena_lower_bound; }
-  uint32_t op_count() const { return header_->op_count; }
-  uint32_t tensor_count() const { return header_->tensor_count; }
-  uint32_t input_count() const { return header_->input_count; }
-  uint32_t output_count() const { return header_->output_count; }
-  uint32_t flags() const { return header_->flags; }
-  TensorInfo input(uint32_t i) const { return info(io_[i]); }
-  TensorInfo output(uint32_t i) const { return info(io_[header_->input_count + i]); }
-  TensorInfo tensor(uint32_t i) const { return info(i); }
-  KernelId op_kernel(uint32_t i) const { return static_cast<KernelId>(ops_[i].kernel); }
-  Span<const uint8_t> metadata() const;
+  uint32_t arena_lower_bound() const { return header_ ? header_->arena_lower_bound : 0; }
+  uint32_t op_count() const { return header_ ? header_->op_count : 0; }
+  uint32_t tensor_count() const { return header_ ? header_->tensor_count : 0; }
+  uint32_t input_count() const { return header_ ? header_->input_count : 0; }
+  uint32_t output_count() const { return header_ ? header_->output_count : 0; }
+  uint32_t flags() const { return header_ ? header_->flags : 0; }
+  TensorInfo input(uint32_t i) const { return i < input_count() ? info(io_[i]) : TensorInfo{}; }
+  TensorInfo output(uint32_t i) const { return i < output_count() ? info(io_[header_->input_count + i]) : TensorInfo{}; }
+  TensorInfo tensor(uint32_t i) const { return i < tensor_count() ? info(i) : TensorInfo{}; }
+  KernelId op_kernel(uint32_t i) const { return static_cast<KernelId>(i < op_count() ? ops_[i].kernel : 0); }
+  Span<const uint8_t> metadata() const;  // empty without a program
 
  private:
   friend class Session;

@@ -123,37 +123,37 @@ __attribute__((noreturn, used)) void Reset_Handler(void)
     board_exit(main());
 }
 
-/* Fault handlers: switch to a known-good stack (the fault may be a stack
- * overflow), then report and exit with a distinctive code. */
-__attribute__((naked, used)) void HardFault_Handler(void)
-{
-    __asm__ volatile(
-        "mrs  r0, msp\n\t"
-        "mov  r1, lr\n\t"
-        "ldr  r2, =__stack_top__\n\t"
-        "mov  sp, r2\n\t"
-        "movs r2, %0\n\t"
-        "ldr  r3, =mcuflow_fault_report\n\t"
-        "bx   r3\n\t"
-        ".ltorg\n\t"
-        :
-        : "i"(MCUFLOW_EXIT_HARDFAULT));
-}
+/* Fault handlers: report on a stack that cannot overwrite the exception frame,
+ * then exit with a distinctive code. The frame lies at the faulting stack
+ * pointer: while it is inside the stack with room below it, the report runs
+ * below the frame; otherwise (a stack overflow) from the top of the stack,
+ * far from the frame. Resetting to the top every time made the report's own
+ * stack overwrite a frame near the top, and print a stack address as pc. */
+#define MCUFLOW_FAULT_HANDLER(name, exit_code)                                 \
+    __attribute__((naked, used)) void name(void)                               \
+    {                                                                          \
+        __asm__ volatile(                                                      \
+            "mrs  r0, msp\n\t"                                                 \
+            "mov  r1, lr\n\t"                                                  \
+            "ldr  r2, =__stack_top__\n\t"                                      \
+            "cmp  r0, r2\n\t"                                                  \
+            "bhs  1f\n\t"                                                      \
+            "ldr  r3, =__stack_limit__ + 256\n\t"                              \
+            "cmp  r0, r3\n\t"                                                  \
+            "blo  1f\n\t"                                                      \
+            "mov  r2, r0\n\t"                                                  \
+            "1:\n\t"                                                           \
+            "mov  sp, r2\n\t"                                                  \
+            "movs r2, %0\n\t"                                                  \
+            "ldr  r3, =mcuflow_fault_report\n\t"                               \
+            "bx   r3\n\t"                                                      \
+            ".ltorg\n\t"                                                       \
+            :                                                                  \
+            : "i"(exit_code));                                                 \
+    }
 
-__attribute__((naked, used)) void Default_Handler(void)
-{
-    __asm__ volatile(
-        "mrs  r0, msp\n\t"
-        "mov  r1, lr\n\t"
-        "ldr  r2, =__stack_top__\n\t"
-        "mov  sp, r2\n\t"
-        "movs r2, %0\n\t"
-        "ldr  r3, =mcuflow_fault_report\n\t"
-        "bx   r3\n\t"
-        ".ltorg\n\t"
-        :
-        : "i"(MCUFLOW_EXIT_BAD_EXCEPTION));
-}
+MCUFLOW_FAULT_HANDLER(HardFault_Handler, MCUFLOW_EXIT_HARDFAULT)
+MCUFLOW_FAULT_HANDLER(Default_Handler, MCUFLOW_EXIT_BAD_EXCEPTION)
 
 static void put_hex(char *out, uint32_t v)
 {

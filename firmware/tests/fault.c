@@ -29,7 +29,8 @@ int main(void)
 {
     board_puts("fault test start\n");
 #if FAULT_KIND == 1
-    __asm__ volatile("udf #0");
+    /* fault_udf: where the report's pc must point (tests/firmware/test_firmware_faults.py) */
+    __asm__ volatile(".global fault_udf\nfault_udf:\n\tudf #0");
 #elif FAULT_KIND == 2
     (void)recurse(0);
 #elif FAULT_KIND == 3

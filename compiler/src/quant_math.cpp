@@ -35,6 +35,16 @@ AddRescale add_rescale(double in1_scale, double in2_scale, double out_scale) {
   return r;
 }
 
+void set_add_rescale(kernels::BinaryParams& p, const AddRescale& r) {
+  p.left_shift = r.left_shift;
+  p.input1_multiplier = r.input1.multiplier;
+  p.input1_shift = r.input1.shift;
+  p.input2_multiplier = r.input2.multiplier;
+  p.input2_shift = r.input2.shift;
+  p.output_multiplier = r.output.multiplier;
+  p.output_shift = r.output.shift;
+}
+
 QuantizedMultiplier mul_rescale(double in1_scale, double in2_scale, double out_scale) {
   return quantize_multiplier(in1_scale * in2_scale / out_scale);
 }

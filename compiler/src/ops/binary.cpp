@@ -112,14 +112,7 @@ struct BinaryLowering : Lowering {
         p.input2_multiplier = m2.multiplier;
         p.input2_shift = m2.shift;
       } else if (op.kind == "add" || op.kind == "sub") {
-        const AddRescale r = add_rescale(a.quant.scale, bq.scale, y.quant.scale);
-        p.left_shift = r.left_shift;
-        p.input1_multiplier = r.input1.multiplier;
-        p.input1_shift = r.input1.shift;
-        p.input2_multiplier = r.input2.multiplier;
-        p.input2_shift = r.input2.shift;
-        p.output_multiplier = r.output.multiplier;
-        p.output_shift = r.output.shift;
+        set_add_rescale(p, add_rescale(a.quant.scale, bq.scale, y.quant.scale));
       } else {
         const QuantizedMultiplier m = mul_rescale(a.quant.scale, bq.scale, y.quant.scale);
         p.output_multiplier = m.multiplier;

@@ -81,18 +81,11 @@ void run_random(bool is_add, uint32_t seed) {
 
 BinaryParams identity_add_params() {
   // All scales equal, zero points 0: the rescale chain must reproduce q1 + q2 exactly.
-  const auto r = mcuflow::compiler::add_rescale(0.1, 0.1, 0.1);
   BinaryParams p{};
   p.outer = 1;
   p.inner = 256;
   p.in2_mode = 2;
-  p.left_shift = r.left_shift;
-  p.input1_multiplier = r.input1.multiplier;
-  p.input1_shift = r.input1.shift;
-  p.input2_multiplier = r.input2.multiplier;
-  p.input2_shift = r.input2.shift;
-  p.output_multiplier = r.output.multiplier;
-  p.output_shift = r.output.shift;
+  mcuflow::compiler::set_add_rescale(p, mcuflow::compiler::add_rescale(0.1, 0.1, 0.1));
   p.act_min = -128;
   p.act_max = 127;
   return p;

@@ -50,14 +50,7 @@ void check(Op op, uint32_t seed) {
     p.act_min_f = -3.4e38f;
     p.act_max_f = 3.4e38f;
     if (op == Op::kSub) {
-      const auto r = mcuflow::compiler::add_rescale(q1.scale, q2.scale, out.scale);
-      p.left_shift = r.left_shift;
-      p.input1_multiplier = r.input1.multiplier;
-      p.input1_shift = r.input1.shift;
-      p.input2_multiplier = r.input2.multiplier;
-      p.input2_shift = r.input2.shift;
-      p.output_multiplier = r.output.multiplier;
-      p.output_shift = r.output.shift;
+      mcuflow::compiler::set_add_rescale(p, mcuflow::compiler::add_rescale(q1.scale, q2.scale, out.scale));
     } else {
       const auto m1 = quantize_multiplier(q1.scale / out.scale), m2 = quantize_multiplier(q2.scale / out.scale);
       p.input1_multiplier = m1.multiplier;

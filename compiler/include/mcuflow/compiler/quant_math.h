@@ -3,6 +3,8 @@
 #pragma once
 #include <cstdint>
 
+#include "mcuflow/kernels/params.h"
+
 namespace mcuflow::compiler {
 
 struct QuantizedMultiplier {
@@ -19,6 +21,8 @@ struct AddRescale {
   QuantizedMultiplier input1, input2, output;
 };
 AddRescale add_rescale(double in1_scale, double in2_scale, double out_scale);
+// Writes r into the add kernels' rescale fields (shift, both inputs, output).
+void set_add_rescale(kernels::BinaryParams& p, const AddRescale& r);
 
 // mul_s8: one multiplier in1_scale*in2_scale/out_scale.
 QuantizedMultiplier mul_rescale(double in1_scale, double in2_scale, double out_scale);

@@ -17,6 +17,7 @@
 #include "mcuflow/compiler/serializer.h"
 #include "mcuflow/kernels/params.h"
 #include "mcuflow/runtime/aliasing.h"
+#include "mcuflow/runtime/runtime.h"
 
 namespace mcuflow::compiler {
 namespace {
@@ -39,8 +40,13 @@ int64_t aligned_size(const ProgramTensor& t) { return align_up(t.byte_size(), kT
 // --- in-place legality --------------------------------------------------------------------
 
 // Which ops may run in place, and how far from their input, is each kernel's aliasing contract
-// (mcuflow/runtime/aliasing.h): the verifier refuses every other overlap.
-aliasing::Contract contract_of(const ProgramOp& op) { return aliasing::contract_of(op.kernel); }
+// (mcuflow/runtime/aliasing.h), read from the kernel list the verifier reads too: it refuses
+// every other overlap.
+aliasing::Contract contract_of(const ProgramOp& op) {
+  const KernelTable kernels = all_kernels();
+  const uint16_t id = uint16_t(op.kernel);
+  return id < kernels.count && kernels.entries[id] ? kernels.entries[id]->access : aliasing::kNoSharing;
+}
 
 bool runs_in_place(const ProgramOp& op) {
   const aliasing::Walk walk = contract_of(op).walk;
@@ -825,9 +831,8 @@ std::vector<Embedding> embeddings(const LoweredProgram& p) {
     if (!is_root(p.tensors[in]) || !is_root(p.tensors[out]) || in == out) continue;
     const int64_t element = format::element_bytes(p.tensors[out].dtype);
     Embedding e{int(i), -1, -1, 0};
+    if (contract_of(op).walk != aliasing::Walk::kOntoSource) continue;
     const bool copy = op.kernel == KernelId::strided_copy_b8 || op.kernel == KernelId::strided_copy_b32;
-    const bool cat = op.kernel == KernelId::concat_slice_s8 || op.kernel == KernelId::concat_slice_f32;
-    if (!copy && !cat) continue;
     if (op.params.size() != (copy ? sizeof(kernels::StridedCopyParams) : sizeof(kernels::ConcatSliceParams))) continue;
     int64_t output_minus_input = 0;
     if (!aliasing::onto_source_shift(op.kernel, op.params.data(), uint32_t(element), &output_minus_input)) continue;

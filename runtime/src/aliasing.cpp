@@ -7,91 +7,6 @@
 namespace mcuflow::aliasing {
 namespace {
 
-// One row per kernel that may share bytes between its output and an input, compiled into one
-// byte per kernel id below (a table rather than a switch: a quarter of the flash on a device).
-struct Row {
-  KernelId kernel;
-  Walk walk;
-  Geometry geometry;
-};
-
-constexpr Row kContracts[] = {
-    // Element i read before it is written, in increasing i; the DSP and MVE kernels load each
-    // word or vector of inputs before storing its outputs; the scalar clamp reads aligned word
-    // i before writing it. Quantize and dequantize change the element size.
-    {KernelId::clamp_s8, Walk::kElementwise, Geometry::kNone},
-    {KernelId::clamp_f32, Walk::kElementwise, Geometry::kNone},
-    {KernelId::requantize_s8, Walk::kElementwise, Geometry::kNone},
-    {KernelId::add_s8, Walk::kElementwise, Geometry::kNone},
-    {KernelId::mul_s8, Walk::kElementwise, Geometry::kNone},
-    {KernelId::add_f32, Walk::kElementwise, Geometry::kNone},
-    {KernelId::mul_f32, Walk::kElementwise, Geometry::kNone},
-    {KernelId::quantize_f32_s8, Walk::kElementwise, Geometry::kNone},
-    {KernelId::dequantize_s8_f32, Walk::kElementwise, Geometry::kNone},
-    {KernelId::add_s8_dsp, Walk::kElementwise, Geometry::kNone},
-    {KernelId::add_s8_mve, Walk::kElementwise, Geometry::kNone},
-    {KernelId::add_s8_scalar, Walk::kElementwise, Geometry::kNone},
-    {KernelId::mul_s8_dsp, Walk::kElementwise, Geometry::kNone},
-    {KernelId::mul_s8_mve, Walk::kElementwise, Geometry::kNone},
-    {KernelId::mul_s8_scalar, Walk::kElementwise, Geometry::kNone},
-    {KernelId::clamp_s8_dsp, Walk::kElementwise, Geometry::kNone},
-    {KernelId::clamp_s8_mve, Walk::kElementwise, Geometry::kNone},
-    {KernelId::clamp_s8_scalar, Walk::kElementwise, Geometry::kNone},
-    {KernelId::requantize_s8_dsp, Walk::kElementwise, Geometry::kNone},
-    {KernelId::requantize_s8_mve, Walk::kElementwise, Geometry::kNone},
-    {KernelId::requantize_s8_scalar, Walk::kElementwise, Geometry::kNone},
-    {KernelId::quantize_f32_s8_mve, Walk::kElementwise, Geometry::kNone},  // four elements per step, all read before any is written
-    {KernelId::dequantize_s8_f32_mve, Walk::kElementwise, Geometry::kNone},
-    // Both ways: the reference conv and depthwise conv; the scalar window kernels walk the pixels
-    // exactly as they do, conv_s8_1x1_mve too (pairs of pixels, both read before either is
-    // written) and dwconv_s8_mve.
-    {KernelId::conv_s8, Walk::kBothWays, Geometry::kConv},
-    {KernelId::conv_s8_1x1_scalar, Walk::kBothWays, Geometry::kConv},
-    {KernelId::conv_s8_scalar, Walk::kBothWays, Geometry::kConv},
-    {KernelId::conv_s8_1x1_mve, Walk::kBothWays, Geometry::kConv},
-    {KernelId::dwconv_s8, Walk::kBothWays, Geometry::kDwConv},
-    {KernelId::dwconv_s8_3x3_scalar, Walk::kBothWays, Geometry::kDwConv},
-    {KernelId::dwconv_s8_mve, Walk::kBothWays, Geometry::kDwConv},
-    // Forwards only: the float window kernels, and the DSP conv kernels and conv_s8_mve, which
-    // read a pass's windows (im2col rows, blocks, tap pointers) before writing any of its pixels,
-    // a block's later pixels even earlier. dwconv_s8_3x3_dsp sweeps the whole image once per
-    // channel chunk: never in place.
-    {KernelId::conv_f32, Walk::kForward, Geometry::kConv},
-    {KernelId::conv_s8_1x1_dsp, Walk::kForward, Geometry::kConv},
-    {KernelId::conv_s8_dsp, Walk::kForward, Geometry::kConv},
-    {KernelId::conv_s8_mve, Walk::kForward, Geometry::kConv},
-    {KernelId::dwconv_f32, Walk::kForward, Geometry::kDwConv},
-    {KernelId::dwconv_s8_dsp, Walk::kForward, Geometry::kDwConv},
-    // Pooling, every tier: output pixels forwards, each reading only its own window before (or
-    // while) writing it.
-    {KernelId::maxpool_s8, Walk::kForward, Geometry::kPool},
-    {KernelId::maxpool_f32, Walk::kForward, Geometry::kPool},
-    {KernelId::avgpool_s8, Walk::kForward, Geometry::kPool},
-    {KernelId::avgpool_f32, Walk::kForward, Geometry::kPool},
-    {KernelId::avgpool_s8_scalar, Walk::kForward, Geometry::kPool},
-    {KernelId::avgpool_s8_dsp, Walk::kForward, Geometry::kPool},
-    {KernelId::avgpool_s8_mve, Walk::kForward, Geometry::kPool},
-    {KernelId::maxpool_s8_scalar, Walk::kForward, Geometry::kPool},
-    {KernelId::maxpool_s8_dsp, Walk::kForward, Geometry::kPool},
-    {KernelId::maxpool_s8_mve, Walk::kForward, Geometry::kPool},
-    // The planner lays a one-block slice or a one-row cat slice inside the tensor it copies from
-    // or into, at the place it copies: each element then lands where it is read from.
-    {KernelId::strided_copy_b8, Walk::kOntoSource, Geometry::kNone},
-    {KernelId::strided_copy_b32, Walk::kOntoSource, Geometry::kNone},
-    {KernelId::concat_slice_s8, Walk::kOntoSource, Geometry::kNone},
-    {KernelId::concat_slice_f32, Walk::kOntoSource, Geometry::kNone},
-};
-
-// kContracts by kernel id: walk in bits 0-2, geometry above (kNone, kNone for unlisted ids).
-struct ContractById {
-  uint8_t walk_geometry[kKernelIdCount];
-};
-constexpr ContractById kContractById = [] {
-  ContractById t{};
-  for (const Row& r : kContracts) t.walk_geometry[uint16_t(r.kernel)] = uint8_t(uint8_t(r.walk) | uint8_t(r.geometry) << 3);
-  return t;
-}();
-
 // The first (or, `last`, the last) input row or column inside the input that a window starting
 // at `start` touches, or -1 when all its taps fall into padding. Out of line: one copy serves
 // rows and columns (flash).
@@ -132,11 +47,6 @@ Window conv_window(const P& c) {
 }
 
 }  // namespace
-
-Contract contract_of(KernelId k) {
-  const uint8_t c = uint16_t(k) < kKernelIdCount ? kContractById.walk_geometry[uint16_t(k)] : 0;
-  return {Walk(c & 7), Geometry(c >> 3)};
-}
 
 Window window_of(Geometry g, const void* params) {
   if (g == Geometry::kConv) return conv_window(*static_cast<const kernels::ConvParams*>(params));

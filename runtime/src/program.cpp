@@ -111,9 +111,9 @@ bool share_bytes(const RamSpan& a, const RamSpan& b) {
 
 // Whether the output of `c`'s op may share bytes with its input `slot` (aliasing.h): only where
 // the kernel still computes its separate-buffer result, and the host's reference with it.
-bool overlap_allowed(const OpCheck& c, uint32_t slot, const RamSpan& in_span, const RamSpan& out_span) {
+bool overlap_allowed(const OpCheck& c, aliasing::Contract contract, uint32_t slot, const RamSpan& in_span,
+                     const RamSpan& out_span) {
   const int64_t in = in_span.start, out = out_span.start;
-  const aliasing::Contract contract = aliasing::contract_of(KernelId(c.op->kernel));
   const TensorRecord& input = c.tensor(slot);
   const TensorRecord& output = c.tensor(c.op->input_count);
   const uint32_t in_element = format::element_bytes(input.dtype), out_element = format::element_bytes(output.dtype);
@@ -149,7 +149,7 @@ Error verify_overlaps(const OpCheck& c, const KernelEntry& k) {
       if (!share_bytes(sa, ram_span(c.tensor(b)))) continue;
       if (b < inputs && a != scratch && b != scratch) continue;  // inputs are only read
       if (a < inputs && b == inputs && c.op->output_count == 1 && a != scratch &&
-          overlap_allowed(c, a, sa, ram_span(c.tensor(b))))
+          overlap_allowed(c, k.access, a, sa, ram_span(c.tensor(b))))
         continue;
       return Error::kBadAliasing;
     }

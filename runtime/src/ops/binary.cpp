@@ -55,10 +55,15 @@ void eval_f32(const OpCall& c) {
 
 }  // namespace
 
-extern const KernelEntry kernel_entry_add_s8 = {sizeof(BinaryParams), 2, 1, check_binary_s8, eval_add_s8};
-extern const KernelEntry kernel_entry_mul_s8 = {sizeof(BinaryParams), 2, 1, check_binary_s8, eval_mul_s8};
-extern const KernelEntry kernel_entry_add_f32 = {sizeof(BinaryParams), 2, 1, check_binary_f32, eval_add_f32};
-extern const KernelEntry kernel_entry_mul_f32 = {sizeof(BinaryParams), 2, 1, check_binary_f32, eval_mul_f32};
+// Access order: element i of both inputs read before it is written, in increasing i.
+extern const KernelEntry kernel_entry_add_s8 = {sizeof(BinaryParams), 2, 1, check_binary_s8, eval_add_s8,
+                                                aliasing::kElementwise};
+extern const KernelEntry kernel_entry_mul_s8 = {sizeof(BinaryParams), 2, 1, check_binary_s8, eval_mul_s8,
+                                                aliasing::kElementwise};
+extern const KernelEntry kernel_entry_add_f32 = {sizeof(BinaryParams), 2, 1, check_binary_f32, eval_add_f32,
+                                                 aliasing::kElementwise};
+extern const KernelEntry kernel_entry_mul_f32 = {sizeof(BinaryParams), 2, 1, check_binary_f32, eval_mul_f32,
+                                                 aliasing::kElementwise};
 extern const KernelEntry kernel_entry_sub_s8 = {sizeof(BinaryParams), 2, 1, check_binary_s8, eval_s8<kernels::sub_s8>};
 extern const KernelEntry kernel_entry_sub_f32 = {sizeof(BinaryParams), 2, 1, check_binary_f32, eval_f32<kernels::sub_f32>};
 extern const KernelEntry kernel_entry_minimum_s8 = {sizeof(BinaryParams), 2, 1, check_binary_s8,

@@ -31,7 +31,11 @@ void eval_f32(const OpCall& c) {
 
 }  // namespace
 
-extern const KernelEntry kernel_entry_concat_slice_s8 = {sizeof(ConcatSliceParams), 1, 1, check_s8, eval_s8};
-extern const KernelEntry kernel_entry_concat_slice_f32 = {sizeof(ConcatSliceParams), 1, 1, check_f32, eval_f32};
+// Access order: the planner lays a one-row slice inside the tensor it is copied into, at the
+// place it is copied to: each element then lands where it is read from.
+extern const KernelEntry kernel_entry_concat_slice_s8 = {sizeof(ConcatSliceParams), 1, 1, check_s8, eval_s8,
+                                                         aliasing::kOntoSource};
+extern const KernelEntry kernel_entry_concat_slice_f32 = {sizeof(ConcatSliceParams), 1, 1, check_f32, eval_f32,
+                                                          aliasing::kOntoSource};
 
 }  // namespace mcuflow::ops

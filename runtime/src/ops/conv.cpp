@@ -67,9 +67,15 @@ void eval_dwconv_f32(const OpCall& c) {
 
 }  // namespace
 
-extern const KernelEntry kernel_entry_conv_s8 = {sizeof(ConvParams), 5, 1, check_conv_s8, eval_conv_s8};
-extern const KernelEntry kernel_entry_conv_f32 = {sizeof(ConvParams), 3, 1, check_conv_f32, eval_conv_f32};
-extern const KernelEntry kernel_entry_dwconv_s8 = {sizeof(DwConvParams), 5, 1, check_dwconv_s8, eval_dwconv_s8};
-extern const KernelEntry kernel_entry_dwconv_f32 = {sizeof(DwConvParams), 3, 1, check_dwconv_f32, eval_dwconv_f32};
+// Access order: output pixels in raster order, the int8 kernels backwards when their output starts
+// above their input (kernels/reference/raster_order.h), the float ones forwards only.
+extern const KernelEntry kernel_entry_conv_s8 = {sizeof(ConvParams), 5, 1, check_conv_s8, eval_conv_s8,
+                                                 aliasing::kConvBothWays};
+extern const KernelEntry kernel_entry_conv_f32 = {sizeof(ConvParams), 3, 1, check_conv_f32, eval_conv_f32,
+                                                  aliasing::kConvForward};
+extern const KernelEntry kernel_entry_dwconv_s8 = {sizeof(DwConvParams), 5, 1, check_dwconv_s8, eval_dwconv_s8,
+                                                   aliasing::kDwConvBothWays};
+extern const KernelEntry kernel_entry_dwconv_f32 = {sizeof(DwConvParams), 3, 1, check_dwconv_f32, eval_dwconv_f32,
+                                                    aliasing::kDwConvForward};
 
 }  // namespace mcuflow::ops

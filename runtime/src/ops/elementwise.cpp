@@ -62,10 +62,17 @@ void eval_dequantize(const OpCall& c) {
 
 }  // namespace
 
-extern const KernelEntry kernel_entry_clamp_s8 = {sizeof(ClampParams), 1, 1, check_clamp_s8, eval_clamp_s8};
-extern const KernelEntry kernel_entry_clamp_f32 = {sizeof(ClampParams), 1, 1, check_clamp_f32, eval_clamp_f32};
-extern const KernelEntry kernel_entry_requantize_s8 = {sizeof(RequantizeParams), 1, 1, check_requantize_s8, eval_requantize_s8};
-extern const KernelEntry kernel_entry_quantize_f32_s8 = {sizeof(QuantizeParams), 1, 1, check_quantize, eval_quantize};
-extern const KernelEntry kernel_entry_dequantize_s8_f32 = {sizeof(QuantizeParams), 1, 1, check_dequantize, eval_dequantize};
+// Access order: element i read before it is written, in increasing i (quantize and dequantize
+// change the element size: aliasing::elementwise_shift).
+extern const KernelEntry kernel_entry_clamp_s8 = {sizeof(ClampParams), 1, 1, check_clamp_s8, eval_clamp_s8,
+                                                  aliasing::kElementwise};
+extern const KernelEntry kernel_entry_clamp_f32 = {sizeof(ClampParams), 1, 1, check_clamp_f32, eval_clamp_f32,
+                                                   aliasing::kElementwise};
+extern const KernelEntry kernel_entry_requantize_s8 = {sizeof(RequantizeParams), 1, 1, check_requantize_s8,
+                                                       eval_requantize_s8, aliasing::kElementwise};
+extern const KernelEntry kernel_entry_quantize_f32_s8 = {sizeof(QuantizeParams), 1, 1, check_quantize, eval_quantize,
+                                                         aliasing::kElementwise};
+extern const KernelEntry kernel_entry_dequantize_s8_f32 = {sizeof(QuantizeParams), 1, 1, check_dequantize,
+                                                           eval_dequantize, aliasing::kElementwise};
 
 }  // namespace mcuflow::ops

@@ -30,7 +30,8 @@ Error eval_gather_rows(const OpCall& c) {
 
 }  // namespace
 
-extern const KernelEntry kernel_entry_gather_rows = {sizeof(GatherRowsParams), 2, 1, check_gather_rows, nullptr, 0,
+extern const KernelEntry kernel_entry_gather_rows = {sizeof(GatherRowsParams), 2, 1, check_gather_rows, nullptr,
+                                                     aliasing::kNoSharing, 0,
                                                      eval_gather_rows};
 
 }  // namespace mcuflow::ops

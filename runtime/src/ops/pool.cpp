@@ -38,9 +38,15 @@ void eval_avgpool_f32(const OpCall& c) { kernels::avgpool_f32(c.get_params<PoolP
 
 }  // namespace
 
-extern const KernelEntry kernel_entry_maxpool_s8 = {sizeof(PoolParams), 1, 1, check_pool_s8, eval_maxpool_s8};
-extern const KernelEntry kernel_entry_avgpool_s8 = {sizeof(PoolParams), 1, 1, check_pool_s8, eval_avgpool_s8};
-extern const KernelEntry kernel_entry_maxpool_f32 = {sizeof(PoolParams), 1, 1, check_pool_f32, eval_maxpool_f32};
-extern const KernelEntry kernel_entry_avgpool_f32 = {sizeof(PoolParams), 1, 1, check_pool_f32, eval_avgpool_f32};
+// Access order: output pixels forwards, each reading only its own window before (or while)
+// writing it.
+extern const KernelEntry kernel_entry_maxpool_s8 = {sizeof(PoolParams), 1, 1, check_pool_s8, eval_maxpool_s8,
+                                                    aliasing::kPoolForward};
+extern const KernelEntry kernel_entry_avgpool_s8 = {sizeof(PoolParams), 1, 1, check_pool_s8, eval_avgpool_s8,
+                                                    aliasing::kPoolForward};
+extern const KernelEntry kernel_entry_maxpool_f32 = {sizeof(PoolParams), 1, 1, check_pool_f32, eval_maxpool_f32,
+                                                     aliasing::kPoolForward};
+extern const KernelEntry kernel_entry_avgpool_f32 = {sizeof(PoolParams), 1, 1, check_pool_f32, eval_avgpool_f32,
+                                                     aliasing::kPoolForward};
 
 }  // namespace mcuflow::ops

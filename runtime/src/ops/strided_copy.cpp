@@ -41,7 +41,11 @@ void eval_b32(const OpCall& c) {
 
 }  // namespace
 
-extern const KernelEntry kernel_entry_strided_copy_b8 = {sizeof(StridedCopyParams), 1, 1, check_b8, eval_b8};
-extern const KernelEntry kernel_entry_strided_copy_b32 = {sizeof(StridedCopyParams), 1, 1, check_b32, eval_b32};
+// Access order: the planner lays a one-block copy inside the tensor it copies from, at the place
+// it copies: each element then lands where it is read from.
+extern const KernelEntry kernel_entry_strided_copy_b8 = {sizeof(StridedCopyParams), 1, 1, check_b8, eval_b8,
+                                                         aliasing::kOntoSource};
+extern const KernelEntry kernel_entry_strided_copy_b32 = {sizeof(StridedCopyParams), 1, 1, check_b32, eval_b32,
+                                                          aliasing::kOntoSource};
 
 }  // namespace mcuflow::ops

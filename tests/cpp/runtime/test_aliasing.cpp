@@ -19,6 +19,9 @@ using format::DType;
 using format::Storage;
 using namespace tp;
 
+// The contract the kernel list states for `kernel`, as the verifier and the planner read it.
+aliasing::Contract contract_of(uint16_t kernel) { return all_kernels().entries[kernel]->access; }
+
 // Moves op `op`'s output to `offset` in region 0, CRC fixed.
 AlignedBytes with_output_at(const std::vector<uint8_t>& base, uint32_t op, uint32_t offset) {
   AlignedBytes f(base);
@@ -110,7 +113,7 @@ Sweep sweep_op(const std::vector<uint8_t>& base, uint32_t op, uint32_t slot) {
     EXPECT_EQ(e, Error::kOk) << "op " << op << " output at " << o;
     if (e != Error::kOk) continue;
     ++sweep.accepted_overlaps;
-    EXPECT_NE(aliasing::contract_of(KernelId(rec.kernel)).walk, aliasing::Walk::kNone)
+    EXPECT_NE(contract_of(rec.kernel).walk, aliasing::Walk::kNone)
         << "op " << op << " (kernel " << rec.kernel << ") slot " << slot << " output at " << o << " input at " << in.offset;
     EXPECT_EQ(run_alone(f, op, inputs), expected)
         << "op " << op << " (kernel " << rec.kernel << ") accepted with its output at " << o << ", input at "
@@ -148,7 +151,7 @@ TEST(Aliasing, EveryAcceptedOverlapComputesTheSeparateBufferResult) {
         if (tensor_record(probe.data(), rec.tensors[slot]).storage != Storage::kArena) continue;
         if (rec.kernel == uint16_t(KernelId::read_input_rows)) continue;
         const Sweep s = sweep_op(base, op, slot);
-        accepted[aliasing::contract_of(KernelId(rec.kernel)).walk] += s.accepted_overlaps;
+        accepted[contract_of(rec.kernel).walk] += s.accepted_overlaps;
         refused += s.refused;
       }
     }
@@ -268,6 +271,51 @@ TEST(Aliasing, ScratchSharesNoByteWithTheOpsOtherTensors) {
     fix_crc(f);
     EXPECT_EQ(Program::load(f.cspan(), all_kernels()).error(), Error::kBadAliasing) << "slot " << onto;
   }
+}
+
+// The host runs a tier kernel's reference in its place: a placement the tier kernel's contract
+// allows must be one its reference computes right too (same geometry, a walk the reference's
+// allows), else host and board would differ.
+TEST(Aliasing, TierContractsAreNoLooserThanTheirReferences) {
+  auto allows = [](aliasing::Walk reference, aliasing::Walk tier) {
+    return tier == aliasing::Walk::kNone || tier == reference ||
+           (tier == aliasing::Walk::kForward && reference == aliasing::Walk::kBothWays);
+  };
+  int checked = 0;
+#define MCUFLOW_CHECK_TIER_CONTRACT(name, id, reference)                                               \
+  {                                                                                                    \
+    const aliasing::Contract tier = contract_of(id), ref = contract_of(uint16_t(KernelId::reference)); \
+    EXPECT_TRUE(allows(ref.walk, tier.walk)) << #name << " walks more ways than " << #reference;       \
+    if (tier.walk != aliasing::Walk::kNone) EXPECT_EQ(tier.geometry, ref.geometry) << #name;           \
+    ++checked;                                                                                         \
+  }
+  MCUFLOW_TIER_KERNELS(MCUFLOW_CHECK_TIER_CONTRACT)
+#undef MCUFLOW_CHECK_TIER_CONTRACT
+  EXPECT_GT(checked, 30);
+}
+
+// A window contract's geometry names the params the verifier reads the window from: the entry
+// must take exactly those params; a walk without windows has no geometry.
+TEST(Aliasing, ContractGeometryMatchesTheKernelsParams) {
+  const KernelTable kernels = all_kernels();
+  int windows = 0;
+  for (uint16_t id = 0; id < kernels.count; ++id) {
+    if (kernels.entries[id] == nullptr) continue;
+    const KernelEntry& k = *kernels.entries[id];
+    const bool window = k.access.walk == aliasing::Walk::kForward || k.access.walk == aliasing::Walk::kBothWays;
+    EXPECT_EQ(window, k.access.geometry != aliasing::Geometry::kNone) << "kernel " << id;
+    if (k.access.walk == aliasing::Walk::kOntoSource)
+      EXPECT_TRUE(k.params_bytes == sizeof(kernels::StridedCopyParams) ||
+                  k.params_bytes == sizeof(kernels::ConcatSliceParams))
+          << "kernel " << id;
+    if (!window) continue;
+    ++windows;
+    const uint32_t expected = k.access.geometry == aliasing::Geometry::kConv     ? sizeof(kernels::ConvParams)
+                              : k.access.geometry == aliasing::Geometry::kDwConv ? sizeof(kernels::DwConvParams)
+                                                                                 : sizeof(kernels::PoolParams);
+    EXPECT_EQ(k.params_bytes, expected) << "kernel " << id;
+  }
+  EXPECT_GT(windows, 20);
 }
 
 }  // namespace

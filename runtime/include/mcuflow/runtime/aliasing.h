@@ -25,14 +25,23 @@ enum class Walk : uint8_t {
 
 enum class Geometry : uint8_t { kNone, kConv, kDwConv, kPool };  // the params of a window kernel
 
+// A kernel's contract is stated once, in its entry of the kernel list (KernelEntry::access, read
+// by the verifier and, through all_kernels(), by the planner), after its access order was read in
+// its source. Two bytes: they sit in the entry's padding.
 struct Contract {
   Walk walk;
   Geometry geometry;
+  friend constexpr bool operator==(Contract a, Contract b) { return a.walk == b.walk && a.geometry == b.geometry; }
 };
 
-// Each kernel's access order was read in its source before it was listed (aliasing.cpp); an
-// unlisted kernel shares no byte between its output and its inputs.
-Contract contract_of(KernelId k);
+inline constexpr Contract kNoSharing{Walk::kNone, Geometry::kNone};
+inline constexpr Contract kElementwise{Walk::kElementwise, Geometry::kNone};
+inline constexpr Contract kOntoSource{Walk::kOntoSource, Geometry::kNone};
+inline constexpr Contract kConvForward{Walk::kForward, Geometry::kConv};
+inline constexpr Contract kConvBothWays{Walk::kBothWays, Geometry::kConv};
+inline constexpr Contract kDwConvForward{Walk::kForward, Geometry::kDwConv};
+inline constexpr Contract kDwConvBothWays{Walk::kBothWays, Geometry::kDwConv};
+inline constexpr Contract kPoolForward{Walk::kForward, Geometry::kPool};
 
 // The geometry of a raster-order kernel: output pixels (all channels each) in row-major order,
 // each reading the input pixels of its window.

@@ -18,9 +18,10 @@ struct KernelCheck {
   uint8_t input_count;
   uint8_t output_count;
   Error (*check)(const OpCheck&);
+  aliasing::Contract access = aliasing::kNoSharing;
   uint8_t scratch_slot = 0;
   constexpr KernelEntry with_eval(void (*eval)(const OpCall&)) const {
-    return {params_bytes, input_count, output_count, check, eval, scratch_slot};
+    return {params_bytes, input_count, output_count, check, eval, access, scratch_slot};
   }
 };
 }  // namespace mcuflow::ops

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include "mcuflow/runtime/aliasing.h"
 #include "mcuflow/runtime/error.h"
 #include "mcuflow/runtime/format.h"
 #include "mcuflow/runtime/kernel_id.h"
@@ -37,6 +38,9 @@ struct KernelEntry {
   uint8_t output_count;
   Error (*check)(const OpCheck&);
   void (*eval)(const OpCall&);
+  // How its output may share bytes with an input (aliasing.h); the verifier refuses any other
+  // overlap, the planner places outputs only so.
+  aliasing::Contract access = aliasing::kNoSharing;
   // An input slot the kernel writes (its scratch), 0 for none: it shares no byte with any other
   // slot of the op (the host's reference eval never touches it).
   uint8_t scratch_slot = 0;

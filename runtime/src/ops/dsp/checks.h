@@ -19,24 +19,34 @@ Error check_fc_s8_dsp(const OpCheck& c);
 Error check_add_s8_dsp(const OpCheck& c);
 Error check_mul_s8_dsp(const OpCheck& c);
 
-inline constexpr KernelCheck kernel_check_conv_s8_1x1_dsp{
-    sizeof(kernels::ConvParams), kernels::kDspConvScratchSlot + 1, 1, check_conv_s8_1x1_dsp, kernels::kDspConvScratchSlot};
+// Access orders (KernelCheck::access): the conv kernels read a pass's windows (im2col rows,
+// blocks) before writing any of its pixels, a block's later pixels even earlier: forwards only,
+// and so does dwconv_s8_dsp; dwconv_s8_3x3_dsp sweeps the whole image once per channel chunk:
+// never in place. The element-wise kernels load each word of inputs before storing its outputs.
+inline constexpr KernelCheck kernel_check_conv_s8_1x1_dsp{sizeof(kernels::ConvParams), kernels::kDspConvScratchSlot + 1,
+                                                          1, check_conv_s8_1x1_dsp, aliasing::kConvForward,
+                                                          kernels::kDspConvScratchSlot};
 inline constexpr KernelCheck kernel_check_conv_s8_dsp{sizeof(kernels::ConvParams), kernels::kDspConvScratchSlot + 1, 1,
-                                                      check_conv_s8_dsp, kernels::kDspConvScratchSlot};
+                                                      check_conv_s8_dsp, aliasing::kConvForward,
+                                                      kernels::kDspConvScratchSlot};
 inline constexpr KernelCheck kernel_check_dwconv_s8_dsp{sizeof(kernels::DwConvParams), kernels::kDspDwPreparedSlot + 1,
-                                                        1, check_dwconv_s8_dsp};
+                                                        1, check_dwconv_s8_dsp, aliasing::kDwConvForward};
 inline constexpr KernelCheck kernel_check_dwconv_s8_3x3_dsp{sizeof(kernels::DwConvParams),
                                                             kernels::kDspDw3ScratchSlot + 1, 1, check_dwconv_s8_3x3_dsp,
-                                                            kernels::kDspDw3ScratchSlot};
+                                                            aliasing::kNoSharing, kernels::kDspDw3ScratchSlot};
 inline constexpr KernelCheck kernel_check_fc_s8_dsp{sizeof(kernels::FcParams), kernels::kDspFcScratchSlot + 1, 1,
-                                                    check_fc_s8_dsp, kernels::kDspFcScratchSlot};
+                                                    check_fc_s8_dsp, aliasing::kNoSharing, kernels::kDspFcScratchSlot};
 // The pooling kernels take their reference's input and check (nothing prepared).
-inline constexpr KernelCheck kernel_check_avgpool_s8_dsp{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
-inline constexpr KernelCheck kernel_check_maxpool_s8_dsp{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
+inline constexpr KernelCheck kernel_check_avgpool_s8_dsp{sizeof(kernels::PoolParams), 1, 1, check_pool_s8,
+                                                         aliasing::kPoolForward};
+inline constexpr KernelCheck kernel_check_maxpool_s8_dsp{sizeof(kernels::PoolParams), 1, 1, check_pool_s8,
+                                                         aliasing::kPoolForward};
 inline constexpr KernelCheck kernel_check_add_s8_dsp{sizeof(kernels::BinaryParams), kernels::kAddTablesSlot + 1, 1,
-                                                     check_add_s8_dsp};
-inline constexpr KernelCheck kernel_check_mul_s8_dsp{sizeof(kernels::BinaryParams), 2, 1, check_mul_s8_dsp};
-inline constexpr KernelCheck kernel_check_clamp_s8_dsp{sizeof(kernels::ClampParams), 1, 1, check_clamp_s8};
+                                                     check_add_s8_dsp, aliasing::kElementwise};
+inline constexpr KernelCheck kernel_check_mul_s8_dsp{sizeof(kernels::BinaryParams), 2, 1, check_mul_s8_dsp,
+                                                     aliasing::kElementwise};
+inline constexpr KernelCheck kernel_check_clamp_s8_dsp{sizeof(kernels::ClampParams), 1, 1, check_clamp_s8,
+                                                       aliasing::kElementwise};
 // The same 256-byte table as the scalar tier's (the scalar checks build for every core).
 inline constexpr KernelCheck kernel_check_requantize_s8_dsp = kernel_check_requantize_s8_scalar;
 inline constexpr KernelCheck kernel_check_softmax_s8_dsp = kernel_check_softmax_s8_scalar;

@@ -19,27 +19,39 @@ Error check_conv_s8_mve(const OpCheck& c);
 Error check_dwconv_s8_mve(const OpCheck& c);
 Error check_fc_s8_mve(const OpCheck& c);
 
+// Access orders (KernelCheck::access): conv_s8_1x1_mve (pairs of pixels, both read before either
+// is written) and dwconv_s8_mve walk both ways as their references do; conv_s8_mve reads a pass's
+// tap pointers before writing any of its pixels: forwards only. The element-wise kernels load each
+// vector of inputs before storing its outputs (quantize: four elements per step).
 inline constexpr KernelCheck kernel_check_conv_s8_1x1_mve{sizeof(kernels::ConvParams), kernels::kMveScratchSlot + 1, 1,
-                                                          check_conv_s8_1x1_mve, kernels::kMveScratchSlot};
+                                                          check_conv_s8_1x1_mve, aliasing::kConvBothWays,
+                                                          kernels::kMveScratchSlot};
 inline constexpr KernelCheck kernel_check_conv_s8_mve{sizeof(kernels::ConvParams), kernels::kMveScratchSlot + 1, 1,
-                                                      check_conv_s8_mve, kernels::kMveScratchSlot};
+                                                      check_conv_s8_mve, aliasing::kConvForward,
+                                                      kernels::kMveScratchSlot};
 inline constexpr KernelCheck kernel_check_dwconv_s8_mve{sizeof(kernels::DwConvParams), kernels::kMvePreparedSlot + 1, 1,
-                                                        check_dwconv_s8_mve};
+                                                        check_dwconv_s8_mve, aliasing::kDwConvBothWays};
 // A single row needs no scratch: the scratch slot is optional.
 inline constexpr KernelCheck kernel_check_fc_s8_mve{sizeof(kernels::FcParams), kernels::kMvePreparedSlot + 1, 1,
-                                                    check_fc_s8_mve, kernels::kMveScratchSlot};
-inline constexpr KernelCheck kernel_check_add_s8_mve{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8};
-inline constexpr KernelCheck kernel_check_mul_s8_mve{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8};
-inline constexpr KernelCheck kernel_check_clamp_s8_mve{sizeof(kernels::ClampParams), 1, 1, check_clamp_s8};
+                                                    check_fc_s8_mve, aliasing::kNoSharing, kernels::kMveScratchSlot};
+inline constexpr KernelCheck kernel_check_add_s8_mve{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8,
+                                                     aliasing::kElementwise};
+inline constexpr KernelCheck kernel_check_mul_s8_mve{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8,
+                                                     aliasing::kElementwise};
+inline constexpr KernelCheck kernel_check_clamp_s8_mve{sizeof(kernels::ClampParams), 1, 1, check_clamp_s8,
+                                                       aliasing::kElementwise};
 inline constexpr KernelCheck kernel_check_requantize_s8_mve = kernel_check_requantize_s8_scalar;
-inline constexpr KernelCheck kernel_check_avgpool_s8_mve{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
-inline constexpr KernelCheck kernel_check_maxpool_s8_mve{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
+inline constexpr KernelCheck kernel_check_avgpool_s8_mve{sizeof(kernels::PoolParams), 1, 1, check_pool_s8,
+                                                         aliasing::kPoolForward};
+inline constexpr KernelCheck kernel_check_maxpool_s8_mve{sizeof(kernels::PoolParams), 1, 1, check_pool_s8,
+                                                         aliasing::kPoolForward};
 inline constexpr KernelCheck kernel_check_softmax_s8_mve = kernel_check_softmax_s8_scalar;
 // Quantization at the inputs and outputs (quantize_check.cpp): the reference's input and check;
 // the dequantization also needs a normal scale (kernels_mve.h).
 Error check_dequantize_s8_f32_mve(const OpCheck& c);
-inline constexpr KernelCheck kernel_check_quantize_f32_s8_mve{sizeof(kernels::QuantizeParams), 1, 1, check_quantize};
+inline constexpr KernelCheck kernel_check_quantize_f32_s8_mve{sizeof(kernels::QuantizeParams), 1, 1, check_quantize,
+                                                              aliasing::kElementwise};
 inline constexpr KernelCheck kernel_check_dequantize_s8_f32_mve{sizeof(kernels::QuantizeParams), 1, 1,
-                                                                check_dequantize_s8_f32_mve};
+                                                                check_dequantize_s8_f32_mve, aliasing::kElementwise};
 
 }  // namespace mcuflow::ops

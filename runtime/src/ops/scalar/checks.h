@@ -16,32 +16,40 @@ Error check_dwconv_s8_3x3_scalar(const OpCheck& c);
 Error check_fc_s8_scalar(const OpCheck& c);
 Error check_avgpool_s8_scalar(const OpCheck& c);
 
+// Access orders (KernelCheck::access): the window kernels walk the pixels exactly as their
+// references do, both ways; clamp reads aligned word i before writing it, the other element-wise
+// kernels element i.
 inline constexpr KernelCheck kernel_check_conv_s8_1x1_scalar{sizeof(kernels::ConvParams),
-                                                             kernels::kScalarPreparedSlot + 1, 1, check_conv_s8_1x1_scalar};
+                                                             kernels::kScalarPreparedSlot + 1, 1,
+                                                             check_conv_s8_1x1_scalar, aliasing::kConvBothWays};
 inline constexpr KernelCheck kernel_check_conv_s8_scalar{sizeof(kernels::ConvParams), kernels::kScalarWindowSlot + 1, 1,
-                                                         check_conv_s8_scalar, kernels::kScalarWindowSlot};
+                                                         check_conv_s8_scalar, aliasing::kConvBothWays,
+                                                         kernels::kScalarWindowSlot};
 inline constexpr KernelCheck kernel_check_dwconv_s8_3x3_scalar{sizeof(kernels::DwConvParams),
                                                                kernels::kScalarPreparedSlot + 1, 1,
-                                                               check_dwconv_s8_3x3_scalar};
+                                                               check_dwconv_s8_3x3_scalar, aliasing::kDwConvBothWays};
 inline constexpr KernelCheck kernel_check_fc_s8_scalar{sizeof(kernels::FcParams), kernels::kScalarPreparedSlot + 1, 1,
                                                        check_fc_s8_scalar};
 // Pooling: the reference's input, then for the average the reciprocals (pool_check.cpp).
 inline constexpr KernelCheck kernel_check_avgpool_s8_scalar{sizeof(kernels::PoolParams),
                                                             kernels::kScalarPoolReciprocalSlot + 1, 1,
-                                                            check_avgpool_s8_scalar};
-inline constexpr KernelCheck kernel_check_maxpool_s8_scalar{sizeof(kernels::PoolParams), 1, 1, check_pool_s8};
+                                                            check_avgpool_s8_scalar, aliasing::kPoolForward};
+inline constexpr KernelCheck kernel_check_maxpool_s8_scalar{sizeof(kernels::PoolParams), 1, 1, check_pool_s8,
+                                                            aliasing::kPoolForward};
 
 // Element-wise (elementwise_check.cpp): add and requantize take their reference's inputs, then
 // their table (kernels_scalar.h); mul and clamp take their reference's inputs and check.
 Error check_add_s8_scalar(const OpCheck& c);
 Error check_requantize_s8_scalar(const OpCheck& c);
 inline constexpr KernelCheck kernel_check_add_s8_scalar{sizeof(kernels::BinaryParams), kernels::kAddTablesSlot + 1, 1,
-                                                        check_add_s8_scalar};
-inline constexpr KernelCheck kernel_check_mul_s8_scalar{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8};
-inline constexpr KernelCheck kernel_check_clamp_s8_scalar{sizeof(kernels::ClampParams), 1, 1, check_clamp_s8};
+                                                        check_add_s8_scalar, aliasing::kElementwise};
+inline constexpr KernelCheck kernel_check_mul_s8_scalar{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8,
+                                                        aliasing::kElementwise};
+inline constexpr KernelCheck kernel_check_clamp_s8_scalar{sizeof(kernels::ClampParams), 1, 1, check_clamp_s8,
+                                                          aliasing::kElementwise};
 inline constexpr KernelCheck kernel_check_requantize_s8_scalar{sizeof(kernels::RequantizeParams),
                                                                kernels::kRequantizeTableSlot + 1, 1,
-                                                               check_requantize_s8_scalar};
+                                                               check_requantize_s8_scalar, aliasing::kElementwise};
 
 // The softmax kernels of every tier (softmax_check.cpp; the scalar tier builds for every core):
 // the reference's input, then the exp table (softmax_table.h), which must equal its

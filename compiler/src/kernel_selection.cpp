@@ -58,6 +58,7 @@ std::string refusal_words(kernels::Refusal r) {
     case Refusal::kAddRange: return "needs rescaled inputs whose doubled, left-shifted sum fits int32";
     case Refusal::kMulRange: return "needs a product of the offset inputs whose doubled, left-shifted value fits int32";
     case Refusal::kScale: return "needs a normal scale";
+    case Refusal::kGroups: return "needs an ungrouped convolution";
   }
   return "refused";
 }

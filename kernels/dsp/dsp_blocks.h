@@ -126,36 +126,44 @@ struct SlotWriter {
 };
 using BlockWriter = SlotWriter<kDspPixels>;
 
-// The im2col window of output pixel (oy, ox) into `slot`: window position
-// (ky * k_w + kx) * in_c + ic holds input (iy, ix, ic), or 0 where (iy, ix) is padding.
+// The im2col windows of output pixel (oy, ox) into `slot`, one per group (group g's block of
+// the scratch at g * kDspPixels * dsp_conv_depth): window position (ky * k_w + kx) * channels + c
+// holds input (iy, ix, g * channels + c), or 0 where (iy, ix) is padding; channels = in_c / groups.
 inline void expand_window(const ConvParams& params, const int8_t* input, int32_t oy, int32_t ox, int32_t slot,
                           int16_t* scratch) {
   const ConvParams p = params;  // a copy: the scratch stores could alias the fields otherwise
-  const BlockWriter out(scratch, slot, p.input_offset);
+  const int32_t channels = p.in_c / p.groups, group_scratch = kDspPixels * dsp_conv_depth(p);
   const int32_t iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
-  const int32_t row = p.k_w * p.in_c, row_bytes = p.in_w * p.in_c;
+  const int32_t row = p.k_w * channels, row_bytes = p.in_w * p.in_c;
   // Taps kx0..kx1-1 of a row are inside the input.
   const int32_t kx0 = ix0 < 0 ? clamp_i32((-ix0 + p.dil_w - 1) / p.dil_w, 0, p.k_w) : 0;
   const int32_t kx1 = clamp_i32((p.in_w - ix0 + p.dil_w - 1) / p.dil_w, kx0, p.k_w);
-  if (kx0 == 0 && kx1 == p.k_w && p.dil_w == 1 && (row & 3) == 0 && iy0 >= 0 &&
+  // Ungrouped without horizontal dilation, a row's inside taps are one contiguous run of input bytes.
+  const bool runs = p.dil_w == 1 && p.groups == 1;
+  if (runs && kx0 == 0 && kx1 == p.k_w && (row & 3) == 0 && iy0 >= 0 &&
       iy0 + (p.k_h - 1) * p.dil_h < p.in_h) {  // inside the input, whole words: the common case
+    const BlockWriter out(scratch, slot, p.input_offset);
     const int8_t* src = input + iy0 * row_bytes + ix0 * p.in_c;
     for (int32_t k = 0; k < p.k_h * row; k += row, src += p.dil_h * row_bytes) out.words(src, row >> 2, k);
     return;
   }
-  for (int32_t ky = 0, k = 0, iy = iy0; ky < p.k_h; ++ky, k += row, iy += p.dil_h) {
-    if (iy < 0 || iy >= p.in_h) {
-      out.zeros(row, k);
-      continue;
+  for (int32_t g = 0; g < p.groups; ++g, input += channels) {
+    const BlockWriter out(scratch + g * group_scratch, slot, p.input_offset);
+    for (int32_t ky = 0, k = 0, iy = iy0; ky < p.k_h; ++ky, k += row, iy += p.dil_h) {
+      if (iy < 0 || iy >= p.in_h) {
+        out.zeros(row, k);
+        continue;
+      }
+      out.zeros(kx0 * channels, k);
+      const int8_t* row_input = input + iy * row_bytes;
+      if (runs) {
+        if (kx1 > kx0) out.run(row_input + (ix0 + kx0) * p.in_c, (kx1 - kx0) * p.in_c, k + kx0 * p.in_c);
+      } else {
+        for (int32_t kx = kx0; kx < kx1; ++kx)
+          out.run(row_input + (ix0 + kx * p.dil_w) * p.in_c, channels, k + kx * channels);
+      }
+      out.zeros((p.k_w - kx1) * channels, k + kx1 * channels);
     }
-    out.zeros(kx0 * p.in_c, k);
-    const int8_t* row_input = input + iy * row_bytes;
-    if (p.dil_w == 1) {  // one contiguous run of input bytes
-      if (kx1 > kx0) out.run(row_input + (ix0 + kx0) * p.in_c, (kx1 - kx0) * p.in_c, k + kx0 * p.in_c);
-    } else {
-      for (int32_t kx = kx0; kx < kx1; ++kx) out.run(row_input + (ix0 + kx * p.dil_w) * p.in_c, p.in_c, k + kx * p.in_c);
-    }
-    out.zeros((p.k_w - kx1) * p.in_c, k + kx1 * p.in_c);
   }
 }
 
@@ -390,13 +398,14 @@ inline void store_channel(const DspChannel& ch, const Output& o, const int32_t (
 }
 
 // For every output channel: its weight row (depth int8 values, depth >= 4) times the block's
-// kDspPixels expanded windows, requantized; `count` pixels are stored, pixel i at out + i * out_c.
+// kDspPixels expanded windows, requantized; `count` pixels are stored, pixel i at
+// out + i * out_stride.
 template <bool kFast>
-inline void conv_block(int32_t depth, int32_t out_c, const Output& o, const DspTables& t, const int16_t* scratch,
-                       const int8_t* weights, int32_t count, int8_t* out) {
+inline void conv_block(int32_t depth, int32_t out_c, int32_t out_stride, const Output& o, const DspTables& t,
+                       const int16_t* scratch, const int8_t* weights, int32_t count, int8_t* out) {
   const int32_t groups = depth >> 2, tail = depth & 3;
   for (int32_t oc = 0; oc < out_c; ++oc, ++out) {
-    int32_t stride = out_c;
+    int32_t stride = out_stride;
     __asm__("" : "+r"(stride));  // opaque: GCC would keep a pointer per output pixel on the stack
     int32_t a0 = acc_start<kFast>(t, oc, o), a1 = a0, a2 = a0, a3 = a0;
     const int32_t* x = reinterpret_cast<const int32_t*>(scratch);
@@ -471,11 +480,13 @@ inline void single_row(int32_t depth, int32_t out_c, const Output& o, const DspT
 }
 
 // The conv kernels' pixel loop: blocks of kDspPixels output pixels in output order, each slot
-// filled by expand(oy, ox, slot), then conv_block.
+// filled by expand(oy, ox, slot) (every group's window), then conv_block per group: its
+// out_c / groups channels, weight rows and tables, its block of the scratch.
 template <bool kFast, typename Expand>
 inline void conv_pixel_blocks(const ConvParams& p, const Output& o, const DspTables& t, const int8_t* weights,
                               const int16_t* scratch, int8_t* output, Expand expand) {
-  const int32_t pixels = p.out_h * p.out_w;
+  const int32_t pixels = p.out_h * p.out_w, depth = int32_t(o.depth), group_out = p.out_c / p.groups;
+  const int32_t group_scratch = kDspPixels * ((depth + 3) & ~3);
   int32_t oy = 0, ox = 0;  // the next output pixel
   for (int32_t first = 0; first < pixels; first += kDspPixels) {
     const int32_t count = pixels - first < kDspPixels ? pixels - first : kDspPixels;
@@ -483,7 +494,11 @@ inline void conv_pixel_blocks(const ConvParams& p, const Output& o, const DspTab
       expand(oy, ox, slot);
       if (++ox == p.out_w) ox = 0, ++oy;
     }
-    conv_block<kFast>(int32_t(o.depth), p.out_c, o, t, scratch, weights, count, output + first * p.out_c);
+    for (int32_t g = 0, oc = 0; g < p.groups; ++g, oc += group_out) {
+      const DspTables group{t.bias + oc, t.multipliers + oc * t.step, t.shifts + oc * t.step, t.step};
+      conv_block<kFast>(depth, group_out, p.out_c, o, group, scratch + g * group_scratch, weights + oc * depth, count,
+                        output + first * p.out_c + oc);
+    }
   }
 }
 

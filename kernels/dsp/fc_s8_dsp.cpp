@@ -13,7 +13,7 @@ void run(const FcParams& p, const dsp::Output& o, const DspTables& t, const int8
     for (int32_t slot = 0; slot < kDspPixels; ++slot) {
       dsp::BlockWriter(scratch, slot, p.input_offset).run(input + (r + slot) * p.in_c, p.in_c, 0);
     }
-    dsp::conv_block<kFast>(p.in_c, p.out_c, o, t, scratch, weights, kDspPixels, output + r * p.out_c);
+    dsp::conv_block<kFast>(p.in_c, p.out_c, p.out_c, o, t, scratch, weights, kDspPixels, output + r * p.out_c);
   }
   for (; r < p.rows; ++r) {
     dsp::SlotWriter<1>(scratch, 0, p.input_offset).run(input + r * p.in_c, p.in_c, 0);

@@ -1,9 +1,10 @@
-// 2-D convolution, float32. Weights OHWI; padding positions are skipped.
+// 2-D convolution, float32, grouped or not. Weights OHWI; padding positions are skipped.
 #include "mcuflow/kernels/kernels.h"
 
 namespace mcuflow::kernels {
 
 void conv_f32(const ConvParams& p, const float* input, const float* weights, const float* bias, float* output) {
+  const int32_t group_in = p.in_c / p.groups, group_out = p.out_c / p.groups;
   for (int32_t oy = 0; oy < p.out_h; ++oy) {
     const int32_t iy0 = oy * p.stride_h - p.pad_top;
     for (int32_t ox = 0; ox < p.out_w; ++ox) {
@@ -16,9 +17,9 @@ void conv_f32(const ConvParams& p, const float* input, const float* weights, con
           for (int32_t kx = 0; kx < p.k_w; ++kx) {
             const int32_t ix = ix0 + kx * p.dil_w;
             if (ix < 0 || ix >= p.in_w) continue;
-            const float* in = input + (iy * p.in_w + ix) * p.in_c;
-            const float* w = weights + ((oc * p.k_h + ky) * p.k_w + kx) * p.in_c;
-            for (int32_t ic = 0; ic < p.in_c; ++ic) acc += in[ic] * w[ic];
+            const float* in = input + (iy * p.in_w + ix) * p.in_c + oc / group_out * group_in;
+            const float* w = weights + ((oc * p.k_h + ky) * p.k_w + kx) * group_in;
+            for (int32_t ic = 0; ic < group_in; ++ic) acc += in[ic] * w[ic];
           }
         }
         if (bias) acc += bias[oc];

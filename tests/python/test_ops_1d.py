@@ -92,12 +92,6 @@ def test_conv1d_gets_the_tier_kernels_of_the_2d_convolution(target, conv, depthw
     assert [conv, depthwise] == [k for k in kernels(program) if "conv" in k]
 
 
-def test_grouped_conv1d_is_refused_like_grouped_conv2d():
-    model = reset(Fn(lambda m, x: m.layers[0](x), nn.Conv1d(4, 6, 3, groups=2))).eval()
-    with pytest.raises(mcuflow.UnsupportedModelError, match=r"conv2d at .*:\d+: .*grouped convolution with groups=2"):
-        mcuflow.compile(export(model, [L3]), target=TARGET, precision="fp32")
-
-
 POOLS = {
     "max_pool": lambda m, x: F.max_pool1d(x, 3, stride=2, padding=1),
     "max_pool_ceil": lambda m, x: F.max_pool1d(x, 2, ceil_mode=True),

@@ -1,4 +1,4 @@
-// conv2d (regular and depthwise) and conv_transpose2d.
+// conv2d (regular, grouped and depthwise) and conv_transpose2d.
 #include "families.h"
 #include "lowering.h"
 
@@ -19,8 +19,6 @@ Shape infer_conv2d(const Graph& g, const Op& op) {
   const int64_t groups = op.int_attr("groups");
   if (groups < 1 || x[1] % groups != 0 || w[1] * groups != x[1] || w[0] % groups != 0)
     fail(op, "weight " + shape_str(w) + " and groups=" + std::to_string(groups) + " do not match input " + shape_str(x));
-  if (groups != 1 && groups != x[1])
-    fail(op, "grouped convolution with groups=" + std::to_string(groups) + " is not supported (groups must be 1 or the channel count)");
   for (int i = 0; i < 2; ++i) {
     if (stride[i] < 1 || dil[i] < 1 || pad[i] < 0) fail(op, "stride/dilation must be >= 1 and padding >= 0");
   }
@@ -67,26 +65,29 @@ struct ConvLowering : Lowering {
       return v;
     };
     const auto stride = pair("stride"), pad = pair("padding"), dil = pair("dilation");
-    const bool depthwise = groups != 1;
-    const int64_t macs = y.numel() * kh * kw * (depthwise ? 1 : in_c);
+    // One group per input channel is depthwise (dwconv kernels); other groups > 1 run on the
+    // conv kernels, each output channel over its group's in_c / groups input channels.
+    const bool depthwise = groups != 1 && groups == in_c;
+    const int32_t group_in = int32_t(w.shape[1]);  // in_c / groups
+    const int64_t macs = y.numel() * kh * kw * group_in;
 
-    // Weights to the device layout: OHWI for conv, [KH][KW][O] for depthwise.
-    const size_t per_out = size_t(kh) * kw * (depthwise ? 1 : in_c);
+    // Weights to the device layout: OHWI for conv (I = group_in), [KH][KW][O] for depthwise.
+    const size_t per_out = size_t(kh) * kw * group_in;
     std::vector<size_t> device_from_logical(w.data.size());
     for (int32_t o = 0; o < out_c; ++o)
       for (int32_t ky = 0; ky < kh; ++ky)
         for (int32_t kx = 0; kx < kw; ++kx)
-          for (int32_t i = 0; i < (depthwise ? 1 : in_c); ++i) {
-            const size_t logical = ((size_t(o) * (depthwise ? 1 : in_c) + i) * kh + ky) * kw + kx;
+          for (int32_t i = 0; i < group_in; ++i) {
+            const size_t logical = ((size_t(o) * group_in + i) * kh + ky) * kw + kx;
             if (depthwise) device_from_logical[(size_t(ky) * kw + kx) * out_c + o] = logical;
-            else device_from_logical[((size_t(o) * kh + ky) * kw + kx) * in_c + i] = logical;
+            else device_from_logical[((size_t(o) * kh + ky) * kw + kx) * group_in + i] = logical;
           }
 
     const int in = activation(op.inputs[0]);
     const int out = activation(op.outputs[0]);
     const std::string name = w.name;
     const std::vector<int32_t> w_dims = depthwise ? std::vector<int32_t>{kh, kw, out_c}
-                                                  : std::vector<int32_t>{out_c, kh, kw, in_c};
+                                                  : std::vector<int32_t>{out_c, kh, kw, group_in};
     auto fill_window = [&](auto& p) {
       p.in_h = int32_t(x.shape[2]); p.in_w = int32_t(x.shape[3]); p.in_c = in_c;
       p.out_h = int32_t(y.shape[2]); p.out_w = int32_t(y.shape[3]); p.out_c = out_c;
@@ -107,6 +108,7 @@ struct ConvLowering : Lowering {
     } else {
       k::ConvParams p{};
       fill_window(p);
+      p.groups = int32_t(groups);
       params = params_bytes(p);
     }
     if (!int8()) {

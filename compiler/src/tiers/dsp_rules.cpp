@@ -27,7 +27,8 @@ std::string depth_range() { return "4 to " + std::to_string(kernels::kDspMaxDept
 std::string words(Refusal r, const ConvParams& c) {
   if (r == Refusal::kKernelSize) return "needs a 1x1 kernel, got " + size_str(c.k_h, c.k_w);
   if (r == Refusal::kWindowDepth)
-    return "needs a window of " + depth_range() + " values, got " + std::to_string(int64_t(c.k_h) * c.k_w * c.in_c);
+    return "needs a window of " + depth_range() + " values" + (c.groups > 1 ? " per group" : "") + ", got " +
+           std::to_string(int64_t(c.k_h) * c.k_w * (c.in_c / c.groups));
   if (r == Refusal::kInputChannels) return "needs " + depth_range() + " input channels, got " + std::to_string(c.in_c);
   return refusal_words(r);
 }

@@ -71,8 +71,6 @@ void append_prepared_input(LoweredProgram& p, ProgramOp& op, const Layout& layou
                                    std::move(bytes)));
 }
 
-kernels::MveGemmLayout conv_gemm_layout(const ConvParams& c) { return {c.k_h * c.k_w * c.in_c, c.out_c}; }
-
 // Appends an arena tensor of `bytes` (even) the op alone uses, so the planner gives it the op's
 // lifetime; as two rows, each within the format's limit per dimension for depths up to kMveMaxDepth.
 void append_scratch(LoweredProgram& p, ProgramOp& op, int32_t bytes) {
@@ -84,7 +82,7 @@ void append_scratch(LoweredProgram& p, ProgramOp& op, int32_t bytes) {
 
 void pointwise_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto c = params_of<ConvParams>(op);
-  append_prepared_input(p, op, conv_gemm_layout(c), c.input_offset, true);
+  append_prepared_input(p, op, kernels::MveGemmLayout{c.in_c, c.out_c}, c.input_offset, true);
   append_scratch(p, op, kernels::mve_pair_bytes(c.in_c));
 }
 
@@ -92,9 +90,8 @@ void pointwise_prepare(LoweredProgram& p, ProgramOp& op) {
 
 void conv_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto c = params_of<ConvParams>(op);
-  const kernels::MveGemmLayout l = conv_gemm_layout(c);
-  append_prepared_input(p, op, l, c.input_offset, true);
-  append_scratch(p, op, kernels::mve_conv_scratch_bytes(l.depth));
+  append_prepared_input(p, op, kernels::mve_conv_gemm_layout(c), c.input_offset, true);
+  append_scratch(p, op, kernels::mve_conv_scratch_bytes(c));
 }
 
 // --- dwconv_s8_mve ---

@@ -47,31 +47,29 @@ void append_prepared(LoweredProgram& p, ProgramOp& op, const std::string& name, 
   op.streamed_input = kernels::kScalarPreparedSlot;  // the scalar kernels read their weights here
 }
 
-// Appends the GEMM kernels' prepared input for an [out_c][depth] weight matrix (kernels_scalar.h).
-void append_gemm_prepared(LoweredProgram& p, ProgramOp& op, int32_t out_c, int32_t depth, int32_t input_offset,
-                          int32_t requant_step) {
+// Appends a GEMM kernel's prepared input of `words` words, word(weights, bias, multipliers, shifts, i)
+// (kernels_scalar.h).
+template <typename Word>
+void append_gemm_prepared(LoweredProgram& p, ProgramOp& op, int32_t words, Word word) {
   const ProgramTensor& weights = p.tensors[op.inputs[kernels::kWeightsSlot]];
   const auto* w = reinterpret_cast<const int8_t*>(weights.bytes.data());
   const int32_t *bias = table(p, op, kernels::kBiasSlot), *multipliers = table(p, op, kernels::kMultipliersSlot),
                 *shifts = table(p, op, kernels::kShiftsSlot);
-  append_prepared(p, op, weights.name + ".scalar_prepared", kernels::scalar_gemm_prepared_words(out_c, depth),
-               [&](int32_t i) {
-                 return kernels::scalar_gemm_prepared_word(w, bias, multipliers, shifts, requant_step, out_c, depth,
-                                                           input_offset, i);
-               });
+  append_prepared(p, op, weights.name + ".scalar_prepared", words,
+                  [&](int32_t i) { return word(w, bias, multipliers, shifts, i); });
 }
 
 // --- conv_s8_1x1_scalar, conv_s8_scalar ---
 
 // The GEMM kernels' constant inputs, and weights in -127..127 for their packed sums
 // (kernels_scalar.h).
-std::string gemm_rejects(const LoweredProgram& p, const ProgramOp& op, int32_t out_c, int32_t depth) {
+// `weights` int8 weights, `words` prepared words.
+std::string gemm_rejects(const LoweredProgram& p, const ProgramOp& op, int32_t weights, int32_t words) {
   const std::string constants = needs_constant_inputs(p, op);
   if (!constants.empty()) return constants;
   const ProgramTensor& w = p.tensors[op.inputs[kernels::kWeightsSlot]];
-  if (!kernels::scalar_weights_symmetric(reinterpret_cast<const int8_t*>(w.bytes.data()), out_c * depth))
+  if (!kernels::scalar_weights_symmetric(reinterpret_cast<const int8_t*>(w.bytes.data()), weights))
     return "needs weights in -127..127";
-  const int32_t words = kernels::scalar_gemm_prepared_words(out_c, depth);
   if (table_dims(words).empty())
     return "its prepared table of " + std::to_string(words) + " words has no shape within " +
            std::to_string(format::kMaxDim) + " per dimension";
@@ -80,7 +78,7 @@ std::string gemm_rejects(const LoweredProgram& p, const ProgramOp& op, int32_t o
 
 std::string conv_rejects(const LoweredProgram& p, const ProgramOp& op) {
   const auto c = params_of<ConvParams>(op);
-  return gemm_rejects(p, op, c.out_c, c.k_h * c.k_w * c.in_c);
+  return gemm_rejects(p, op, c.out_c * kernels::scalar_conv_depth(c), kernels::scalar_conv_prepared_words(c));
 }
 
 std::string size_str(int32_t h, int32_t w) { return std::to_string(h) + "x" + std::to_string(w); }
@@ -108,7 +106,9 @@ std::string pointwise_rejects(const LoweredProgram& p, const ProgramOp& op) {
 
 void conv_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto c = params_of<ConvParams>(op);
-  append_gemm_prepared(p, op, c.out_c, c.k_h * c.k_w * c.in_c, c.input_offset, 1);
+  append_gemm_prepared(p, op, kernels::scalar_conv_prepared_words(c),
+                       [&](const int8_t* w, const int32_t* bias, const int32_t* multipliers, const int32_t* shifts,
+                           int32_t i) { return kernels::scalar_conv_prepared_word(c, w, bias, multipliers, shifts, i); });
 }
 
 void im2col_prepare(LoweredProgram& p, ProgramOp& op) {
@@ -123,12 +123,17 @@ void im2col_prepare(LoweredProgram& p, ProgramOp& op) {
 
 std::string fc_rejects(const LoweredProgram& p, const ProgramOp& op) {
   const auto f = params_of<FcParams>(op);
-  return gemm_rejects(p, op, f.out_c, f.in_c);
+  return gemm_rejects(p, op, f.out_c * f.in_c, kernels::scalar_gemm_prepared_words(f.out_c, f.in_c));
 }
 
 void fc_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto f = params_of<FcParams>(op);
-  append_gemm_prepared(p, op, f.out_c, f.in_c, f.input_offset, f.per_channel ? 1 : 0);
+  append_gemm_prepared(p, op, kernels::scalar_gemm_prepared_words(f.out_c, f.in_c),
+                       [&](const int8_t* w, const int32_t* bias, const int32_t* multipliers, const int32_t* shifts,
+                           int32_t i) {
+                         return kernels::scalar_gemm_prepared_word(w, bias, multipliers, shifts, f.per_channel ? 1 : 0,
+                                                                   f.out_c, f.in_c, f.input_offset, i);
+                       });
 }
 
 // --- dwconv_s8_3x3_scalar ---

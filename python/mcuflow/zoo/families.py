@@ -1,5 +1,5 @@
-"""Zoo models of more families: 1-D sensor models, a segmentation U-Net and a small vision
-transformer.
+"""Zoo models of more families: 1-D sensor models, a segmentation U-Net, a small vision
+transformer and a RegNetX with grouped convolutions.
 
 ================  ==================================================
 model             task
@@ -8,6 +8,7 @@ har_cnn1d         activity recognition, 3-axis accelerometer × 128, 6 classes
 tcn               activity recognition, 6 channels × 64, TCN, 6 classes
 unet_bilinear     segmentation, 16×16×3, 2 classes per pixel
 vit_tiny          image classification, 32×32×3, ViT (timm-style attention), 10 classes
+regnet_x_tiny     image classification, 64×64×3, RegNetX (grouped 3×3 convolutions), 10 classes
 ================  ==================================================
 
 * ``har_cnn1d``: the usual 1-D CNN of human-activity recognition (UCI-HAR style windows of
@@ -28,6 +29,13 @@ vit_tiny          image classification, 32×32×3, ViT (timm-style attention), 1
   ``reshape(B, N, 3, H, D).permute(2, 0, 3, 1, 4).unbind(0)``, scaled ``q @ k.transpose``,
   softmax) and a GELU MLP, a final LayerNorm and a linear head on the class token. Width 32,
   2 heads, MLP 64.
+* ``regnet_x_tiny``: a RegNetX (Radosavovic et al., "Designing Network Design Spaces", 2020)
+  built as torchvision builds ``regnet_x_400mf``, at MCU size: a stride-2 3×3 stem of 32
+  channels, four stages of X blocks (1×1 conv, grouped 3×3 conv of group width 16 carrying the
+  stage's stride, 1×1 conv, each with BatchNorm; a 1×1 conv + BatchNorm shortcut where the
+  shape changes; ReLU after the residual add), widths 32, 64, 128, 256 (2, 4, 8, 16 groups),
+  depths 1, 1, 2, 2 where regnet_x_400mf has widths 32, 64, 160, 400 and depths 1, 2, 7, 12;
+  global average pooling and a linear classifier.
 
 Counts are not published for these configurations: ``reference_parameters`` and
 ``reference_macs`` are left unset.
@@ -43,7 +51,7 @@ import torch.nn.functional as F
 from . import ModelSpec, register
 from .mlperf import natural_images
 
-__all__ = ["HarCnn1d", "Tcn", "UNetBilinear", "VitTiny", "accelerometer_windows"]
+__all__ = ["HarCnn1d", "RegNetX", "Tcn", "UNetBilinear", "VitTiny", "accelerometer_windows"]
 
 
 def _conv_bn_relu_1d(cin: int, cout: int, kernel: int) -> nn.Sequential:
@@ -169,6 +177,44 @@ class VitTiny(nn.Module):
         return self.head(x[:, 0])
 
 
+def _conv_bn_act(cin: int, cout: int, kernel: int, stride: int = 1, groups: int = 1, act: bool = True) -> nn.Sequential:
+    layers = [nn.Conv2d(cin, cout, kernel, stride=stride, padding=kernel // 2, groups=groups, bias=False),
+              nn.BatchNorm2d(cout)]
+    return nn.Sequential(*layers, nn.ReLU()) if act else nn.Sequential(*layers)
+
+
+class _XBlock(nn.Module):
+    """RegNetX's residual bottleneck (bottleneck ratio 1): 1×1, grouped 3×3 (the stride), 1×1."""
+
+    def __init__(self, cin: int, cout: int, stride: int, group_width: int):
+        super().__init__()
+        self.f = nn.Sequential(_conv_bn_act(cin, cout, 1), _conv_bn_act(cout, cout, 3, stride, cout // group_width),
+                               _conv_bn_act(cout, cout, 1, act=False))
+        self.shortcut = _conv_bn_act(cin, cout, 1, stride, act=False) if cin != cout or stride != 1 else None
+
+    def forward(self, x):
+        return F.relu(self.f(x) + (x if self.shortcut is None else self.shortcut(x)))
+
+
+class RegNetX(nn.Module):
+    """Stem, stages of X blocks (the first of each with stride 2), average pooling, linear head."""
+
+    def __init__(self, widths=(32, 64, 128, 256), depths=(1, 1, 2, 2), group_width: int = 16, stem: int = 32,
+                 num_classes: int = 10):
+        super().__init__()
+        self.stem = _conv_bn_act(3, stem, 3, stride=2)
+        blocks, cin = [], stem
+        for width, depth in zip(widths, depths):
+            for i in range(depth):
+                blocks.append(_XBlock(cin, width, 2 if i == 0 else 1, group_width))
+                cin = width
+        self.trunk = nn.Sequential(*blocks)
+        self.fc = nn.Linear(cin, num_classes)
+
+    def forward(self, x):
+        return self.fc(self.trunk(self.stem(x)).mean((2, 3)))
+
+
 def accelerometer_windows(channels: int, length: int):
     """``(n, channels, length)`` windows of body motion: a per-window gait frequency and phase
     per axis, gravity on one axis, harmonics and sensor noise, about unit variance."""
@@ -196,3 +242,6 @@ register(ModelSpec("unet_bilinear", "segmentation (two-level U-Net, bilinear ups
 register(ModelSpec("vit_tiny", "image classification (ViT, timm-style attention, 32×32×3)", VitTiny,
                    (1, 3, 32, 32), lambda rng, n: natural_images(rng, n, 32),
                    reference="Dosovitskiy et al. 2021 / timm VisionTransformer, toy size"))
+register(ModelSpec("regnet_x_tiny", "image classification (RegNetX, grouped 3×3 convolutions, 64×64×3)", RegNetX,
+                   (1, 3, 64, 64), lambda rng, n: natural_images(rng, n, 64),
+                   reference="Radosavovic et al. 2020 / torchvision regnet_x_400mf blocks, MCU size"))

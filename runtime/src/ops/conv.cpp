@@ -16,13 +16,15 @@ bool int8_fields_valid(const P& p) {
 
 Error check_conv(const OpCheck& c, DType act, DType bias) {
   const auto& p = c.get_params<ConvParams>();
-  if (!window_valid(p)) return Error::kBadParams;
+  if (!window_valid(p) || !positive(p.groups) || p.in_c % p.groups != 0 || p.out_c % p.groups != 0)
+    return Error::kBadParams;
   const uint64_t in = uint64_t(p.in_h) * p.in_w * p.in_c, out = uint64_t(p.out_h) * p.out_w * p.out_c;
-  const uint64_t w = uint64_t(p.out_c) * p.k_h * p.k_w * p.in_c;
-  if (!tensor_is(c, 0, act, in) || !tensor_is(c, 1, act, w) || !tensor_is(c, 2, bias, p.out_c)) return Error::kBadParams;
+  const uint64_t window = uint64_t(p.k_h) * p.k_w * (p.in_c / p.groups);  // weights per output channel
+  if (!tensor_is(c, 0, act, in) || !tensor_is(c, 1, act, p.out_c * window) || !tensor_is(c, 2, bias, p.out_c))
+    return Error::kBadParams;
   if (act == DType::kInt8) {
     return ok_if(int8_fields_valid(p) && requant_tables_valid(c, 3, 4, p.out_c) && output_is(c, act, out) &&
-                 bias_fits_accumulator(c, 2, p.out_c, uint64_t(p.k_h) * p.k_w * p.in_c));
+                 bias_fits_accumulator(c, 2, p.out_c, window));
   }
   return ok_if(output_is(c, act, out));
 }

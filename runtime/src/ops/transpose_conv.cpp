@@ -10,7 +10,7 @@ using kernels::ConvParams;
 
 Error check_transpose_conv(const OpCheck& c, DType act, DType bias) {
   const auto& p = c.get_params<ConvParams>();
-  if (!window_valid(p)) return Error::kBadParams;
+  if (!window_valid(p) || p.groups != 1) return Error::kBadParams;
   const uint64_t in = uint64_t(p.in_h) * p.in_w * p.in_c, out = uint64_t(p.out_h) * p.out_w * p.out_c;
   const uint64_t w = uint64_t(p.out_c) * p.k_h * p.k_w * p.in_c;
   if (!tensor_is(c, 0, act, in) || !tensor_is(c, 1, act, w) || !tensor_is(c, 2, bias, p.out_c) ||

@@ -90,21 +90,24 @@ TEST(ShapeInference, UnsupportedKindNamesOpSourceAndSupportedOps) {
   EXPECT_EQ(anon.rfind("my_custom_op at <unknown>: unsupported op", 0), 0u) << anon;
 }
 
-TEST(ShapeInference, GroupedConvolutionIsRejected) {
+TEST(ShapeInference, ConvolutionGroupsMustDivideBothChannelCounts) {
   Rng rng(3);
   Builder b;
   const int x = b.input("x", {1, 4, 8, 8});
-  const int w = b.random_constant("w", {8, 2, 3, 3}, rng);
-  const std::string msg = error_of([&] {
-    b.op("conv2d", {x, w},
-         {{"stride", std::vector<int64_t>{1, 1}},
-          {"padding", std::vector<int64_t>{0, 0}},
-          {"dilation", std::vector<int64_t>{1, 1}},
-          {"groups", int64_t(2)}},
-         "net.py:7: self.conv(x)");
-  });
-  EXPECT_EQ(msg.rfind("conv2d at net.py:7: self.conv(x): grouped convolution with groups=2 is not supported", 0), 0u)
+  auto grouped = [&](const std::vector<int64_t>& w_shape, int64_t groups) {
+    return b.op("conv2d", {x, b.random_constant("wg" + std::to_string(groups), w_shape, rng)},
+                {{"stride", std::vector<int64_t>{1, 1}},
+                 {"padding", std::vector<int64_t>{0, 0}},
+                 {"dilation", std::vector<int64_t>{1, 1}},
+                 {"groups", groups}},
+                "net.py:7: self.conv(x)");
+  };
+  EXPECT_EQ(shape_of(b, grouped({8, 2, 3, 3}, 2)), (Shape{1, 8, 6, 6}));
+  // 6 output channels do not split into 4 groups; 3 groups do not split 4 input channels.
+  const std::string msg = error_of([&] { grouped({6, 1, 3, 3}, 4); });
+  EXPECT_EQ(msg.rfind("conv2d at net.py:7: self.conv(x): weight [6, 1, 3, 3] and groups=4 do not match input", 0), 0u)
       << msg;
+  EXPECT_NE(error_of([&] { grouped({6, 1, 3, 3}, 3); }).find("and groups=3 do not match input"), std::string::npos);
   // Weight that does not match the groups at all.
   const std::string mismatch = error_of([&] { b.conv(x, b.random_constant("w2", {8, 3, 3, 3}, rng), -1); });
   EXPECT_NE(mismatch.find("do not match input [1, 4, 8, 8]"), std::string::npos) << mismatch;
@@ -113,7 +116,8 @@ TEST(ShapeInference, GroupedConvolutionIsRejected) {
             std::string::npos);
   EXPECT_NE(error_of([&] { b.conv(x, b.random_constant("big", {2, 4, 9, 9}, rng), -1); }).find("kernel larger"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { b.conv(x, w, -1, 0); }).find("conv2d at"), std::string::npos);
+  EXPECT_NE(error_of([&] { b.conv(x, b.random_constant("w1", {8, 4, 3, 3}, rng), -1, 0); }).find("conv2d at"),
+            std::string::npos);
 }
 
 TEST(ShapeInference, BadBroadcastIsRejected) {

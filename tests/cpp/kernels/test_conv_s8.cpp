@@ -15,16 +15,19 @@ struct ConvCase {
   std::vector<int32_t> bias, mult, shift, want;
 };
 
-// Builds a random case; out_scale_factor < 1 narrows the output range (forces shift > 0).
-ConvCase make_case(Rng& rng, double out_scale_factor = 1.0, int32_t max_in_c = 7) {
+// Builds a random case; out_scale_factor < 1 narrows the output range (forces shift > 0). With
+// max_groups > 1, a grouped conv of 1..max_groups groups of up to max_in_c input channels each.
+ConvCase make_case(Rng& rng, double out_scale_factor = 1.0, int32_t max_in_c = 7, int32_t max_groups = 1) {
   ConvCase c;
   const Geometry g = random_geometry(rng, true);
-  const int32_t in_c = rng.uniform_int(1, max_in_c), out_c = rng.uniform_int(1, 7);
+  const int32_t groups = max_groups > 1 ? rng.uniform_int(1, max_groups) : 1;
+  const int32_t in_c = groups * rng.uniform_int(1, max_in_c), out_c = groups * rng.uniform_int(1, 7);
+  const int32_t group_in = in_c / groups, group_out = out_c / groups;
   const Quant in = random_act_quant(rng);
   std::vector<double> w_scale(static_cast<size_t>(out_c));
   for (auto& s : w_scale) s = rng.log_uniform(0.0005, 0.05);
   c.input = rng.int8s(static_cast<size_t>(g.in_h * g.in_w * in_c));
-  c.weights = rng.int8s(static_cast<size_t>(out_c * g.k_h * g.k_w * in_c), -127, 127);
+  c.weights = rng.int8s(static_cast<size_t>(out_c * g.k_h * g.k_w * group_in), -127, 127);
   c.bias.resize(static_cast<size_t>(out_c));
   for (auto& b : c.bias) b = rng.uniform_int(-30000, 30000);
 
@@ -38,9 +41,9 @@ ConvCase make_case(Rng& rng, double out_scale_factor = 1.0, int32_t max_in_c = 7
             const int32_t iy = oy * g.stride_h - g.pad_top + ky * g.dil_h;
             const int32_t ix = ox * g.stride_w - g.pad_left + kx * g.dil_w;
             if (iy < 0 || iy >= g.in_h || ix < 0 || ix >= g.in_w) continue;
-            for (int32_t ic = 0; ic < in_c; ++ic) {
-              const double x = (c.input[(iy * g.in_w + ix) * in_c + ic] - in.zp) * in.scale;
-              const double w = c.weights[((oc * g.k_h + ky) * g.k_w + kx) * in_c + ic] * w_scale[oc];
+            for (int32_t ic = 0; ic < group_in; ++ic) {
+              const double x = (c.input[(iy * g.in_w + ix) * in_c + oc / group_out * group_in + ic] - in.zp) * in.scale;
+              const double w = c.weights[((oc * g.k_h + ky) * g.k_w + kx) * group_in + ic] * w_scale[oc];
               sum += x * w;
             }
           }
@@ -56,7 +59,7 @@ ConvCase make_case(Rng& rng, double out_scale_factor = 1.0, int32_t max_in_c = 7
 
   c.p = ConvParams{g.in_h,  g.in_w,     in_c,       g.out_h,    g.out_w,  out_c,  g.k_h,   g.k_w,
                    g.stride_h, g.stride_w, g.pad_top, g.pad_left, g.dil_h, g.dil_w, -in.zp, out.zp,
-                   act.lo, act.hi, 0.0f, 0.0f};
+                   act.lo, act.hi, 0.0f, 0.0f, groups};
   return c;
 }
 
@@ -79,6 +82,15 @@ TEST(ConvS8, RandomShapesWithinOneStepOfDouble) {
     total += d.total;
   }
   EXPECT_GT(static_cast<double>(exact) / total, 0.97);  // off-by-one only near rounding ties
+}
+
+TEST(ConvS8, GroupedWithinOneStepOfDouble) {
+  // Windows of a few channels (one column per group) and of many (one dot product per tap).
+  Rng rng(1004);
+  for (int i = 0; i < 300; ++i) {
+    const ConvCase c = make_case(rng, 1.0, i % 2 ? 7 : 40, 5);
+    ASSERT_LE(diff_int8(run(c), c.want).max_abs, 1) << "case " << i << ", groups " << c.p.groups;
+  }
 }
 
 TEST(ConvS8, LargeChannelCounts) {

@@ -36,7 +36,22 @@ TEST(TierContracts, PointwiseKernelsNeedA1x1WindowInsideTheInput) {
     EXPECT_EQ(refusal(strided), Refusal::kGridOutsideInput);
     strided.out_w = 4;
     EXPECT_EQ(refusal(strided), Refusal::kNone);
+    ConvParams grouped = conv(1, 8);
+    grouped.groups = 2;  // the window kernels take grouped 1x1 convs
+    EXPECT_EQ(refusal(grouped), Refusal::kGroups);
   }
+}
+
+TEST(TierContracts, GroupedDspWindowsCountOneGroupsChannels) {
+  ConvParams grouped = conv(1, 8);
+  grouped.groups = 2;
+  EXPECT_EQ(conv_s8_dsp_refusal(grouped), Refusal::kNone);  // 4 positions per group
+  grouped.groups = 4;
+  EXPECT_EQ(conv_s8_dsp_refusal(grouped), Refusal::kWindowDepth);  // 2
+  grouped = conv(2, 16384);
+  grouped.groups = 2;  // 2 * 2 * 8192 per group
+  EXPECT_EQ(conv_s8_dsp_refusal(grouped), Refusal::kNone);
+  EXPECT_EQ(conv_s8_mve_refusal(grouped), Refusal::kWindowDepth);  // its rows hold every group
 }
 
 TEST(TierContracts, DspWindowsHold4To32768Values) {

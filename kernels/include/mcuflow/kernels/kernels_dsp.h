@@ -138,10 +138,11 @@ struct DspTables {
   int32_t step;
 };
 
-// Window positions (k_h * k_w * in_c) padded to whole groups of four.
-inline int32_t dsp_conv_depth(const ConvParams& p) { return (p.k_h * p.k_w * p.in_c + 3) & ~3; }
+// A group's window positions (k_h * k_w * in_c / groups) padded to whole groups of four. A
+// grouped conv's scratch holds each group's block of kDspPixels windows, group after group.
+inline int32_t dsp_conv_depth(const ConvParams& p) { return (p.k_h * p.k_w * (p.in_c / p.groups) + 3) & ~3; }
 inline int32_t dsp_conv_scratch_bytes(const ConvParams& p) {
-  return kDspPixels * dsp_conv_depth(p) * int32_t(sizeof(int16_t));
+  return p.groups * kDspPixels * dsp_conv_depth(p) * int32_t(sizeof(int16_t));
 }
 
 // The conv kernels' inputs: the reference's, then their scratch (dsp_conv_scratch_bytes).
@@ -155,9 +156,10 @@ inline Refusal conv_s8_1x1_dsp_refusal(const ConvParams& p) {
 }
 void conv_s8_1x1_dsp(const ConvParams& p, const int8_t* input, const int8_t* weights, const int32_t* bias,
                      const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output);
-// Any conv whose window (k_h * k_w * in_c) has 4 to kDspMaxDepth positions.
+// Any conv, grouped or not, whose group's window (k_h * k_w * in_c / groups) has 4 to
+// kDspMaxDepth positions.
 inline Refusal conv_s8_dsp_refusal(const ConvParams& p) {
-  const int64_t depth = int64_t(p.k_h) * p.k_w * p.in_c;
+  const int64_t depth = int64_t(p.k_h) * p.k_w * (p.in_c / p.groups);
   return depth < 4 || depth > kDspMaxDepth ? Refusal::kWindowDepth : Refusal::kNone;
 }
 void conv_s8_dsp(const ConvParams& p, const int8_t* input, const int8_t* weights, const int32_t* bias,

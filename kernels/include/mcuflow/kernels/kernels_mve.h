@@ -55,18 +55,22 @@ constexpr int32_t mve_table_value(int32_t row, int32_t bias, int32_t input_offse
   }
 }
 
+// A grouped conv's GEMM is one per group (out_c / groups channels over its depth of inputs):
+// the blocks of group 0, then those of group 1 ...
 struct MveGemmLayout {
   int32_t depth, out_c;
+  int32_t groups = 1;
   static constexpr int32_t kRowEntries = kMveGemmBlock;
 
-  constexpr int32_t blocks() const { return (out_c + kMveGemmBlock - 1) / kMveGemmBlock; }
+  constexpr int32_t group_blocks() const { return (out_c / groups + kMveGemmBlock - 1) / kMveGemmBlock; }
+  constexpr int32_t blocks() const { return groups * group_blocks(); }
   constexpr int32_t table_bytes() const { return kMveTableRows * kRowEntries * 4; }
   constexpr int32_t block_bytes() const { return table_bytes(); }
   constexpr int32_t total_bytes() const { return blocks() * block_bytes(); }
   // The channel of entry e of a block's table rows; -1: padding.
   constexpr int32_t table_channel(int32_t block, int32_t e) const {
-    const int32_t oc = block * kMveGemmBlock + e;
-    return oc < out_c ? oc : -1;
+    const int32_t group_out = out_c / groups, oc = block % group_blocks() * kMveGemmBlock + e;
+    return oc < group_out ? block / group_blocks() * group_out + oc : -1;
   }
   int32_t weight_sum(const int8_t* weights, int32_t oc) const {
     int32_t sum = 0;
@@ -170,12 +174,19 @@ bool mve_emit_prepared(const Layout& layout, const MveReferenceInputs& r, Emit e
 
 // Two activation rows interleaved for the GEMM (mve::interleave_rows): whole chunks of 16 each.
 constexpr int32_t mve_pair_bytes(int32_t depth) { return 2 * kMveChunk * ((depth + kMveChunk - 1) / kMveChunk); }
-// conv_s8_mve's scratch: two im2col rows, then their interleaved pair.
-constexpr int32_t mve_conv_scratch_bytes(int32_t depth) { return 2 * depth + mve_pair_bytes(depth); }
+// conv_s8_mve's GEMM: a group's window (k_h * k_w * in_c / groups) per output channel.
+constexpr MveGemmLayout mve_conv_gemm_layout(const ConvParams& p) {
+  return {p.k_h * p.k_w * (p.in_c / p.groups), p.out_c, p.groups};
+}
+// conv_s8_mve's scratch: two im2col rows (every group's window, group after group), then the
+// interleaved pair of one group's windows.
+constexpr int32_t mve_conv_scratch_bytes(const ConvParams& p) {
+  return 2 * p.k_h * p.k_w * p.in_c + mve_pair_bytes(mve_conv_gemm_layout(p).depth);
+}
 
 // weights: the reference weights; prepared: the layout above (16-byte aligned, like every
 // constant); scratch: arena of mve_pair_bytes(in_c) bytes (conv_s8_mve:
-// mve_conv_scratch_bytes(k_h * k_w * in_c); fc_s8_mve: needed only for more than one row).
+// mve_conv_scratch_bytes; fc_s8_mve: needed only for more than one row).
 // Inputs: the reference's, the prepared input, then the scratch (dwconv_s8_mve, which reads its
 // weights from the prepared input, has none).
 constexpr uint8_t kMvePreparedSlot = kWeightedSlots, kMveScratchSlot = kMvePreparedSlot + 1;

@@ -134,9 +134,23 @@ constexpr uint8_t kScalarPreparedSlot = kWeightedSlots, kScalarWindowSlot = kSca
 inline Refusal conv_s8_1x1_scalar_refusal(const ConvParams& p) { return pointwise_refusal(p); }
 void conv_s8_1x1_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* output);
 
-// Any conv: each output pixel's window (k_h * k_w * in_c values, padding taps = the input zero
-// point) is gathered into `window` (an arena scratch of that many bytes), then as the 1x1 conv.
-inline int64_t scalar_conv_window_bytes(const ConvParams& p) { return int64_t(p.k_h) * p.k_w * p.in_c; }
+// Any conv, grouped or not: per output pixel and group, the group's window (k_h * k_w *
+// in_c / groups values, padding taps = the input zero point) is gathered into `window` (an arena
+// scratch of that many bytes), then as the 1x1 conv's pixel times the group's out_c / groups
+// channels. Prepared: per group, scalar_gemm_prepared_word of that group's weights and tables.
+inline int32_t scalar_conv_depth(const ConvParams& p) { return p.k_h * p.k_w * (p.in_c / p.groups); }
+inline int64_t scalar_conv_window_bytes(const ConvParams& p) { return scalar_conv_depth(p); }
+inline int32_t scalar_conv_group_words(const ConvParams& p) {
+  return scalar_gemm_prepared_words(p.out_c / p.groups, scalar_conv_depth(p));
+}
+inline int32_t scalar_conv_prepared_words(const ConvParams& p) { return p.groups * scalar_conv_group_words(p); }
+inline int32_t scalar_conv_prepared_word(const ConvParams& p, const int8_t* weights, const int32_t* bias,
+                                         const int32_t* multipliers, const int32_t* shifts, int32_t i) {
+  const int32_t group_out = p.out_c / p.groups, depth = scalar_conv_depth(p), words = scalar_conv_group_words(p);
+  const int32_t first = i / words * group_out;  // the group's first output channel
+  return scalar_gemm_prepared_word(weights + first * depth, bias + first, multipliers + first, shifts + first, 1,
+                                   group_out, depth, p.input_offset, i % words);
+}
 void conv_s8_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* window,
                     int8_t* output);
 

@@ -17,7 +17,10 @@ inline constexpr int32_t kMaxDim = 1 << 16;
 // out = clamp(MultiplyByQuantizedMultiplier(acc, multiplier, shift) + output_offset).
 // shift > 0 is a left shift, shift <= 0 a right shift by -shift (TFLite convention).
 
-struct ConvParams {            // conv_s8 / conv_f32, weights OHWI [out_c][k_h][k_w][in_c]
+// Grouped (groups > 1): in_c and out_c are the pixels' channel counts, both divisible by groups;
+// output channel oc of group oc / (out_c / groups) reads only that group's in_c / groups input
+// channels, so the weights are [out_c][k_h][k_w][in_c / groups]. Transposed convs keep groups 1.
+struct ConvParams {            // conv_s8 / conv_f32, weights OHWI [out_c][k_h][k_w][in_c / groups]
   int32_t in_h, in_w, in_c;
   int32_t out_h, out_w, out_c;
   int32_t k_h, k_w;
@@ -28,6 +31,7 @@ struct ConvParams {            // conv_s8 / conv_f32, weights OHWI [out_c][k_h][
   int32_t output_offset;       // output_zero_point (int8 only)
   int32_t act_min, act_max;    // int8: clamp bounds in the output's integer domain
   float act_min_f, act_max_f;  // f32: clamp bounds
+  int32_t groups = 1;
 };
 
 struct DwConvParams {          // dwconv_s8 / dwconv_f32, weights [k_h][k_w][in_c*ch_mult]
@@ -305,7 +309,7 @@ struct GatherRowsParams {      // gather_rows
 // The params are bytes of the program file (docs/program_format.md): a struct's size and field
 // order are part of the format. A change here is a format change (bump format::kVersion); a new
 // struct gets its line below.
-static_assert(sizeof(ConvParams) == 80, "ConvParams layout");
+static_assert(sizeof(ConvParams) == 84, "ConvParams layout");
 static_assert(sizeof(DwConvParams) == 84, "DwConvParams layout");
 static_assert(sizeof(FcParams) == 40, "FcParams layout");
 static_assert(sizeof(BinaryParams) == 68, "BinaryParams layout");

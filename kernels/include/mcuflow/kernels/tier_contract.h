@@ -28,6 +28,7 @@ enum class Refusal : uint8_t {
   kAddRange,           // rescaled inputs whose doubled, left-shifted sum overflows int32
   kMulRange,           // an offset product whose doubled, left-shifted value overflows int32
   kScale,              // a scale the kernel's float arithmetic cannot use (denormal)
+  kGroups,             // a grouped convolution (groups > 1)
 };
 
 // Input slots of the weighted reference kernels (conv_s8, dwconv_s8, fc_s8), which their tier
@@ -40,6 +41,7 @@ constexpr uint8_t kFirstConstantSlot = kWeightsSlot, kLastConstantSlot = kShifts
 // A 1x1 conv kernel reads input pixel (oy * stride_h, ox * stride_w) for output pixel (oy, ox),
 // without bounds checks.
 inline Refusal pointwise_refusal(const ConvParams& p) {
+  if (p.groups != 1) return Refusal::kGroups;
   if (p.k_h != 1 || p.k_w != 1) return Refusal::kKernelSize;
   if (p.pad_top != 0 || p.pad_left != 0) return Refusal::kPadding;
   if (int64_t(p.out_h - 1) * p.stride_h >= p.in_h || int64_t(p.out_w - 1) * p.stride_w >= p.in_w)

@@ -62,9 +62,9 @@ Error check_conv_s8_mve(const OpCheck& c) {
   if (e != Error::kOk) return e;
   const auto& p = c.get_params<ConvParams>();
   if (kernels::conv_s8_mve_refusal(p) != kernels::Refusal::kNone) return Error::kBadParams;
-  const uint64_t depth = uint64_t(p.k_h) * p.k_w * p.in_c;  // at most kMveMaxDepth
-  return ok_if(prepared_input_valid(c, kernels::MveGemmLayout{int32_t(depth), p.out_c}, p.input_offset, true) &&
-               scratch_valid(c, uint64_t(kernels::mve_conv_scratch_bytes(int32_t(depth)))));
+  // windows of at most kMveMaxDepth: no overflow
+  return ok_if(prepared_input_valid(c, kernels::mve_conv_gemm_layout(p), p.input_offset, true) &&
+               scratch_valid(c, uint64_t(kernels::mve_conv_scratch_bytes(p))));
 }
 
 Error check_dwconv_s8_mve(const OpCheck& c) {

@@ -10,15 +10,14 @@ using kernels::ConvParams;
 Error check_scalar_conv(const OpCheck& c) {
   if (const Error e = check_conv_s8(c); e != Error::kOk) return e;
   const auto& p = c.get_params<ConvParams>();
-  const int32_t depth = p.k_h * p.k_w * p.in_c;
   // prepared_matches first: it checks that the weights are constants before they are read
-  return ok_if(scalar::prepared_matches(c, kernels::scalar_gemm_prepared_words(p.out_c, depth),
+  return ok_if(scalar::prepared_matches(c, kernels::scalar_conv_prepared_words(p),
                                         [&](const int8_t* w, const int32_t* bias, const int32_t* multipliers,
                                             const int32_t* shifts, int32_t i) {
-                                          return kernels::scalar_gemm_prepared_word(w, bias, multipliers, shifts, 1,
-                                                                                    p.out_c, depth, p.input_offset, i);
+                                          return kernels::scalar_conv_prepared_word(p, w, bias, multipliers, shifts, i);
                                         }) &&
-               kernels::scalar_weights_symmetric(scalar::constant_data<int8_t>(c, kernels::kWeightsSlot), p.out_c * depth));
+               kernels::scalar_weights_symmetric(scalar::constant_data<int8_t>(c, kernels::kWeightsSlot),
+                                                 p.out_c * kernels::scalar_conv_depth(p)));
 }
 
 }  // namespace

@@ -7,7 +7,6 @@ program bytes come back, and ``Program.run`` executes them with the C++ host run
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import struct
@@ -16,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from . import _core
+from . import _core, program_metadata
 from .errors import DeviceError, InputError, UnsupportedModelError, run_failure
 from .inputs import arrays_by_input_name
 from .options import CompileOptions
@@ -49,7 +48,7 @@ def load_failure_message(failure: str, data: bytes) -> str:
     if not m or not m[2]:
         return failure
     where = {k: int(v) for k, v in re.findall(r"(tensor|op|slot) (\d+)", m[2])}
-    metadata = _readable_metadata(data)
+    metadata = program_metadata.readable(data)
     if "op" in where:
         i = where["op"]
         try:  # the op record's kernel id (OpRecord: 28 bytes from Header.ops_offset)
@@ -69,16 +68,6 @@ def load_failure_message(failure: str, data: bytes) -> str:
     return f"{text}: {m[1]}"
 
 
-def _readable_metadata(data: bytes) -> dict:
-    """The metadata of a program that may have failed verification ({} where it is unreadable)."""
-    try:
-        offset, size = struct.unpack_from("<II", data, 56)  # Header.metadata_offset, metadata_bytes
-        metadata = json.loads(data[offset:offset + size].decode("utf-8")) if size else {}
-    except (struct.error, UnicodeDecodeError, ValueError):
-        return {}
-    return metadata if isinstance(metadata, dict) else {}
-
-
 class Program:
     """A compiled mcuflow program (the bytes of a ``.mfp`` file) and its host runtime."""
 
@@ -95,7 +84,13 @@ class Program:
                 message = "invalid program: " + load_failure_message(message.removeprefix("invalid program: "), bytes(data))
             raise InputError(message) from None
         self.data = bytes(data)
-        self.metadata = json.loads(self._host.metadata or "{}")
+        self.metadata = program_metadata.parse(self.data, len(self._host.tensors), len(self._host.ops))
+        for kind, io in (("input", self._host.inputs), ("output", self._host.outputs)):
+            for i, spec in enumerate(io):  # what the host converts from and to PyTorch's order
+                if spec["layout"] != "plain" and (spec["layout"] != "nhwc" or len(spec["shape"]) != 4):
+                    raise InputError(f"corrupt program: {kind} {i} (tensor {spec['tensor']}) has layout "
+                                     f"{spec['layout']} at rank {len(spec['shape'])}; program inputs and outputs "
+                                     f"are plain or rank-4 NHWC")
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Program":

@@ -258,7 +258,7 @@ class HostProgram {
       d["dtype"] = numpy_dtype(t.dtype);
       d["shape"] = logical_shape(t);
       d["physical_shape"] = std::vector<int64_t>(t.dims, t.dims + t.rank);
-      d["layout"] = t.layout == format::Layout::kNhwc ? "nhwc" : "plain";
+      d["layout"] = t.layout == format::Layout::kNhwc ? "nhwc" : t.layout == format::Layout::kPlain ? "plain" : "flat_nhwc";
       d["scale"] = t.scale;
       d["zero_point"] = t.zero_point;
       d["bytes"] = t.bytes;

@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "python" / "mcuflow"
 LAYERS: list[tuple[str, set[str]]] = [
     ("errors", {"errors", "version"}),
     ("boards", {"boardfile", "boards"}),
-    ("io", {"outputs", "inputs", "emulator", "uart", "qemu"}),
+    ("io", {"outputs", "inputs", "program_metadata", "emulator", "uart", "qemu"}),
     ("memory map", {"memory_map"}),
     ("front ends", {"frontend_protocol", "torch_source", "torch_graph", "frontend", "calibration",
                     "zoo", "zoo.mlperf", "zoo.families", "zoo.extra"}),

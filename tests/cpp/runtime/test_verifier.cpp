@@ -6,8 +6,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <cstring>
+#include <map>
+#include <random>
 #include <set>
 #include <vector>
 
@@ -936,12 +937,13 @@ TEST(Verifier, StructuralFuzz) {
   const std::vector<const std::vector<uint8_t>*> bases = {&mixed_int8(),    &mixed_fp32(),   &conv_int8(),
                                                           &tiny_int8(),     &mixed_int8_mve, &conv_int8_dsp,
                                                           &extended_int8, &extended_fp32};
-  // Several seeds (each corrupts other fields); MCUFLOW_FUZZ_ITERATIONS / MCUFLOW_FUZZ_SEED run
-  // longer or other campaigns by hand.
+  // Fixed seeds (each corrupts other fields) and one new seed per run, printed with its counts so
+  // a failure can be replayed: MCUFLOW_FUZZ_SEED=<seed> (MCUFLOW_FUZZ_ITERATIONS runs longer).
   const char* env_iterations = std::getenv("MCUFLOW_FUZZ_ITERATIONS");
   const char* env_seed = std::getenv("MCUFLOW_FUZZ_SEED");
   const std::vector<uint32_t> seeds =
-      env_seed ? std::vector<uint32_t>{uint32_t(std::strtoul(env_seed, nullptr, 10))} : std::vector<uint32_t>{20240607u, 1, 3, 4, 8};
+      env_seed ? std::vector<uint32_t>{uint32_t(std::strtoul(env_seed, nullptr, 10))}
+               : std::vector<uint32_t>{20240607u, 1, 3, 4, 8, std::random_device{}()};
   const int kIterations = env_iterations ? std::atoi(env_iterations) : 1000;
   constexpr uint32_t kMaxArena = 32u << 20;
   for (const uint32_t seed : seeds) {

@@ -66,7 +66,7 @@ def markdown(rows: list[dict]) -> str:
     if m55:
         core = m55["flash"]["runtime_core"]
         items = ", ".join(f"{k} {v} B" for k, v in m55["core_items"].items())
-        verdict = "within" if core <= CORE_BUDGET else f"over by {core - CORE_BUDGET} B:"
+        verdict = f"{CORE_BUDGET - core} B within" if core <= CORE_BUDGET else f"{core - CORE_BUDGET} B over"
         lines.append(f"\nRuntime core on cortex-m55 at -Os: {core} B ({items}), {verdict} the 4 KiB budget.")
     rec = rows[0]["record"]
     lines.append(f"Flash in bytes from `mcuflow size` (ELF sections + linker map); {rec['compiler']}; "

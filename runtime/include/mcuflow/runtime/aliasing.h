@@ -60,13 +60,18 @@ Window window_of(Geometry g, const void* params);
 // Windows of more than kMaxWindowElements input or output elements never overlap (kNever, more
 // bytes than any region).
 constexpr int64_t kMaxWindowElements = 1 << 24, kNever = INT32_MAX;
-int64_t window_shift_below(const Window& w, int64_t element_bytes);
+int64_t window_shift(const Window& w, uint32_t element_bytes, bool above);
+inline int64_t window_shift_below(const Window& w, uint32_t element_bytes) {
+  return window_shift(w, element_bytes, false);
+}
 
 // Bytes the output of a backward walk must start above the input: while output pixel q is
 // written, the kernel may still read any input pixel up to last_unread(q) = max over q' <= q of
 // the end of q''s window, and the output from pixel q on starts q * out_c elements above its
 // start: max over q of last_unread(q) * in_c - q * out_c elements.
-int64_t window_shift_above(const Window& w, int64_t element_bytes);
+inline int64_t window_shift_above(const Window& w, uint32_t element_bytes) {
+  return window_shift(w, element_bytes, true);
+}
 
 // Bytes an element-wise output of as many elements as its input must start below it: element i
 // is written to [i * out_element, (i + 1) * out_element) after the input up to (i + 1) *

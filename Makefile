@@ -11,7 +11,7 @@ APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eab
 PY_PACKAGES := torch==2.13.0 numpy pytest pytest-xdist pybind11 scikit-build-core scikit-learn
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps python host test test-cpp test-python test-sanitize demo clean
+.PHONY: all deps python host test test-cpp test-python test-sanitize fuzz demo clean
 
 all: python host
 
@@ -52,6 +52,19 @@ test-sanitize: deps
 
 test-python: python
 	$(PY) -m pytest -q -n $(JOBS) tests/python tests/firmware
+
+# libFuzzer over load + bind + run for FUZZ_SECONDS, from a corpus of real programs of every tier;
+# findings (inputs that crash, hang or break an invariant) land in build/fuzz/findings/.
+FUZZ_SECONDS ?= 600
+fuzz: python
+	@dpkg -s clang libclang-rt-dev >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	  $(SUDO) apt-get install -y -qq --no-install-recommends clang libclang-rt-dev >/dev/null; }
+	CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCUFLOW_FUZZ=ON >/dev/null
+	cmake --build build/fuzz -j $(JOBS) --target mcuflow_fuzz_program
+	$(PY) tests/fuzz/make_corpus.py build/fuzz/corpus
+	mkdir -p build/fuzz/findings
+	build/fuzz/tests/fuzz/mcuflow_fuzz_program -dict=tests/fuzz/program.dict -max_total_time=$(FUZZ_SECONDS) \
+	  -timeout=10 -print_final_stats=1 -artifact_prefix=build/fuzz/findings/ build/fuzz/corpus
 
 demo: all
 	$(PY) examples/digits/demo.py

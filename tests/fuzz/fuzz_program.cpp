@@ -1,0 +1,77 @@
+// libFuzzer target over the device runtime: whatever bytes arrive (CRC fixed), Program::load either refuses
+// them with an error code or accepts a program that Session::bind accepts for arenas of the sizes
+// it states, and whose run finishes inside those arenas (AddressSanitizer sees every byte past
+// them) without writing into the program, which is read in place. Built by `make fuzz`.
+#include <cstdint>
+#include <cstring>
+#include <new>
+
+#include "mcuflow/runtime/runtime.h"
+
+namespace {
+
+using mcuflow::Error;
+using mcuflow::Program;
+using mcuflow::Session;
+using mcuflow::Span;
+
+constexpr uint64_t kMaxArenaBytes = 8u << 20;  // larger plans are skipped, not failed
+constexpr std::align_val_t kAlign{16};          // what the loader and bind require of their spans
+
+// Exactly `n` bytes, 16-byte aligned, so ASan reports the first byte outside.
+struct Exact {
+  explicit Exact(size_t n) : n(n), p(static_cast<uint8_t*>(::operator new(n ? n : 1, kAlign))) {}
+  ~Exact() { ::operator delete(p, kAlign); }
+  Exact(const Exact&) = delete;
+  Exact& operator=(const Exact&) = delete;
+  size_t n;
+  uint8_t* p;
+};
+
+bool zeros(void*, uint32_t, uint32_t, uint8_t* dst, uint32_t bytes) {
+  std::memset(dst, 0, bytes);
+  return true;
+}
+
+[[noreturn]] void finding() { __builtin_trap(); }
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size > UINT32_MAX) return 0;
+  Exact file(size);
+  if (size) std::memcpy(file.p, data, size);
+  // The CRC recomputed over the file size the header states (as a buggy writer would), so that
+  // mutations reach the verifier instead of stopping at the checksum.
+  uint32_t file_bytes = 0;
+  if (size >= sizeof(mcuflow::format::Header)) std::memcpy(&file_bytes, file.p + 8, 4);
+  if (file_bytes >= mcuflow::format::kChecksumStart && file_bytes <= size) {
+    const uint32_t crc = mcuflow::crc32(file.p + mcuflow::format::kChecksumStart,
+                                        file_bytes - mcuflow::format::kChecksumStart);
+    std::memcpy(file.p + 12, &crc, 4);
+  }
+  Exact original(size);
+  if (size) std::memcpy(original.p, file.p, size);
+  auto loaded = Program::load(Span<const uint8_t>{file.p, uint32_t(size)}, mcuflow::all_kernels());
+  if (!loaded.ok()) return 0;
+  const Program& program = loaded.value();
+
+  uint64_t total = 0;
+  for (uint32_t r = 0; r < program.region_count(); ++r) total += program.region_bytes(r);
+  if (total > kMaxArenaBytes) return 0;
+  Exact* arenas[mcuflow::format::kMaxRegions] = {};
+  Span<uint8_t> spans[mcuflow::format::kMaxRegions];
+  for (uint32_t r = 0; r < program.region_count(); ++r) {
+    arenas[r] = new Exact(program.region_bytes(r));
+    std::memset(arenas[r]->p, 0, arenas[r]->n);
+    spans[r] = Span<uint8_t>{arenas[r]->p, uint32_t(arenas[r]->n)};
+  }
+  auto bound = Session::bind(program, spans, program.region_count());
+  if (!bound.ok()) finding();  // load accepted what bind refuses
+  const mcuflow::InputReader reader{&zeros, nullptr};
+  const Error e = bound.value().run(&reader);  // zero inputs: finite, every index in range
+  if (e != Error::kOk) finding();
+  if (size && std::memcmp(file.p, original.p, size) != 0) finding();  // the program is read in place, never written
+  for (Exact* a : arenas) delete a;
+  return 0;
+}

@@ -9,6 +9,8 @@ JOBS ?= $(shell nproc)
 APT_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm \
                 libgtest-dev cmake ninja-build
 PY_PACKAGES := torch==2.13.0 numpy pytest pytest-xdist pybind11 scikit-build-core scikit-learn
+# PT2E (mcuflow.quantizer): torchao's own requirements would move torch; it needs none beyond it.
+PY_NO_DEPS_PACKAGES := torchao==0.18.0
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps python host test test-cpp test-python test-sanitize fuzz demo clean
@@ -26,6 +28,7 @@ $(BUILD)/.apt-done:
 $(VENV)/.deps-done: Makefile
 	@[ -x $(PY) ] || python3 -m venv $(VENV)
 	$(PIP) install -q --disable-pip-version-check $(PY_PACKAGES)
+	$(PIP) install -q --disable-pip-version-check --no-deps $(PY_NO_DEPS_PACKAGES)
 	@touch $@
 
 deps: $(BUILD)/.apt-done $(VENV)/.deps-done

@@ -254,11 +254,16 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
   const Target target = find_target(options.target);
   if (g.inputs.empty()) throw CompileError("the model has no tensor inputs");
   if (g.outputs.empty()) throw CompileError("the model has no outputs");
+  give_inputs_back(g);
   run_graph_passes(g);
   std::string quantization_report;
   LowerOptions lowering{Precision::kFloat32, false};
   if (options.precision == Precision::kInt8) {
-    quantization_report = calibrate(g, calibration, options.observer);
+    // A graph that brings its own quantization (a PT2E model) compiles without calibration data.
+    const bool given = std::any_of(g.tensors.begin(), g.tensors.end(),
+                                   [](const Tensor& t) { return !t.constant && t.quant.given; });
+    quantization_report = calibration.empty() && given ? R"({"observer":"given"})"
+                                                       : calibrate(g, calibration, options.observer);
     assign_quantization(g);  // before split_into_patches: the bands copy their tensors' scales
     lowering = LowerOptions{Precision::kInt8, options.int8_io, options.allow_fallback};
   }

@@ -102,7 +102,8 @@ bool value_fits(const Op& op, const Quant& in) {
 Quant observed_quant(const Tensor& t) {
   if (t.quant.given) return t.quant;
   if (!(t.observed_min <= t.observed_max))
-    throw CompileError("tensor " + t.name + " was never observed during calibration");
+    throw CompileError("tensor " + t.name + " has no given quantization and was never observed during calibration "
+                       "(pass calibration data, or quantize it in the model's graph)");
   return quant_for_range(t.observed_min, t.observed_max, kActivationBits);
 }
 
@@ -135,11 +136,42 @@ bool is_constant_input(const Graph& g, const Op& op, size_t slot) {
   return slot < op.inputs.size() && g.tensors[size_t(op.inputs[slot])].constant;
 }
 
+std::string scale_str(double scale) {
+  std::ostringstream os;
+  os << scale;
+  return os.str();
+}
+
+std::string axis_str(int axis) { return axis < 0 ? "per tensor" : "per index of dim " + std::to_string(axis); }
+
+// A given weight spec must be one the op's kernel takes: symmetric, per output channel along
+// `axis` (convolutions) or per tensor (linear also per output feature: its kernel has that mode).
+void check_given_weight(const Op& op, const Tensor& w, int axis) {
+  const Quant& q = w.quant;
+  if (!q.given) return;
+  if (!q.symmetric)
+    throw CompileError(op.where() + ": weight " + w.name +
+                       " has a given asymmetric quantization; the kernels take symmetric int8 weights (zero point 0)");
+  if (q.axis != axis && !(op.kind == "linear" && q.axis == 0))
+    throw CompileError(op.where() + ": weight " + w.name + " is quantized " + axis_str(q.axis) + "; the kernel takes " +
+                       (axis < 0 ? "one scale per tensor" : "one scale per output channel (dim " + std::to_string(axis) + ")"));
+}
+
+// An output the kernel derives (its input's spec, softmax's fixed one) may be given only as that.
+void check_given_output(const Op& op, const Tensor& y, const Quant& derived) {
+  if (y.quant.scale == derived.scale && y.quant.zero_point == derived.zero_point && !y.quant.per_axis()) return;
+  throw CompileError(op.where() + ": output " + y.name + " is given scale " + scale_str(y.quant.scale) + ", zero point " +
+                     std::to_string(y.quant.zero_point) + "; the kernel's output has scale " + scale_str(derived.scale) +
+                     ", zero point " + std::to_string(derived.zero_point) +
+                     (op.kind == "softmax" ? "" : " (its input's)"));
+}
+
 // The constant inputs of `op` that its int8 kernel reads as integers, by the registry's rule.
 void assign_constant_quantization(Graph& g, Op& op, ConstantQuant rule) {
   const auto weights = [&](int axis) {
     if (!is_constant_input(g, op, 1)) return;
     const Tensor& w = g.tensors[size_t(op.inputs[1])];
+    check_given_weight(op, w, axis);
     const int64_t channels = w.shape[size_t(std::max(axis, 0))];
     give_constant_quant(g, op, 1, symmetric_quant(w, axis, kWeightBits));
     if (!is_constant_input(g, op, 2)) return;
@@ -193,6 +225,16 @@ void check_given_quant(const Tensor& t) {
 
 }  // namespace
 
+void give_inputs_back(Graph& g) {
+  for (auto op = g.ops.rbegin(); op != g.ops.rend(); ++op) {
+    const OpDef* def = find_op(op->kind);
+    if (!def || def->output_quant != OutputQuant::kInput || op->inputs.empty()) continue;
+    const Tensor& y = g.tensors[size_t(op->outputs[0])];
+    Tensor& x = g.tensors[size_t(op->inputs[0])];
+    if (y.quant.given && !x.quant.given && !x.constant) x.quant = y.quant;
+  }
+}
+
 void assign_quantization(Graph& g) {
   for (const Tensor& t : g.tensors) check_given_quant(t);
   for (int t : g.inputs) g.tensors[t].quant = observed_quant(g.tensors[t]);
@@ -200,7 +242,12 @@ void assign_quantization(Graph& g) {
     const OpDef* def = find_op(op.kind);
     if (def && def->output_quant == OutputQuant::kNone) continue;
     Tensor& y = g.tensors[op.outputs[0]];
-    if (!y.quant.given) y.quant = output_quant(g, op, def ? def->output_quant : OutputQuant::kObserved);
+    const OutputQuant rule = def ? def->output_quant : OutputQuant::kObserved;
+    if (!y.quant.given) y.quant = output_quant(g, op, rule);
+    else if (rule != OutputQuant::kObserved) {
+      const Quant derived = output_quant(g, op, rule);
+      if (!derived.given) check_given_output(op, y, derived);  // (a pad whose value does not fit: observed)
+    }
     assign_constant_quantization(g, op, def ? def->constant_quant : ConstantQuant::kNone);
   }
 }

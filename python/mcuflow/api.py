@@ -411,6 +411,8 @@ def _quantization_lines(quantization: dict) -> list[str]:
     if not quantization:
         return []
     observer = quantization["observer"]
+    if observer == "given":
+        return ["activation ranges: as given by the model's quantize / dequantize nodes (no calibration)"]
     if observer == "percentile":
         observer += f" {quantization['percentile']:g}"
     narrowed = quantization.get("narrowed")
@@ -436,7 +438,9 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     """Compiles a ``torch.export.ExportedProgram`` into an mcuflow ``Program``.
 
     ``calibration``: representative inputs (an iterable of input tuples, or one array per
-    input with a leading batch dimension); required for ``precision="int8"``.
+    input with a leading batch dimension); required for ``precision="int8"`` unless the graph
+    carries its own quantization (quantize / dequantize nodes from ``convert_pt2e``, e.g. with
+    ``mcuflow.quantizer.MCUFlowQuantizer``): its scales and zero points are used as given.
     ``io="int8"`` keeps the program's inputs and outputs int8.
     ``observer``: how int8 calibration picks each activation's range (docs/quantization.md):
     ``"minmax"`` the observed range; ``"percentile"`` each side clipped at the ``percentile``-th
@@ -479,11 +483,12 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
         raise InputError("source maps strings to strings")
     builder = _core.GraphBuilder()
     try:
-        describe(exported_program, builder)
+        description = describe(exported_program, builder)
         samples: list = []
-        if options.precision == "int8":
+        if options.precision == "int8" and (calibration is not None or not description.quantized_tensors):
             if calibration is None:
-                raise InputError("int8 compilation needs calibration data (calibration=...)")
+                raise InputError("int8 compilation needs calibration data (calibration=...) or a quantized graph "
+                                 "(convert_pt2e)")
             samples = normalize_calibration(calibration, user_inputs(exported_program))
             source = {**(source or {}), CALIBRATION_SAMPLES_KEY: " ".join(sample_hash(s) for s in samples)}
         def compile_with(copy):

@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 import torch
 
-from . import _core
+from . import _core, torch_pt2e
 from .errors import UnsupportedModelError
 from .frontend_protocol import Description
 from .torch_graph import (_Const, _Describer, _Missing, _Scalar, _bind, _op_key, _op_name, _shape_str, user_inputs,
@@ -138,7 +138,7 @@ def _conv1d(d: _Describer, node, x, w, b, stride, padding, dilation, groups, pad
     attrs["groups"] = int(groups)
     if padding_end is not None:
         attrs["padding_end"] = [0, int(padding_end)]
-    rest = [_Const(wv.tensor.unsqueeze(2), wv.name)]
+    rest = [_Const(wv.tensor.unsqueeze(2), wv.name, quant=wv.quant)]  # per channel along dim 0 still
     if b is not None:
         rest.append(_in(d, node, b))
     return _as_rows(d, node, "conv2d", x, rest, attrs)
@@ -712,7 +712,7 @@ def _h_prelu(d, node):
     x, w = _in(d, node, node.args[0]), _in(d, node, node.args[1])
     if not isinstance(w, _Const):
         raise d.unsupported(node, "the slopes must be constant (a parameter)")
-    return d.emit(node, "prelu", [x, _Const(w.tensor.reshape(-1), w.name)])
+    return d.emit(node, "prelu", [x, _Const(w.tensor.reshape(-1), w.name, quant=w.quant)])
 
 
 @_handles("aten.leaky_relu.default", "aten.leaky_relu_.default")
@@ -1054,4 +1054,5 @@ def describe(exported_program, builder) -> Description:
     Returns a ``Description`` of the inputs and outputs that were declared. Raises
     ``UnsupportedModelError`` with a one-line message for anything mcuflow cannot compile.
     """
-    return walk(_fuse_decomposed_activations(exported_program), builder, _HANDLERS, SUPPORTED_KINDS)
+    return walk(_fuse_decomposed_activations(exported_program), builder, {**_HANDLERS, **torch_pt2e.HANDLERS},
+                SUPPORTED_KINDS, torch_pt2e.HANDLERS.keys())

@@ -39,6 +39,7 @@ class Description:
     num_ops: int = 0
     num_constants: int = 0
     kinds: list[str] = field(default_factory=list)
+    quantized_tensors: int = 0  # tensors sent with a given quantization (set_quantization)
 
 
 class FrontEnd(Protocol):

@@ -72,13 +72,14 @@ def _shape_str(shape) -> str:
 class _Const:
     """A constant tensor known at compile time; sent with add_constant on first use."""
 
-    __slots__ = ("tensor", "name", "id", "transpose_of")
+    __slots__ = ("tensor", "name", "id", "transpose_of", "quant")
 
-    def __init__(self, tensor: torch.Tensor, name: str, transpose_of: "_Const | None" = None):
+    def __init__(self, tensor: torch.Tensor, name: str, transpose_of: "_Const | None" = None, quant: dict | None = None):
         self.tensor = tensor
         self.name = name
         self.id: int | None = None
         self.transpose_of = transpose_of
+        self.quant = quant  # a given quantization (set_quantization's arguments), from a dequantize node
 
 
 class _Missing:
@@ -181,11 +182,13 @@ def _input_shape(node: torch.fx.Node) -> list[int]:
 
 class _Describer:
     def __init__(self, ep, builder, handlers: dict[str, Callable[["_Describer", torch.fx.Node], Any]],
-                 vocabulary: Collection[str]):
+                 vocabulary: Collection[str], unfolded: Collection[str] = ()):
         self.ep = ep
         self.builder = builder
         self.handlers = handlers
         self.vocabulary = vocabulary
+        self.unfolded = unfolded  # overloads handled even on constants (quantize / dequantize)
+        self.given_quantization: dict[int, dict] = {}  # tensor id -> set_quantization's arguments
         self.env: dict[torch.fx.Node, Any] = {}
         self.used_names: set[str] = set()
         self.desc = Description()
@@ -240,6 +243,9 @@ class _Describer:
                 arr = arr.reshape(1)
             c.id = int(self.builder.add_constant(self.unique_name(c.name), arr))
             self.desc.num_constants += 1
+            if c.quant is not None:
+                self.builder.set_quantization(c.id, **c.quant)
+                self.desc.quantized_tensors += 1
         return c.id
 
     def arg(self, node, a):
@@ -420,6 +426,8 @@ class _Describer:
 
     def _foldable(self, node) -> bool:
         target = node.target
+        if _op_key(target) in self.unfolded:
+            return False
         if isinstance(target, torch._ops.OpOverload):
             if torch.Tag.nondeterministic_seeded in target.tags or target._schema.is_mutable:
                 return False
@@ -496,9 +504,10 @@ class _Opaque:
 
 
 def walk(exported_program, builder, handlers: dict[str, Callable[[_Describer, torch.fx.Node], Any]],
-         vocabulary: Collection[str]) -> Description:
+         vocabulary: Collection[str], unfolded: Collection[str] = ()) -> Description:
     """Describe ``exported_program`` to ``builder``, each call node by ``handlers[overload]``,
-    which may emit the kinds of ``vocabulary`` only."""
+    which may emit the kinds of ``vocabulary`` only; the overloads in ``unfolded`` go to their
+    handler even when every argument is a constant."""
     ep = exported_program
     if not isinstance(ep, torch.export.ExportedProgram):
         raise TypeError(f"describe() needs a torch.export.ExportedProgram, got {type(ep).__name__}")
@@ -506,4 +515,4 @@ def walk(exported_program, builder, handlers: dict[str, Callable[[_Describer, to
     if _has_mutations(ep):
         # In-place ops (nn.ReLU(inplace=True), x += y ...): make aliasing explicit first.
         ep = ep.run_decompositions({})
-    return _Describer(ep, builder, handlers, vocabulary).run()
+    return _Describer(ep, builder, handlers, vocabulary, unfolded).run()

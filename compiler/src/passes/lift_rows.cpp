@@ -69,7 +69,9 @@ void lift(Graph& g, Op op, std::vector<Op>& out) {
     if (g.tensors[t].constant) {
       Shape s = g.tensors[t].shape;
       s.insert(s.begin(), 3 - s.size(), 1);
+      const Quant given = g.tensors[t].quant;
       op.inputs[i] = g.add_constant(g.tensors[t].name + ".rows", row_view(s), g.tensors[t].data);
+      if (given.given && !given.per_axis()) g.tensors[size_t(op.inputs[i])].quant = given;  // (a PT2E constant operand)
       continue;
     }
     int rows = row_source(g, t);
@@ -77,6 +79,7 @@ void lift(Graph& g, Op op, std::vector<Op>& out) {
       Tensor view;
       view.name = g.tensors[t].name + ".rows";
       view.shape = row_view(g.tensors[t].shape);
+      if (g.tensors[t].quant.given) view.quant = g.tensors[t].quant;
       rows = g.add_tensor(view);
       out.push_back(Op{"reshape", {t}, {rows}, {{"shape", view.shape}}, op.source});
     }
@@ -106,6 +109,7 @@ void lift(Graph& g, Op op, std::vector<Op>& out) {
   Tensor rows_out;
   rows_out.name = g.tensors[y].name + ".rows";
   rows_out.shape = infer_shapes(g, op)[0];
+  if (g.tensors[y].quant.given) rows_out.quant = g.tensors[y].quant;  // a view keeps the given spec
   const int rows_y = g.add_tensor(rows_out);
   op.outputs[0] = rows_y;
   const std::string source = op.source;

@@ -49,6 +49,11 @@ class AxisWalk {
 // operands). A spec the front end gave (Quant::given) is kept as it is.
 void assign_quantization(Graph& g);
 
+// A spec the front end gave to the output of an op that keeps its input's (a view, a pool) is its
+// input's too: it flows back to the producer (a Conv1d sent as reshape, conv2d, reshape). Runs
+// before the graph passes, which may drop the view that carried it.
+void give_inputs_back(Graph& g);
+
 // How calibration turns a tensor's observed values into its quantization range.
 enum class Observer {
   kMinMax,      // the observed minimum and maximum

@@ -226,3 +226,24 @@ def test_a_float_graph_still_needs_calibration():
     ep = torch.export.export(Linear().eval(), (torch.zeros(1, 16),))
     with pytest.raises(mcuflow.errors.InputError, match="needs calibration data"):
         mcuflow.compile(ep, "cortex-m55")
+
+
+def test_qat_fine_tune_then_compile_matches_the_converted_model():
+    from torchao.quantization.pt2e import move_exported_model_to_eval
+    from torchao.quantization.pt2e.quantize_pt2e import prepare_qat_pt2e
+
+    module, calibration, evaluation = small_cnn()
+    example = (torch.from_numpy(calibration[:1]),)
+    prepared = prepare_qat_pt2e(torch.export.export(module.train(), example).module(), MCUFlowQuantizer(is_qat=True))
+    optimizer = torch.optim.SGD(prepared.parameters(), lr=0.01)
+    target = torch.from_numpy(np.arange(len(calibration)) % 10)
+    for x, y in zip(calibration[:6], target):  # a few steps of training with fake quantization (batch 1, as exported)
+        optimizer.zero_grad()
+        loss = nn.functional.nll_loss(torch.log(prepared(torch.from_numpy(x[None])) + 1e-6), y[None])
+        loss.backward()
+        optimizer.step()
+    move_exported_model_to_eval(prepared)
+    model = convert_pt2e(prepared)
+    ep = torch.export.export(model, example)
+    program = mcuflow.compile(ep, "cortex-m55")
+    check_matches_pytorch(program, model, ep, evaluation, classes=True)

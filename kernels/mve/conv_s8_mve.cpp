@@ -10,15 +10,17 @@ namespace mcuflow::kernels {
 namespace {
 
 // row[(g * k_h * k_w + ky * k_w + kx) * channels + c] = input[iy][ix][g * channels + c] of output
-// pixel (oy, ox), or the zero point; channels = in_c / groups.
+// pixel (oy, ox), or the zero point; channels = in_c / groups. kGrouped false: groups is 1, and
+// the compiler sees it (an ungrouped conv's walk stays as tight as it was before groups).
+template <bool kGrouped>
 void im2col_row(const ConvParams& p, const int8_t* input, int32_t oy, int32_t ox, int8x16_t zero_point, int8_t* row) {
   // Locals, not p's fields: the copies' memory clobbers would make the compiler reload those.
   const int32_t in_h = p.in_h, in_w = p.in_w, in_c = p.in_c, k_h = p.k_h, k_w = p.k_w, dil_h = p.dil_h,
-                dil_w = p.dil_w, groups = p.groups, channels = in_c / groups;
+                dil_w = p.dil_w, groups = kGrouped ? p.groups : 1, channels = in_c / groups;
   const int32_t iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
   const int32_t taps_row = k_w * channels;
   // Ungrouped with dilation 1, the taps kx in [lo, hi) inside the input are one contiguous input run.
-  const bool runs = dil_w == 1 && groups == 1;
+  const bool runs = dil_w == 1 && !kGrouped;
   const int32_t lo = ix0 >= 0 ? 0 : (-ix0 < k_w ? -ix0 : k_w);
   int32_t hi = in_w - ix0 < k_w ? in_w - ix0 : k_w;
   if (hi < lo) hi = lo;
@@ -42,12 +44,12 @@ void im2col_row(const ConvParams& p, const int8_t* input, int32_t oy, int32_t ox
   }
 }
 
-}  // namespace
-
-void conv_s8_mve(const ConvParams& p, const int8_t* input, const int8_t* weights, const uint8_t* prepared,
-                 int8_t* scratch, int8_t* output) {
+template <bool kGrouped>
+void conv(const ConvParams& p, const int8_t* input, const int8_t* weights, const uint8_t* prepared, int8_t* scratch,
+          int8_t* output) {
   const MveGemmLayout layout = mve_conv_gemm_layout(p);
-  const int32_t depth = layout.depth, window = depth * p.groups, group_out = p.out_c / p.groups;
+  const int32_t groups = kGrouped ? p.groups : 1;
+  const int32_t depth = layout.depth, window = depth * groups, group_out = p.out_c / groups;
   const int32_t group_tables = layout.group_blocks() * layout.block_bytes();
   // Group g's GEMM: its weights and its blocks of the prepared input. Whether any channel shifts
   // left is scanned once, over every group's blocks.
@@ -57,11 +59,9 @@ void conv_s8_mve(const ConvParams& p, const int8_t* input, const int8_t* weights
     all.out_c = layout.blocks() * kMveGemmBlock;
     g.left_shifts = mve::gemm_left_shifts(all);  // scanned only where rows pair up
   }
-  auto group = [&](int32_t i) {
-    mve::GemmArgs a = g;
-    a.weights = weights + i * group_out * depth;
-    a.tables = prepared + i * group_tables;
-    return a;
+  auto group = [&](int32_t k) -> const mve::GemmArgs& {
+    if (kGrouped) g.weights = weights + k * group_out * depth, g.tables = prepared + k * group_tables;
+    return g;
   };
   const int8x16_t zero_point = vdupq_n_s8(int8_t(-p.input_offset));
   int8_t* row0 = scratch;  // mve_conv_scratch_bytes: two im2col rows, then the pair
@@ -70,20 +70,28 @@ void conv_s8_mve(const ConvParams& p, const int8_t* input, const int8_t* weights
   const int32_t pixels = p.out_h * p.out_w;
   int32_t oy = 0, ox = 0;  // of pixel i
   for (int32_t i = 0; i < pixels; i += 2) {
-    im2col_row(p, input, oy, ox, zero_point, row0);
+    im2col_row<kGrouped>(p, input, oy, ox, zero_point, row0);
     if (++ox == p.out_w) ox = 0, ++oy;
     int8_t* out0 = output + i * p.out_c;
     if (i + 1 == pixels) {
-      for (int32_t k = 0; k < p.groups; ++k) mve::gemm_one_row(group(k), row0 + k * depth, out0 + k * group_out);
+      for (int32_t k = 0; k < groups; ++k) mve::gemm_one_row(group(k), row0 + k * depth, out0 + k * group_out);
       break;
     }
-    im2col_row(p, input, oy, ox, zero_point, row1);
+    im2col_row<kGrouped>(p, input, oy, ox, zero_point, row1);
     if (++ox == p.out_w) ox = 0, ++oy;
-    for (int32_t k = 0; k < p.groups; ++k) {
+    for (int32_t k = 0; k < groups; ++k) {
       mve::interleave_rows(pair, row0 + k * depth, row1 + k * depth, depth);
       mve::gemm_two_rows(group(k), pair, out0 + k * group_out, out0 + p.out_c + k * group_out);
     }
   }
+}
+
+}  // namespace
+
+void conv_s8_mve(const ConvParams& p, const int8_t* input, const int8_t* weights, const uint8_t* prepared,
+                 int8_t* scratch, int8_t* output) {
+  if (p.groups == 1) conv<false>(p, input, weights, prepared, scratch, output);
+  else conv<true>(p, input, weights, prepared, scratch, output);
 }
 
 }  // namespace mcuflow::kernels

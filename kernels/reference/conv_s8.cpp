@@ -46,9 +46,10 @@ void conv_s8(const ConvParams& p, const int8_t* input, const int8_t* weights, co
     };
     if (window <= kColumnElements) {
       int16_t column[kColumnElements];
-      for (int32_t oc = 0; oc < p.out_c; ++oc) {
-        if (oc % group_out == 0) gather_window(p, input + oc / group_out * group_in, group_in, iy0, ix0, column);
-        store(oc, detail::dot_s16_s8(column, weights + oc * window, window));
+      for (int32_t oc = 0, g = 0; g < p.groups; ++g) {
+        gather_window(p, input + g * group_in, group_in, iy0, ix0, column);
+        for (const int32_t end = oc + group_out; oc < end; ++oc)
+          store(oc, detail::dot_s16_s8(column, weights + oc * window, window));
       }
       return;
     }
@@ -58,7 +59,7 @@ void conv_s8(const ConvParams& p, const int8_t* input, const int8_t* weights, co
     // channels, contiguous in the input (NHWC) and in the weights (OHWI): one dot product per row.
     const int32_t run_taps = p.dil_w == 1 && p.groups == 1 ? cols.end - cols.begin : 1;
     for (int32_t oc = 0; oc < p.out_c; ++oc) {
-      const int8_t* group_input = input + oc / group_out * group_in;
+      const int8_t* group_input = input + (p.groups == 1 ? 0 : oc / group_out * group_in);
       int32_t acc = 0;
       for (int32_t ky = rows.begin; ky < rows.end; ++ky) {
         const int32_t in_row = (iy0 + ky * p.dil_h) * p.in_w + ix0;

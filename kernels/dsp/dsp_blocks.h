@@ -505,7 +505,7 @@ inline void conv_pixel_blocks(const ConvParams& p, const Output& o, const DspTab
 template <typename Expand>
 inline void conv_pixels(const ConvParams& p, int32_t depth, const int8_t* weights, const DspTables& t,
                         const int16_t* scratch, int8_t* output, Expand expand) {
-  const Output o{p.output_offset, p.act_min, p.act_max, depth};
+  const Output o{p.out.output_offset, p.out.act_min, p.out.act_max, depth};
   if (fast_outputs(o, t, p.out_c)) {
     conv_pixel_blocks<true>(p, o, t, weights, scratch, output, expand);
   } else {

@@ -156,7 +156,7 @@ void run(const DwConvParams& params, const dsp::Output& o, const DspTables& t, c
 
 void dwconv_s8_3x3_dsp(const DwConvParams& p, const int8_t* input, const int32_t* prepared, const int32_t* bias,
                        const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output) {
-  const dsp::Output o{p.output_offset, p.act_min, p.act_max, 9};
+  const dsp::Output o{p.out.output_offset, p.out.act_min, p.out.act_max, 9};
   const DspTables t{bias, multipliers, shifts, 1};
   if (dsp::fast_outputs(o, t, p.out_c)) run<true>(p, o, t, input, prepared, scratch, output);
   else run<false>(p, o, t, input, prepared, scratch, output);

@@ -54,7 +54,7 @@ void run(const DwConvParams& params, const dsp::Output& o, const int8_t* input, 
 
 void dwconv_s8_dsp(const DwConvParams& p, const int8_t* input, const int32_t* prepared, const int32_t* bias,
                    const int32_t* multipliers, const int32_t* shifts, int8_t* output) {
-  const dsp::Output o{p.output_offset, p.act_min, p.act_max, p.k_h * p.k_w};
+  const dsp::Output o{p.out.output_offset, p.out.act_min, p.out.act_max, p.k_h * p.k_w};
   if (dsp::fast_outputs(o, {bias, multipliers, shifts, 1}, p.out_c)) {
     run<true>(p, o, input, prepared, bias, multipliers, shifts, output);
   } else {

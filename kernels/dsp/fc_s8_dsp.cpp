@@ -25,7 +25,7 @@ void run(const FcParams& p, const dsp::Output& o, const DspTables& t, const int8
 
 void fc_s8_dsp(const FcParams& p, const int8_t* input, const int8_t* weights, const int32_t* bias,
                const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output) {
-  const dsp::Output o{p.output_offset, p.act_min, p.act_max, p.in_c};
+  const dsp::Output o{p.out.output_offset, p.out.act_min, p.out.act_max, p.in_c};
   const DspTables t{bias, multipliers, shifts, p.per_channel ? 1 : 0};
   if (dsp::fast_outputs(o, t, p.out_c)) run<true>(p, o, t, input, weights, scratch, output);
   else run<false>(p, o, t, input, weights, scratch, output);

@@ -9,7 +9,7 @@ namespace mcuflow::kernels {
 
 void conv_s8_1x1_mve(const ConvParams& p, const int8_t* input, const int8_t* weights, const uint8_t* prepared,
                      int8_t* scratch, int8_t* output) {
-  mve::GemmArgs g{p.in_c, p.out_c, weights, prepared, p.output_offset, p.act_min, p.act_max};
+  mve::GemmArgs g{p.in_c, p.out_c, weights, prepared, p.out.output_offset, p.out.act_min, p.out.act_max};
   if (p.out_h * p.out_w > 1) g.left_shifts = mve::gemm_left_shifts(g);  // scanned only where rows pair up
   const int32_t pixels = p.out_h * p.out_w;
   if (reinterpret_cast<uintptr_t>(output) > reinterpret_cast<uintptr_t>(input)) {

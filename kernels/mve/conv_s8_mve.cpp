@@ -53,7 +53,7 @@ void conv(const ConvParams& p, const int8_t* input, const int8_t* weights, const
   const int32_t group_tables = layout.group_blocks() * layout.block_bytes();
   // Group g's GEMM: its weights and its blocks of the prepared input. Whether any channel shifts
   // left is scanned once, over every group's blocks.
-  mve::GemmArgs g{depth, group_out, weights, prepared, p.output_offset, p.act_min, p.act_max};
+  mve::GemmArgs g{depth, group_out, weights, prepared, p.out.output_offset, p.out.act_min, p.out.act_max};
   if (p.out_h * p.out_w > 1) {
     mve::GemmArgs all = g;
     all.out_c = layout.blocks() * kMveGemmBlock;

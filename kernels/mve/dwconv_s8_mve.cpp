@@ -299,7 +299,7 @@ struct BorderTaps {
 // negative, so it has no left shift) and the activation range is all of int8. A partial last
 // block's padding lanes (table zeros) do not count: their outputs are never stored.
 RequantKind requant_kind(const DwConvParams& p, const uint8_t* prepared, const MveDwLayout& layout) {
-  if (p.act_min != -128 || p.act_max != 127) return RequantKind::kGeneral;
+  if (p.out.act_min != -128 || p.out.act_max != 127) return RequantKind::kGeneral;
   int32x4_t minus_right = vdupq_n_s32(kInt32Min);
   int32_t partial_minus_right = kInt32Min;
   constexpr int32_t kRow = kMveDwGroup * 4;
@@ -321,7 +321,7 @@ int32x4_t requantize_accumulator(int32x4_t acc, const int32_t* table, const DwCo
                                  int32x4_t act_max) {
   constexpr int32_t kRow = kMveDwGroup * 4, kLanes = 16 * kAcc;  // bytes
   return mve::requantize<kMveMultiplier * kRow + kLanes, kMveLeftShift * kRow + kLanes,
-                         kMveMinusRightShift * kRow + kLanes>(acc, table, p.output_offset, act_min, act_max);
+                         kMveMinusRightShift * kRow + kLanes>(acc, table, p.out.output_offset, act_min, act_max);
 }
 
 // One output pixel for the 16 channels (`channels` when kPartial) of one block, through
@@ -352,7 +352,7 @@ void pixel_block(const DwConvParams& p, const Taps& tap_input, const uint8_t* bl
   if (taps % 2) accumulate_tap(acc, next_tap(0), weights);
   // Narrowing keeps the low half of each lane, so VMOVNT alone interleaves two vectors:
   // channels 0, 2, 4 ... from accumulators 0 and 1, 1, 3, 5 ... from 2 and 3, then all.
-  const int32x4_t act_min = vdupq_n_s32(p.act_min), act_max = vdupq_n_s32(p.act_max);
+  const int32x4_t act_min = vdupq_n_s32(p.out.act_min), act_max = vdupq_n_s32(p.out.act_max);
   const int16x8_t even = vmovntq_s32(vreinterpretq_s16_s32(requantize_accumulator<0>(acc.a0, table, p, act_min, act_max)),
                                      requantize_accumulator<1>(acc.a1, table, p, act_min, act_max));
   const int16x8_t odd = vmovntq_s32(vreinterpretq_s16_s32(requantize_accumulator<2>(acc.a2, table, p, act_min, act_max)),
@@ -394,8 +394,8 @@ struct Walk {
     column_step = p.dil_w * p.in_c;
     whole_blocks = p.in_c / kMveDwGroup;
     whole_channels = whole_blocks * kMveDwGroup;
-    offset_and_range = uint32_t(p.output_offset & 0xFFFF) | uint32_t(p.act_min & 0xFF) << 16 |
-                       uint32_t(p.act_max & 0xFF) << 24;
+    offset_and_range = uint32_t(p.out.output_offset & 0xFFFF) | uint32_t(p.out.act_min & 0xFF) << 16 |
+                       uint32_t(p.out.act_max & 0xFF) << 24;
     auto first_inside = [](int32_t pad, int32_t stride) { return (pad + stride - 1) / stride; };
     auto end_inside = [](int32_t in, int32_t pad, int32_t span, int32_t stride, int32_t out) {
       const int32_t end = in + pad >= span ? (in + pad - span) / stride + 1 : 0;

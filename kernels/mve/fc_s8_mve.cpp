@@ -7,7 +7,7 @@ namespace mcuflow::kernels {
 
 void fc_s8_mve(const FcParams& p, const int8_t* input, const int8_t* weights, const uint8_t* prepared, int8_t* scratch,
                int8_t* output) {
-  mve::GemmArgs g{p.in_c, p.out_c, weights, prepared, p.output_offset, p.act_min, p.act_max};
+  mve::GemmArgs g{p.in_c, p.out_c, weights, prepared, p.out.output_offset, p.out.act_min, p.out.act_max};
   if (p.rows > 1) g.left_shifts = mve::gemm_left_shifts(g);  // scanned only where rows pair up
   int32_t r = 0;
   for (; r + 1 < p.rows; r += 2) {

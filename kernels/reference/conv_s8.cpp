@@ -41,8 +41,8 @@ void conv_s8(const ConvParams& p, const int8_t* input, const int8_t* weights, co
     int8_t* out = output + (oy * p.out_w + ox) * p.out_c;
     auto store = [&](int32_t oc, int32_t acc) {
       if (bias) acc += bias[oc];
-      acc = multiply_by_quantized_multiplier(acc, multipliers[oc], shifts[oc]) + p.output_offset;
-      out[oc] = static_cast<int8_t>(clamp_i32(acc, p.act_min, p.act_max));
+      acc = multiply_by_quantized_multiplier(acc, multipliers[oc], shifts[oc]) + p.out.output_offset;
+      out[oc] = static_cast<int8_t>(clamp_i32(acc, p.out.act_min, p.out.act_max));
     };
     if (window <= kColumnElements) {
       int16_t column[kColumnElements];

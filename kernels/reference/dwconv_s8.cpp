@@ -56,8 +56,8 @@ void dwconv_s8(const DwConvParams& p, const int8_t* input, const int8_t* weights
         const int32_t oc = oc0 + j;
         int32_t sum = acc[j];
         if (bias) sum += bias[oc];
-        sum = multiply_by_quantized_multiplier(sum, multipliers[oc], shifts[oc]) + p.output_offset;
-        out[oc] = static_cast<int8_t>(clamp_i32(sum, p.act_min, p.act_max));
+        sum = multiply_by_quantized_multiplier(sum, multipliers[oc], shifts[oc]) + p.out.output_offset;
+        out[oc] = static_cast<int8_t>(clamp_i32(sum, p.out.act_min, p.out.act_max));
       }
     }
   });

@@ -14,8 +14,8 @@ void fc_s8(const FcParams& p, const int8_t* input, const int8_t* weights, const 
       int32_t acc = detail::dot_s8(in, weights + oc * p.in_c, p.in_c, p.input_offset);
       if (bias) acc += bias[oc];
       const int32_t q = p.per_channel ? oc : 0;
-      acc = multiply_by_quantized_multiplier(acc, multipliers[q], shifts[q]) + p.output_offset;
-      *output++ = static_cast<int8_t>(clamp_i32(acc, p.act_min, p.act_max));
+      acc = multiply_by_quantized_multiplier(acc, multipliers[q], shifts[q]) + p.out.output_offset;
+      *output++ = static_cast<int8_t>(clamp_i32(acc, p.out.act_min, p.out.act_max));
     }
   }
 }

@@ -25,8 +25,8 @@ void transpose_conv_s8(const ConvParams& p, const int8_t* input, const int8_t* w
           }
         }
         acc += bias[oc];
-        acc = multiply_by_quantized_multiplier(acc, multipliers[oc], shifts[oc]) + p.output_offset;
-        *output++ = static_cast<int8_t>(clamp_i32(acc, p.act_min, p.act_max));
+        acc = multiply_by_quantized_multiplier(acc, multipliers[oc], shifts[oc]) + p.out.output_offset;
+        *output++ = static_cast<int8_t>(clamp_i32(acc, p.out.act_min, p.out.act_max));
       }
     }
   }

@@ -7,7 +7,7 @@
 namespace mcuflow::kernels {
 
 void conv_s8_1x1_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* output) {
-  const scalar::Requant r{prepared, p.output_offset, p.act_min, p.act_max};
+  const scalar::Requant r{prepared, p.out.output_offset, p.out.act_min, p.out.act_max};
   detail::for_each_output_pixel(p.out_h, p.out_w, input, output, [&](int32_t oy, int32_t ox) {
     const int8_t* in = input + (oy * p.stride_h * p.in_w + ox * p.stride_w) * p.in_c;
     scalar::gemm_row(in, p.in_c, p.out_c, prepared, r, output + (oy * p.out_w + ox) * p.out_c);

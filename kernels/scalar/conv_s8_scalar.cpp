@@ -32,7 +32,7 @@ void conv_s8_scalar(const ConvParams& p, const int8_t* input, const int32_t* pre
         }
       }
       const int32_t* words = prepared + g * group_words;
-      scalar::gemm_row(window, depth, group_out, words, {words, p.output_offset, p.act_min, p.act_max}, out);
+      scalar::gemm_row(window, depth, group_out, words, {words, p.out.output_offset, p.out.act_min, p.out.act_max}, out);
     }
   });
 }

@@ -39,7 +39,7 @@ inline int32_t channel_sum(const int8_t* const (&taps)[kScalarDwTaps], int32_t c
 void dwconv_s8_3x3_scalar(const DwConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* output) {
   const int32_t channels = p.in_c;
   const int32_t* requant_words = prepared + channels * kScalarDwChannelWords;
-  const scalar::Requant r{requant_words, p.output_offset, p.act_min, p.act_max};
+  const scalar::Requant r{requant_words, p.out.output_offset, p.out.act_min, p.out.act_max};
   const auto* zero_points = reinterpret_cast<const int8_t*>(requant_words + channels * kScalarRequantWords);
   detail::for_each_output_pixel(p.out_h, p.out_w, input, output, [&](int32_t oy, int32_t ox) {
     const int8_t* tap[kScalarDwTaps];  // read by channel_sum through memory

@@ -5,7 +5,7 @@
 namespace mcuflow::kernels {
 
 void fc_s8_scalar(const FcParams& p, const int8_t* input, const int32_t* prepared, int8_t* output) {
-  const scalar::Requant r{prepared, p.output_offset, p.act_min, p.act_max};
+  const scalar::Requant r{prepared, p.out.output_offset, p.out.act_min, p.out.act_max};
   for (int32_t row = 0; row < p.rows; ++row)
     scalar::gemm_row(input + row * p.in_c, p.in_c, p.out_c, prepared, r, output + row * p.out_c);
 }

@@ -96,8 +96,7 @@ struct ConvLowering : Lowering {
       p.pad_top = int32_t(pad[0]); p.pad_left = int32_t(pad[1]);
       p.dil_h = int32_t(dil[0]); p.dil_w = int32_t(dil[1]);
       p.input_offset = int8() ? -x.quant.zero_point : 0;
-      p.output_offset = int8() ? y.quant.zero_point : 0;
-      fill_activation(p, op, y);
+      fill_output_stage(p, op, y);
     };
     std::vector<uint8_t> params;
     if (depthwise) {
@@ -146,8 +145,7 @@ struct ConvLowering : Lowering {
     p.pad_top = int32_t(pad[0]); p.pad_left = second(pad);
     p.dil_h = int32_t(dil[0]); p.dil_w = second(dil);
     p.input_offset = int8() ? -x.quant.zero_point : 0;
-    p.output_offset = int8() ? y.quant.zero_point : 0;
-    fill_activation(p, op, y);
+    fill_output_stage(p, op, y);
     const int in = activation(op.inputs[0]);
     const int out = activation(op.outputs[0]);
     const int64_t macs = x.numel() * out_c * kh * kw;

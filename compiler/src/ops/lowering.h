@@ -191,12 +191,33 @@ class Lowering {
     if (x.shape[0] != 1) fail(op, "batch size " + std::to_string(x.shape[0]) + " in the exported graph; export with batch size 1 (mcuflow iterates batches)");
   }
 
+  // y's output stage: in a quantized program its zero point and the fused activation's bounds
+  // in its integers; in float the unused fields hold kUnquantized's bounds.
+  k::OutputStage output_stage(const Op& op, const Tensor& y) const {
+    if (!int8()) return {0, int32_t(kUnquantized.type_min()), int32_t(kUnquantized.type_max())};
+    return {y.quant.zero_point, quantized_bound(op.act_min, y.quant, false), quantized_bound(op.act_max, y.quant, true)};
+  }
+
   template <typename P>
-  void fill_activation(P& p, const Op& op, const Tensor& y) {
-    p.act_min = int8() ? quantized_bound(op.act_min, y.quant, false) : int32_t(kUnquantized.type_min());
-    p.act_max = int8() ? quantized_bound(op.act_max, y.quant, true) : int32_t(kUnquantized.type_max());
+  static void fill_float_bounds(P& p, const Op& op) {
     p.act_min_f = std::isinf(op.act_min) ? -3.4e38f : op.act_min;
     p.act_max_f = std::isinf(op.act_max) ? 3.4e38f : op.act_max;
+  }
+
+  // Params with an OutputStage (the weighted kernels).
+  template <typename P>
+  void fill_output_stage(P& p, const Op& op, const Tensor& y) {
+    p.out = output_stage(op, y);
+    fill_float_bounds(p, op);
+  }
+
+  // Params with bounds of their own (the output offset, if any, is the caller's).
+  template <typename P>
+  void fill_activation(P& p, const Op& op, const Tensor& y) {
+    const k::OutputStage o = output_stage(op, y);
+    p.act_min = o.act_min;
+    p.act_max = o.act_max;
+    fill_float_bounds(p, op);
   }
 
   // The int32 bias (quantized by its spec; 0 without one) of `channels` outputs, and the

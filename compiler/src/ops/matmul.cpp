@@ -43,8 +43,7 @@ struct MatmulLowering : Lowering {
     p.out_c = out_c;
     p.per_channel = int8() && w.quant.per_axis() ? 1 : 0;
     p.input_offset = int8() ? -x.quant.zero_point : 0;
-    p.output_offset = int8() ? y.quant.zero_point : 0;
-    fill_activation(p, op, y);
+    fill_output_stage(p, op, y);
     // A 4-D input is NHWC on device; the product runs over the logical last dim.
     const bool image = layout_of(x) == Layout::kNhwc;
     const int in = image ? reordered(op, op.inputs[0], identity_order(x.shape.size())) : activation(op.inputs[0]);

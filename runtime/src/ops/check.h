@@ -49,6 +49,17 @@ inline bool zero_point_offsets(int32_t input_offset, int32_t output_offset) {
   return input_offset_valid(input_offset) && in_range(output_offset, -128, 127);
 }
 
+// Clamp bounds within the integers of the quantized type `t` (int8, int16).
+inline bool activation_range_valid(int32_t act_min, int32_t act_max, format::DType t) {
+  const int32_t lo = format::dtype_min(t), hi = format::dtype_max(t);
+  return in_range(act_min, lo, hi) && in_range(act_max, lo, hi) && act_min <= act_max;
+}
+
+// An output stage whose offset and bounds are integers of the output type `t`.
+inline bool output_stage_valid(const kernels::OutputStage& o, format::DType t) {
+  return format::zero_point_valid(t, o.output_offset) && activation_range_valid(o.act_min, o.act_max, t);
+}
+
 // One requantization (arith.h multiply_by_quantized_multiplier) the kernels can compute.
 inline bool requantization_valid(int32_t multiplier, int32_t shift) { return multiplier >= 0 && in_range(shift, -31, 30); }
 

@@ -11,7 +11,7 @@ using kernels::DwConvParams;
 
 template <typename P>
 bool int8_fields_valid(const P& p) {
-  return zero_point_offsets(p.input_offset, p.output_offset) && int8_activation_range(p.act_min, p.act_max);
+  return input_offset_valid(p.input_offset) && output_stage_valid(p.out, DType::kInt8);
 }
 
 Error check_conv(const OpCheck& c, DType act, DType bias) {

@@ -20,8 +20,7 @@ Error check_fc_s8(const OpCheck& c) {
   const auto& p = c.get_params<FcParams>();
   const uint64_t channels = p.per_channel ? uint64_t(p.out_c) : 1;
   return ok_if(shape_valid(c, p, DType::kInt8, DType::kInt32) && in_range(p.per_channel, 0, 1) &&
-               zero_point_offsets(p.input_offset, p.output_offset) &&
-               int8_activation_range(p.act_min, p.act_max) && requant_tables_valid(c, 3, 4, channels) &&
+               input_offset_valid(p.input_offset) && output_stage_valid(p.out, DType::kInt8) && requant_tables_valid(c, 3, 4, channels) &&
                bias_fits_accumulator(c, 2, uint64_t(p.out_c), uint64_t(p.in_c)) &&
                output_is(c, DType::kInt8, uint64_t(p.rows) * p.out_c));
 }

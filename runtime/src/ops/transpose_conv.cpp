@@ -17,7 +17,7 @@ Error check_transpose_conv(const OpCheck& c, DType act, DType bias) {
       !output_is(c, act, out))
     return Error::kBadParams;
   if (act == DType::kFloat32) return Error::kOk;
-  return ok_if(zero_point_offsets(p.input_offset, p.output_offset) && int8_activation_range(p.act_min, p.act_max) &&
+  return ok_if(input_offset_valid(p.input_offset) && output_stage_valid(p.out, DType::kInt8) &&
                requant_tables_valid(c, 3, 4, p.out_c) &&
                // every output sums at most in_c * k_h * k_w products, plus its bias
                bias_fits_accumulator(c, 2, uint64_t(p.out_c), uint64_t(p.in_c) * p.k_h * p.k_w));

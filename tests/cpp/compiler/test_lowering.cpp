@@ -181,10 +181,10 @@ void check_int8_conv(bool depthwise) {
   }
   auto check_params = [&](const auto& params) {
     EXPECT_EQ(params.input_offset, -x.zero_point);
-    EXPECT_EQ(params.output_offset, y.zero_point);
+    EXPECT_EQ(params.out.output_offset, y.zero_point);
     // The fused relu: real 0 in the output's integers, unbounded above.
-    EXPECT_EQ(params.act_min, std::max(-128, int(std::lround(0.0 / y.scale)) + y.zero_point));
-    EXPECT_EQ(params.act_max, 127);
+    EXPECT_EQ(params.out.act_min, std::max(-128, int(std::lround(0.0 / y.scale)) + y.zero_point));
+    EXPECT_EQ(params.out.act_max, 127);
   };
   if (depthwise) {
     check_params(params_of_op<kernels::DwConvParams>(*op));

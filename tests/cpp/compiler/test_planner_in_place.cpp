@@ -112,9 +112,9 @@ TEST(PlannerInPlace, ConvAndDepthwiseAtTheirShift) {
     cp.out_h = (cp.in_h + 2 * cp.pad_top - cp.dil_h * (cp.k_h - 1) - 1) / cp.stride_h + 1;
     if (cp.out_h < 1) continue;
     cp.input_offset = rng.uniform_int(-20, 20);
-    cp.output_offset = rng.uniform_int(-20, 20);
-    cp.act_min = -128;
-    cp.act_max = 127;
+    cp.out.output_offset = rng.uniform_int(-20, 20);
+    cp.out.act_min = -128;
+    cp.out.act_max = 127;
     cp.act_min_f = -1e30f;
     cp.act_max_f = 1e30f;
     k::DwConvParams dp{};
@@ -122,8 +122,8 @@ TEST(PlannerInPlace, ConvAndDepthwiseAtTheirShift) {
     dp.ch_mult = depthwise ? out_c / in_c : 1;
     dp.k_h = cp.k_h; dp.k_w = cp.k_w; dp.stride_h = cp.stride_h; dp.stride_w = cp.stride_w;
     dp.pad_top = cp.pad_top; dp.pad_left = cp.pad_left; dp.dil_h = cp.dil_h; dp.dil_w = cp.dil_w;
-    dp.input_offset = cp.input_offset; dp.output_offset = cp.output_offset;
-    dp.act_min = -128; dp.act_max = 127; dp.act_min_f = -1e30f; dp.act_max_f = 1e30f;
+    dp.input_offset = cp.input_offset; dp.out.output_offset = cp.out.output_offset;
+    dp.out.act_min = -128; dp.out.act_max = 127; dp.act_min_f = -1e30f; dp.act_max_f = 1e30f;
     const int32_t in_n = cp.in_h * cp.in_w * in_c, out_n = cp.out_h * cp.out_w * out_c;
     const auto dtype = fp32 ? format::DType::kFloat32 : format::DType::kInt8;
     const KernelId id = depthwise ? (fp32 ? KernelId::dwconv_f32 : KernelId::dwconv_s8)

@@ -51,9 +51,9 @@ TEST(TransposeConv, Int8AndFloatAgainstDoubleScatter) {
     std::vector<int32_t> mult, shift;
     multipliers_for(real, mult, shift);
     p.input_offset = -qin.zp;
-    p.output_offset = out.zp;
-    p.act_min = act.lo;
-    p.act_max = act.hi;
+    p.out.output_offset = out.zp;
+    p.out.act_min = act.lo;
+    p.out.act_max = act.hi;
     p.act_min_f = -3.4e38f;
     p.act_max_f = 3.4e38f;
     std::vector<int8_t> got(ref.size());

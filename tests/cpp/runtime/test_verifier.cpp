@@ -568,9 +568,9 @@ TEST(Verifier, ConvParamsInconsistentWithTensors) {
   EXPECT_EQ(load([](ConvParams& p) { p.dil_w = 0; }), Error::kBadParams);
   EXPECT_EQ(load([](ConvParams& p) { p.pad_top = -1; }), Error::kBadParams);
   EXPECT_EQ(load([](ConvParams& p) { p.input_offset = 129; }), Error::kBadParams);
-  EXPECT_EQ(load([](ConvParams& p) { p.output_offset = 128; }), Error::kBadParams);
-  EXPECT_EQ(load([](ConvParams& p) { p.act_min = 100, p.act_max = 50; }), Error::kBadParams);
-  EXPECT_EQ(load([](ConvParams& p) { p.act_max = 200; }), Error::kBadParams);
+  EXPECT_EQ(load([](ConvParams& p) { p.out.output_offset = 128; }), Error::kBadParams);
+  EXPECT_EQ(load([](ConvParams& p) { p.out.act_min = 100, p.out.act_max = 50; }), Error::kBadParams);
+  EXPECT_EQ(load([](ConvParams& p) { p.out.act_max = 200; }), Error::kBadParams);
   // Geometry that changes results but not buffer extents stays valid (the kernel clips).
   EXPECT_EQ(load([](ConvParams& p) { p.stride_h = 7; p.pad_left = 9; p.dil_h = 5; }), Error::kOk);
 }

@@ -13,9 +13,18 @@ namespace mcuflow::kernels {
 inline constexpr uint32_t kMaxRank = 6;
 inline constexpr int32_t kMaxDim = 1 << 16;
 
-// Requantization of an int32 accumulator to int8 (docs/quantization.md "Integer arithmetic"):
+// Requantization of an accumulator to int8 or int16 (docs/quantization.md "Integer arithmetic"):
 // out = clamp(MultiplyByQuantizedMultiplier(acc, multiplier, shift) + output_offset).
 // shift > 0 is a left shift, shift <= 0 a right shift by -shift (TFLite convention).
+
+// The output stage a weighted kernel ends with, whatever its output type: the requantized
+// accumulator plus output_offset (the output zero point: 0 for symmetric int16), clamped to
+// [act_min, act_max] in the output's integers. The int8 and int16 kernels of one family read
+// the same params struct; only these bounds (and the checks of them) differ.
+struct OutputStage {
+  int32_t output_offset;
+  int32_t act_min, act_max;
+};
 
 // Grouped (groups > 1): in_c and out_c are the pixels' channel counts, both divisible by groups;
 // output channel oc of group oc / (out_c / groups) reads only that group's in_c / groups input
@@ -27,9 +36,8 @@ struct ConvParams {            // conv_s8 / conv_f32, weights OHWI [out_c][k_h][
   int32_t stride_h, stride_w;
   int32_t pad_top, pad_left;   // bottom/right padding follow from the output size
   int32_t dil_h, dil_w;
-  int32_t input_offset;        // -input_zero_point (int8 only)
-  int32_t output_offset;       // output_zero_point (int8 only)
-  int32_t act_min, act_max;    // int8: clamp bounds in the output's integer domain
+  int32_t input_offset;        // -input_zero_point (quantized only)
+  OutputStage out;             // quantized only
   float act_min_f, act_max_f;  // f32: clamp bounds
   int32_t groups = 1;
 };
@@ -42,16 +50,16 @@ struct DwConvParams {          // dwconv_s8 / dwconv_f32, weights [k_h][k_w][in_
   int32_t stride_h, stride_w;
   int32_t pad_top, pad_left;
   int32_t dil_h, dil_w;
-  int32_t input_offset, output_offset;
-  int32_t act_min, act_max;
+  int32_t input_offset;
+  OutputStage out;
   float act_min_f, act_max_f;
 };
 
 struct FcParams {              // fc_s8 / fc_f32: out[rows][out_c] = in[rows][in_c] x W[out_c][in_c]^T + b
   int32_t rows, in_c, out_c;
   int32_t per_channel;         // 1: multiplier/shift arrays have out_c entries, 0: one entry
-  int32_t input_offset, output_offset;
-  int32_t act_min, act_max;
+  int32_t input_offset;
+  OutputStage out;
   float act_min_f, act_max_f;
 };
 
@@ -309,6 +317,7 @@ struct GatherRowsParams {      // gather_rows
 // The params are bytes of the program file (docs/program_format.md): a struct's size and field
 // order are part of the format. A change here is a format change (bump format::kVersion); a new
 // struct gets its line below.
+static_assert(sizeof(OutputStage) == 12, "OutputStage layout");
 static_assert(sizeof(ConvParams) == 84, "ConvParams layout");
 static_assert(sizeof(DwConvParams) == 84, "DwConvParams layout");
 static_assert(sizeof(FcParams) == 40, "FcParams layout");

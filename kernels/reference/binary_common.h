@@ -22,14 +22,26 @@ void binary_elementwise(const P& p, const T* input1, const T* input2, Out* outpu
   }
 }
 
-inline int8_t add_or_sub_s8(const BinaryParams& p, int8_t x1, int8_t x2, bool subtract) {
+// T: int8_t (left_shift 20) or int16_t (left_shift 15: |x + offset| <= 2^15 keeps the shifted
+// value within int32).
+template <typename T>
+T add_or_sub(const BinaryParams& p, T x1, T x2, bool subtract) {
   const int32_t a = wrapping_left_shift(x1 + p.input1_offset, p.left_shift);
   const int32_t b = wrapping_left_shift(x2 + p.input2_offset, p.left_shift);
   const int32_t scaled_a = multiply_by_quantized_multiplier(a, p.input1_multiplier, p.input1_shift);
   const int32_t scaled_b = multiply_by_quantized_multiplier(b, p.input2_multiplier, p.input2_shift);
   const int32_t combined = subtract ? scaled_a - scaled_b : scaled_a + scaled_b;
   const int32_t out = multiply_by_quantized_multiplier(combined, p.output_multiplier, p.output_shift) + p.output_offset;
-  return static_cast<int8_t>(clamp_i32(out, p.act_min, p.act_max));
+  return static_cast<T>(clamp_i32(out, p.act_min, p.act_max));
+}
+
+// TFLite int8 and int16 mul: the product of the offset inputs (|product| <= 2^30) requantized
+// once with in1_scale * in2_scale / out_scale.
+template <typename T>
+T multiply(const BinaryParams& p, T x1, T x2) {
+  const int32_t product = (x1 + p.input1_offset) * (x2 + p.input2_offset);
+  const int32_t out = multiply_by_quantized_multiplier(product, p.output_multiplier, p.output_shift) + p.output_offset;
+  return static_cast<T>(clamp_i32(out, p.act_min, p.act_max));
 }
 
 // minimum_s8 / maximum_s8: each input requantized to the output's scale (a monotonic map, so

@@ -31,4 +31,11 @@ void pool_windows(const PoolParams& p, const T* input, T* output, Acc init, Comb
   }
 }
 
+// sum / count rounded half away from zero (count >= 1): C++ division truncates, so the sum is
+// first moved by half the divisor away from zero.
+template <typename Acc>
+Acc rounded_average(Acc sum, int32_t count) {
+  return sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
+}
+
 }  // namespace mcuflow::kernels::detail

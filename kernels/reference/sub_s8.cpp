@@ -6,7 +6,7 @@ namespace mcuflow::kernels {
 
 void sub_s8(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output) {
   detail::binary_elementwise(p, input1, input2, output,
-                             [&p](int8_t a, int8_t b) { return detail::add_or_sub_s8(p, a, b, true); });
+                             [&p](int8_t a, int8_t b) { return detail::add_or_sub(p, a, b, true); });
 }
 
 }  // namespace mcuflow::kernels

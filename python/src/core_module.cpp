@@ -169,6 +169,7 @@ py::object numpy_dtype(format::DType t) {
     case format::DType::kInt8: return py::dtype::of<int8_t>();
     case format::DType::kInt16: return py::dtype::of<int16_t>();
     case format::DType::kInt32: return py::dtype::of<int32_t>();
+    case format::DType::kInt64: return py::dtype::of<int64_t>();
     case format::DType::kFloat32: break;
   }
   return py::dtype::of<float>();

@@ -1,4 +1,4 @@
-// Adapters for add_s8 / mul_s8 / add_f32 / mul_f32.
+// Adapters for add / mul / sub / minimum / maximum (int8, int16, float32).
 #include "check.h"
 #include "mcuflow/kernels/kernels.h"
 
@@ -15,11 +15,15 @@ Error check_binary(const OpCheck& c, DType dtype) {
   const uint64_t n2 = p.in2_mode == 0 ? n : p.in2_mode == 1 ? uint64_t(p.inner) : 1;
   if (!tensor_is(c, 0, dtype, n) || !tensor_is(c, 1, dtype, n2) || !output_is(c, dtype, n)) return Error::kBadParams;
   if (dtype == DType::kFloat32) return Error::kOk;
-  return ok_if(zero_point_offsets(p.input1_offset, p.output_offset) &&
-               zero_point_offsets(p.input2_offset, p.output_offset) && in_range(p.left_shift, 0, 20) &&
-               p.input1_multiplier >= 0 && p.input2_multiplier >= 0 && p.output_multiplier >= 0 &&
+  // int16 (symmetric): no offsets, and |x| <= 2^15 shifted by at most 15 stays within int32.
+  const bool offsets = dtype == DType::kInt16
+                           ? p.input1_offset == 0 && p.input2_offset == 0 && p.output_offset == 0 &&
+                                 in_range(p.left_shift, 0, 15)
+                           : zero_point_offsets(p.input1_offset, p.output_offset) &&
+                                 zero_point_offsets(p.input2_offset, p.output_offset) && in_range(p.left_shift, 0, 20);
+  return ok_if(offsets && p.input1_multiplier >= 0 && p.input2_multiplier >= 0 && p.output_multiplier >= 0 &&
                in_range(p.input1_shift, -31, 30) && in_range(p.input2_shift, -31, 30) &&
-               in_range(p.output_shift, -31, 30) && int8_activation_range(p.act_min, p.act_max));
+               in_range(p.output_shift, -31, 30) && activation_range_valid(p.act_min, p.act_max, dtype));
 }
 
 }  // namespace
@@ -28,6 +32,8 @@ Error check_binary_s8(const OpCheck& c) { return check_binary(c, DType::kInt8); 
 Error check_binary_f32(const OpCheck& c) { return check_binary(c, DType::kFloat32); }
 
 namespace {
+
+Error check_binary_s16(const OpCheck& c) { return check_binary(c, DType::kInt16); }
 
 void eval_add_s8(const OpCall& c) {
   kernels::add_s8(c.get_params<BinaryParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.out<int8_t>(0));
@@ -47,6 +53,10 @@ void eval_mul_f32(const OpCall& c) {
 template <void (*kKernel)(const BinaryParams&, const int8_t*, const int8_t*, int8_t*)>
 void eval_s8(const OpCall& c) {
   kKernel(c.get_params<BinaryParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.out<int8_t>(0));
+}
+template <void (*kKernel)(const BinaryParams&, const int16_t*, const int16_t*, int16_t*)>
+void eval_s16(const OpCall& c) {
+  kKernel(c.get_params<BinaryParams>(), c.in<int16_t>(0), c.in<int16_t>(1), c.out<int16_t>(0));
 }
 template <void (*kKernel)(const BinaryParams&, const float*, const float*, float*)>
 void eval_f32(const OpCall& c) {
@@ -74,5 +84,7 @@ extern const KernelEntry kernel_entry_minimum_f32 = {sizeof(BinaryParams), 2, 1,
                                                      eval_f32<kernels::minimum_f32>};
 extern const KernelEntry kernel_entry_maximum_f32 = {sizeof(BinaryParams), 2, 1, check_binary_f32,
                                                      eval_f32<kernels::maximum_f32>};
+extern const KernelEntry kernel_entry_add_s16 = {sizeof(BinaryParams), 2, 1, check_binary_s16, eval_s16<kernels::add_s16>};
+extern const KernelEntry kernel_entry_mul_s16 = {sizeof(BinaryParams), 2, 1, check_binary_s16, eval_s16<kernels::mul_s16>};
 
 }  // namespace mcuflow::ops

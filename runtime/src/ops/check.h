@@ -81,12 +81,23 @@ bool window_valid(const P& p) {
          in_range(p.pad_top, 0, kMaxExtent) && in_range(p.pad_left, 0, kMaxExtent);
 }
 
-// int32 biases that cannot overflow the accumulator: |bias| + max_abs_acc <= INT32_MAX, where
-// max_abs_acc = reduction size * 255 * 128 bounds |sum((x + input_offset) * w)|.
+// Biases that cannot overflow the accumulator: |bias| + max_abs_acc within the accumulator's
+// limit, where max_abs_acc = reduction size * the largest |(x + input_offset) * w|. int32
+// biases (int8 activations): 255 * 128, limit INT32_MAX; int64 biases (int16 activations):
+// 32768 * 128, limit 2^47 - 1 (arith.h multiply_by_quantized_multiplier_wide).
 bool bias_fits_accumulator(const OpCheck& c, uint32_t bias_slot, uint64_t channels, uint64_t reduction);
 
-// Per-channel requantization tables: multipliers in [0, 2^31), shifts in [-31, 30].
-bool requant_tables_valid(const OpCheck& c, uint32_t mult_slot, uint32_t shift_slot, uint64_t count);
+// Per-channel requantization tables: multipliers in [0, 2^31), shifts in [-31, max_shift].
+bool requant_tables_valid(const OpCheck& c, uint32_t mult_slot, uint32_t shift_slot, uint64_t count,
+                          int32_t max_shift = 30);
+
+// The quantized fields of a weighted kernel (conv, depthwise, fc: bias in slot 2, multipliers
+// and shifts in 3 and 4) for activations of type `act`: int8 with an input offset within int8
+// zero points, or symmetric int16 (no offsets, shifts up to kWideMaxShift); the output stage
+// within the type; the biases fitting the accumulator.
+bool weighted_quantization_valid(const OpCheck& c, format::DType act, int32_t input_offset,
+                                 const kernels::OutputStage& out, uint64_t tables, uint64_t channels,
+                                 uint64_t reduction);
 
 // The reference kernels' checks; an optimized kernel's check runs its reference's check first.
 Error check_conv_s8(const OpCheck& c);

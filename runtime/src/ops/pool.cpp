@@ -1,4 +1,4 @@
-// Adapters for maxpool_* / avgpool_*.
+// Adapters for maxpool_* / avgpool_* (int8, int16, float32).
 #include "check.h"
 #include "mcuflow/kernels/kernels.h"
 
@@ -21,7 +21,7 @@ Error check_pool(const OpCheck& c, DType dtype) {
   if (!tensor_is(c, 0, dtype, uint64_t(p.in_h) * p.in_w * p.c) ||
       !output_is(c, dtype, uint64_t(p.out_h) * p.out_w * p.c))
     return Error::kBadParams;
-  return ok_if(dtype == DType::kFloat32 || int8_activation_range(p.act_min, p.act_max));
+  return ok_if(dtype == DType::kFloat32 || activation_range_valid(p.act_min, p.act_max, dtype));
 }
 
 }  // namespace
@@ -31,8 +31,16 @@ Error check_pool_f32(const OpCheck& c) { return check_pool(c, DType::kFloat32); 
 
 namespace {
 
+Error check_pool_s16(const OpCheck& c) { return check_pool(c, DType::kInt16); }
+
 void eval_maxpool_s8(const OpCall& c) { kernels::maxpool_s8(c.get_params<PoolParams>(), c.in<int8_t>(0), c.out<int8_t>(0)); }
 void eval_avgpool_s8(const OpCall& c) { kernels::avgpool_s8(c.get_params<PoolParams>(), c.in<int8_t>(0), c.out<int8_t>(0)); }
+void eval_maxpool_s16(const OpCall& c) {
+  kernels::maxpool_s16(c.get_params<PoolParams>(), c.in<int16_t>(0), c.out<int16_t>(0));
+}
+void eval_avgpool_s16(const OpCall& c) {
+  kernels::avgpool_s16(c.get_params<PoolParams>(), c.in<int16_t>(0), c.out<int16_t>(0));
+}
 void eval_maxpool_f32(const OpCall& c) { kernels::maxpool_f32(c.get_params<PoolParams>(), c.in<float>(0), c.out<float>(0)); }
 void eval_avgpool_f32(const OpCall& c) { kernels::avgpool_f32(c.get_params<PoolParams>(), c.in<float>(0), c.out<float>(0)); }
 
@@ -48,5 +56,8 @@ extern const KernelEntry kernel_entry_maxpool_f32 = {sizeof(PoolParams), 1, 1, c
                                                      aliasing::kPoolForward};
 extern const KernelEntry kernel_entry_avgpool_f32 = {sizeof(PoolParams), 1, 1, check_pool_f32, eval_avgpool_f32,
                                                      aliasing::kPoolForward};
+// The int16 kernels have no access contract yet: never run in place.
+extern const KernelEntry kernel_entry_maxpool_s16 = {sizeof(PoolParams), 1, 1, check_pool_s16, eval_maxpool_s16};
+extern const KernelEntry kernel_entry_avgpool_s16 = {sizeof(PoolParams), 1, 1, check_pool_s16, eval_avgpool_s16};
 
 }  // namespace mcuflow::ops

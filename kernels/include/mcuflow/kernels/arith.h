@@ -64,6 +64,21 @@ inline int32_t multiply_by_quantized_multiplier(int32_t x, int32_t multiplier, i
                                 right);
 }
 
+// Requantization of an int16 kernel's int64 accumulator, |x| < 2^47 (the verifier bounds the
+// bias and the reduction): x * multiplier * 2^(shift - 31) with the Q31 multiplier first rounded
+// half up to Q15 (at most 2^15 - 1), so that the product fits 64 bits, then one division by
+// 2^(15 - shift) rounding half up. shift in [-31, kWideMaxShift].
+constexpr int64_t kWideAccumulatorLimit = int64_t{1} << 47;
+constexpr int32_t kWideMaxShift = 14;
+inline int32_t q15_multiplier(int32_t multiplier) {
+  const int32_t m = (multiplier >> 16) + ((multiplier >> 15) & 1);
+  return m > 32767 ? 32767 : m;
+}
+inline int64_t multiply_by_quantized_multiplier_wide(int64_t x, int32_t multiplier, int32_t shift) {
+  const int right = 15 - shift;  // in [1, 46]
+  return (x * q15_multiplier(multiplier) + (int64_t{1} << (right - 1))) >> right;
+}
+
 // ---------------------------------------------------------------------------------------
 // Softmax helpers. All fixed-point products are sat_rounding_doubling_high_mul of the raw
 // values (Qa * Qb -> Q(a+b)); additions wrap like plain int32 arithmetic.

@@ -86,4 +86,21 @@ void where_f32(const WhereParams& p, const int8_t* mask, const float* a, const f
 // False, writing nothing, when an id lies outside [0, p.rows).
 bool gather_rows(const GatherRowsParams& p, const int32_t* ids, const uint8_t* table, uint8_t* output);
 
+// --- int16 activations, int8 weights (A16W8; docs/quantization.md "int16 activations") ---
+// Symmetric int16 activations (zero point 0), int64 biases: the int8 kernels' params structs.
+void quantize_f32_s16(const QuantizeParams& p, const float* input, int16_t* output);
+void dequantize_s16_f32(const QuantizeParams& p, const int16_t* input, float* output);
+void requantize_s8_s16(const RequantizeParams& p, const int8_t* input, int16_t* output);
+void requantize_s16_s8(const RequantizeParams& p, const int16_t* input, int8_t* output);
+void fc_s16(const FcParams& p, const int16_t* input, const int8_t* weights, const int64_t* bias,
+            const int32_t* multipliers, const int32_t* shifts, int16_t* output);
+void conv_s16(const ConvParams& p, const int16_t* input, const int8_t* weights, const int64_t* bias,
+              const int32_t* multipliers, const int32_t* shifts, int16_t* output);
+void dwconv_s16(const DwConvParams& p, const int16_t* input, const int8_t* weights, const int64_t* bias,
+                const int32_t* multipliers, const int32_t* shifts, int16_t* output);
+void add_s16(const BinaryParams& p, const int16_t* input1, const int16_t* input2, int16_t* output);
+void mul_s16(const BinaryParams& p, const int16_t* input1, const int16_t* input2, int16_t* output);
+void maxpool_s16(const PoolParams& p, const int16_t* input, int16_t* output);
+void avgpool_s16(const PoolParams& p, const int16_t* input, int16_t* output);
+
 }  // namespace mcuflow::kernels

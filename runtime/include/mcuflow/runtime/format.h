@@ -51,8 +51,8 @@ enum Flags : uint32_t {
 
 // Element types. kInt16 and kInt4 (packed: two elements a byte, the first in the low nibble)
 // are valid tensor records for wider and narrower quantized tensors; a kernel's check decides
-// which types it reads.
-enum class DType : uint8_t { kInt8 = 1, kInt32 = 2, kFloat32 = 3, kInt16 = 4, kInt4 = 5 };
+// which types it reads. kInt64: the biases of int16 kernels.
+enum class DType : uint8_t { kInt8 = 1, kInt32 = 2, kFloat32 = 3, kInt16 = 4, kInt4 = 5, kInt64 = 6 };
 // kCopiedConstant: a constant that Session::bind copies from the program into RAM region
 // `region` at `copy_offset`; kernels read the copy (weights moved to fast memory).
 // kStreamed: a program input that never exists whole in the program's memory: read_input_rows
@@ -107,6 +107,7 @@ constexpr uint32_t dtype_bits(DType t) {
     case DType::kInt16: return 16;
     case DType::kInt32:
     case DType::kFloat32: return 32;
+    case DType::kInt64: return 64;
   }
   return 0;
 }
@@ -121,7 +122,7 @@ constexpr uint32_t element_bytes(DType t) { return dtype_bits(t) < 8 ? 1u : dtyp
 
 // Quantized integer types: signed, with a scale and a zero point in their own range.
 constexpr bool quantized_dtype(DType t) { return t == DType::kInt4 || t == DType::kInt8 || t == DType::kInt16; }
-// The range of an integer type (32-bit types: int32's).
+// The range of a quantized integer type (32- and 64-bit types: int32's).
 constexpr int32_t dtype_min(DType t) { return dtype_bits(t) >= 32 ? INT32_MIN : -(int32_t(1) << (dtype_bits(t) - 1)); }
 constexpr int32_t dtype_max(DType t) { return dtype_bits(t) >= 32 ? INT32_MAX : (int32_t(1) << (dtype_bits(t) - 1)) - 1; }
 

@@ -1,5 +1,6 @@
 // Kernel ids stored in programs. Append only: ids are part of the file format. Reference
-// kernels use ids below 64, optimized (tier) kernels 64 and up.
+// kernels use ids below 64 and, for int16 activations, from 160; optimized (tier) kernels 64
+// to 159.
 #pragma once
 #include <cstdint>
 
@@ -63,7 +64,18 @@ namespace mcuflow {
   X(compare_f32, 55)                      \
   X(where_s8, 56)                         \
   X(where_f32, 57)                        \
-  X(gather_rows, 58)
+  X(gather_rows, 58)                      \
+  X(quantize_f32_s16, 160)                \
+  X(dequantize_s16_f32, 161)              \
+  X(requantize_s8_s16, 162)               \
+  X(requantize_s16_s8, 163)               \
+  X(fc_s16, 164)                          \
+  X(conv_s16, 165)                        \
+  X(dwconv_s16, 166)                      \
+  X(add_s16, 167)                         \
+  X(mul_s16, 168)                         \
+  X(maxpool_s16, 169)                     \
+  X(avgpool_s16, 170)
 
 // Optimized kernels: X(name, id, reference). Each computes exactly what its reference kernel
 // computes (bit for bit) from the same params and leading inputs; it may take extra trailing

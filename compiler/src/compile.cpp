@@ -144,8 +144,13 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
           if (!std::isfinite(v))
             throw CompileError("calibration sample " + std::to_string(s) + " input " + std::to_string(i) + " contains NaN or Inf");
         }
-        const auto phys = logical_to_physical(reinterpret_cast<const uint8_t*>(sample[i].data()), t.logical_shape, t.layout, 4);
         auto buf = session.value().input_buffer(uint32_t(i));
+        if (t.dtype == format::DType::kInt32) {  // ids, which the front end sends as floats
+          const std::vector<int32_t> ids(sample[i].begin(), sample[i].end());
+          std::memcpy(buf.value().data, ids.data(), ids.size() * 4);
+          continue;
+        }
+        const auto phys = logical_to_physical(reinterpret_cast<const uint8_t*>(sample[i].data()), t.logical_shape, t.layout, 4);
         std::memcpy(buf.value().data, phys.data(), phys.size());
         observe(g.inputs[i], sample[i].data(), sample[i].size());
       }

@@ -27,7 +27,7 @@ class ProgramLowering : public Lowering {
 
   void lower_input(int ir) {
     const Tensor& t = tensor(ir);
-    if (!int8() || o_.int8_io) {
+    if (!int8() || o_.int8_io || t.element == Element::kIds) {
       p_.inputs.push_back(activation(ir));
       return;
     }
@@ -46,7 +46,9 @@ class ProgramLowering : public Lowering {
     const Tensor& t = tensor(ir);
     if (t.constant) throw CompileError("model output " + t.name + " is a constant; nothing to compute");
     const int q = activation(ir);
-    if (!int8() || o_.int8_io || p_.tensors[q].dtype == DType::kInt32) {
+    // A mask leaves an int8-io program as its bytes, any other program as float32 0s and 1s.
+    const bool mask = t.element == Element::kMask;
+    if ((!int8() && !mask) || o_.int8_io || p_.tensors[q].dtype == DType::kInt32) {
       p_.outputs.push_back(q);
       return;
     }
@@ -54,7 +56,8 @@ class ProgramLowering : public Lowering {
     f.name = t.name + ".float";
     f.ir_tensor = -1;
     const int float_out = p_.add_tensor(std::move(f));
-    k::QuantizeParams qp{int32_t(t.numel()), t.quant.scale, t.quant.zero_point};
+    const Quant& oq = mask ? kMaskQuant : t.quant;
+    k::QuantizeParams qp{int32_t(t.numel()), oq.scale, oq.zero_point};
     emit(KernelId::dequantize_s8_f32, {q}, {float_out}, params_bytes(qp), nullptr);
     p_.outputs.push_back(float_out);
   }
@@ -78,7 +81,9 @@ class ProgramLowering : public Lowering {
     std::vector<std::pair<int, int>> int8_of;  // IR tensor -> its int8 program tensor
     for (int ir : op.inputs) {
       const Tensor& t = tensor(ir);
-      if (t.constant || std::any_of(int8_of.begin(), int8_of.end(), [&](auto& e) { return e.first == ir; })) continue;
+      if (t.constant || t.element != Element::kReal ||
+          std::any_of(int8_of.begin(), int8_of.end(), [&](auto& e) { return e.first == ir; }))
+        continue;
       const int q = activation(ir);
       ProgramTensor f = activation_record(ir, DType::kFloat32);
       f.name = t.name + ".dequantized";

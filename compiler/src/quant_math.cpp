@@ -45,6 +45,16 @@ void set_add_rescale(kernels::BinaryParams& p, const AddRescale& r) {
   p.output_shift = r.output.shift;
 }
 
+void set_compare_rescale(kernels::CompareParams& p, float in1_scale, float in2_scale) {
+  int e1 = 0, e2 = 0;
+  // scale = fraction * 2^e, fraction in [0.5, 1): fraction * 2^24 is the float's integer significand.
+  p.input1_multiplier = int32_t(std::ldexp(std::frexp(in1_scale, &e1), 24));
+  p.input2_multiplier = int32_t(std::ldexp(std::frexp(in2_scale, &e2), 24));
+  const int low = std::min(e1, e2);
+  p.input1_shift = std::min(e1 - low, int(kernels::kCompareMaxShift));
+  p.input2_shift = std::min(e2 - low, int(kernels::kCompareMaxShift));
+}
+
 QuantizedMultiplier mul_rescale(double in1_scale, double in2_scale, double out_scale) {
   return quantize_multiplier(in1_scale * in2_scale / out_scale);
 }

@@ -32,6 +32,14 @@ Quant quant_for_range(float lo, float hi, int bits) {
   return q;
 }
 
+Quant mask_quant() {
+  Quant q;
+  q.valid = true;
+  q.bits = kActivationBits;
+  q.scale = 1.0f;
+  return q;
+}
+
 Quant symmetric_quant(const Tensor& t, int axis, int bits) {
   Quant q;
   q.valid = true;
@@ -208,6 +216,8 @@ Quant output_quant(const Graph& g, const Op& op, OutputQuant rule) {
     return q;
   }
   if (rule == OutputQuant::kSoftmax) return softmax_output_quant();
+  if (rule == OutputQuant::kMask) return mask_quant();
+  if (rule == OutputQuant::kTable) return g.tensors[size_t(op.inputs[1])].quant;
   return observed_quant(g.tensors[size_t(op.outputs[0])]);
 }
 
@@ -237,10 +247,14 @@ void give_inputs_back(Graph& g) {
 
 void assign_quantization(Graph& g) {
   for (const Tensor& t : g.tensors) check_given_quant(t);
-  for (int t : g.inputs) g.tensors[t].quant = observed_quant(g.tensors[t]);
+  for (int t : g.inputs) {
+    if (g.tensors[t].element == Element::kReal) g.tensors[t].quant = observed_quant(g.tensors[t]);
+  }
   for (Op& op : g.ops) {
     const OpDef* def = find_op(op.kind);
     if (def && def->output_quant == OutputQuant::kNone) continue;
+    // A table's spec comes from its values, before the rows read from it take it.
+    if (def && def->output_quant == OutputQuant::kTable) assign_constant_quantization(g, op, def->constant_quant);
     Tensor& y = g.tensors[op.outputs[0]];
     const OutputQuant rule = def ? def->output_quant : OutputQuant::kObserved;
     if (!y.quant.given) y.quant = output_quant(g, op, rule);

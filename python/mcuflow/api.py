@@ -180,6 +180,10 @@ class Program:
             if a.dtype != spec["dtype"]:
                 if spec["dtype"] == np.float32 and a.dtype in (np.float64, np.float16):
                     arrays[i] = a = a.astype(np.float32)
+                elif spec["dtype"] == np.int32 and np.issubdtype(a.dtype, np.integer):  # int64 token ids
+                    if a.size and (a.min() < np.iinfo(np.int32).min or a.max() > np.iinfo(np.int32).max):
+                        raise InputError(f"input {i} holds ids outside int32")
+                    arrays[i] = a = a.astype(np.int32)
                 else:
                     raise InputError(f"input {i} has dtype {a.dtype}; the program expects {spec['dtype']}")
             if a.shape == shape:
@@ -489,7 +493,7 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
             if calibration is None:
                 raise InputError("int8 compilation needs calibration data (calibration=...) or a quantized graph "
                                  "(convert_pt2e)")
-            samples = normalize_calibration(calibration, user_inputs(exported_program))
+            samples = normalize_calibration(calibration, user_inputs(exported_program), description.integer_inputs)
             source = {**(source or {}), CALIBRATION_SAMPLES_KEY: " ".join(sample_hash(s) for s in samples)}
         def compile_with(copy):
             o = options

@@ -23,7 +23,7 @@ the input and the sample index.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Sequence
 
 import numpy as np
@@ -78,7 +78,17 @@ def _to_numpy(x, where: str) -> np.ndarray:
     raise CalibrationError(f"calibration {where}: expected a tensor or array, got {type(x).__name__}")
 
 
-def _check_dtype(arr: np.ndarray, where: str) -> np.ndarray:
+# Ids travel with the float32 samples; below 2^24 every one is exact in float32.
+_MAX_ID = 1 << 24
+
+
+def _check_dtype(arr: np.ndarray, where: str, ids: bool) -> np.ndarray:
+    if ids:
+        if not np.issubdtype(arr.dtype, np.integer):
+            raise CalibrationError(f"calibration {where}: dtype {arr.dtype}; this input takes integer ids")
+        if arr.size and (arr.min() <= -_MAX_ID or arr.max() >= _MAX_ID):
+            raise CalibrationError(f"calibration {where}: ids beyond ±2^24")
+        return arr
     if not np.issubdtype(arr.dtype, np.floating):
         raise CalibrationError(
             f"calibration {where}: non-float dtype {arr.dtype}; give float32 data (as the model sees it)")
@@ -118,7 +128,7 @@ def _finite(arr: np.ndarray, name: str, index: int) -> None:
         raise CalibrationError(f"calibration input {name} (sample {index}) contains {what}")
 
 
-def _expand_group(arrays: Sequence[Any], sig, where: str, start: int) -> list[tuple[np.ndarray, ...]]:
+def _expand_group(arrays: Sequence[Any], sig, where: str, start: int, ids: Collection[str]) -> list[tuple[np.ndarray, ...]]:
     """One item (one array per input, possibly batched) → samples."""
     names = [n for n, _ in sig]
     if len(arrays) != len(sig):
@@ -127,7 +137,7 @@ def _expand_group(arrays: Sequence[Any], sig, where: str, start: int) -> list[tu
             f"the model takes {len(sig)} ({', '.join(names)})")
     per_input = []
     for (name, shape), a in zip(sig, arrays):
-        arr = _check_dtype(_to_numpy(a, f"input {name} ({where})"), f"input {name} ({where})")
+        arr = _check_dtype(_to_numpy(a, f"input {name} ({where})"), f"input {name} ({where})", name in ids)
         per_input.append(_split(arr, shape, name, where))
     counts = {len(p) for p in per_input}
     if len(counts) != 1:
@@ -144,13 +154,14 @@ def _expand_group(arrays: Sequence[Any], sig, where: str, start: int) -> list[tu
     return samples
 
 
-def _from_mapping(data: Mapping, sig) -> list[tuple[np.ndarray, ...]]:
+def _from_mapping(data: Mapping, sig, ids: Collection[str]) -> list[tuple[np.ndarray, ...]]:
     arrays = arrays_by_input_name(data, [n for n, _ in sig], "calibration data", CalibrationError)
-    return _expand_group(arrays, sig, "arrays", 0)
+    return _expand_group(arrays, sig, "arrays", 0, ids)
 
 
-def normalize_calibration(data, inputs) -> list[tuple[np.ndarray, ...]]:
-    """Normalize ``data`` into a list of per-sample tuples of float32 arrays (see module doc)."""
+def normalize_calibration(data, inputs, ids: Collection[str] = ()) -> list[tuple[np.ndarray, ...]]:
+    """Normalize ``data`` into a list of per-sample tuples of float32 arrays (see module doc);
+    the inputs named in ``ids`` take integer arrays (sent as float32, exact)."""
     sig = input_signature(inputs)
     if not sig:
         raise CalibrationError("the model has no tensor inputs to calibrate")
@@ -170,13 +181,13 @@ def normalize_calibration(data, inputs) -> list[tuple[np.ndarray, ...]]:
     if isinstance(data, Mapping) or hasattr(data, "files") and hasattr(data, "__getitem__"):
         if hasattr(data, "files") and not isinstance(data, Mapping):  # NpzFile
             data = {k: data[k] for k in data.files}
-        samples = _from_mapping(data, sig)
+        samples = _from_mapping(data, sig, ids)
     elif _is_arraylike(data):
         if len(sig) != 1:
             raise CalibrationError(
                 f"calibration data is one array, the model takes {len(sig)} inputs "
                 f"({', '.join(n for n, _ in sig)}); give a dict or tuples")
-        samples = _expand_group([data], sig, "array", 0)
+        samples = _expand_group([data], sig, "array", 0, ids)
     elif isinstance(data, Iterable):
         samples = []
         for i, item in enumerate(data):
@@ -195,7 +206,7 @@ def normalize_calibration(data, inputs) -> list[tuple[np.ndarray, ...]]:
             else:
                 raise CalibrationError(
                     f"calibration item {i}: expected a tensor, an array or a tuple of them, got {type(item).__name__}")
-            samples.extend(_expand_group(group, sig, where, len(samples)))
+            samples.extend(_expand_group(group, sig, where, len(samples), ids))
     else:
         raise CalibrationError(
             f"calibration data of type {type(data).__name__} is not supported: give an iterable of "

@@ -972,6 +972,49 @@ def _h_getitem(d, node):
     return item
 
 
+# --- masks and lookups -------------------------------------------------------------------
+# A comparison's bool result is a mask (0/1 bytes); where and masked_fill pick by one.
+
+_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
+@_handles(*(f"aten.{c}.{form}" for c in _COMPARISONS for form in ("Tensor", "Scalar")))
+def _h_compare(d, node):
+    a = _bind(node)
+    kind = _op_key(node.target).split(".")[1]
+    return d.emit(node, kind, [_in(d, node, a["self"]), _in(d, node, a["other"])])
+
+
+@_handles("aten.logical_not.default", "aten.bitwise_not.default")
+def _h_logical_not(d, node):
+    a = _bind(node)
+    v = d.val_of(a["self"])
+    if _op_key(node.target) == "aten.bitwise_not.default" and (v is None or v.dtype != torch.bool):
+        raise d.unsupported(node, "bitwise_not of a non-bool tensor")
+    return d.emit(node, "eq", [_in(d, node, a["self"]), _Scalar(0.0)])
+
+
+@_handles("aten.where.self", "aten.where.ScalarSelf", "aten.where.ScalarOther", "aten.where.Scalar")
+def _h_where(d, node):
+    a = _bind(node)
+    return d.emit(node, "where", [_in(d, node, a["condition"]), _in(d, node, a["self"]), _in(d, node, a["other"])])
+
+
+@_handles("aten.masked_fill.Scalar", "aten.masked_fill.Tensor", "aten.masked_fill_.Scalar", "aten.masked_fill_.Tensor")
+def _h_masked_fill(d, node):
+    a = _bind(node)
+    return d.emit(node, "where", [_in(d, node, a["mask"]), _in(d, node, a["value"]), _in(d, node, a["self"])])
+
+
+@_handles("aten.embedding.default")
+def _h_embedding(d, node):
+    a = _bind(node)
+    table = d.value(a["weight"]) if isinstance(a["weight"], torch.fx.Node) else None
+    if not isinstance(table, _Const):
+        raise d.unsupported(node, "the embedding table is computed; mcuflow looks rows up in a constant table")
+    return d.emit(node, "embedding", [_in(d, node, a["indices"]), table])
+
+
 # --- activations that core ATen decomposes --------------------------------------------------
 # ep.run_decompositions() writes Mish as x * tanh(where(x > 20, x, log1p(exp(x)))) and PReLU as
 # where(x > 0, x, weight * x). Both are matched back into one mish / prelu node, so they run on

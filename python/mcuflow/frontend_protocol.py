@@ -18,7 +18,7 @@ __all__ = ["Description", "FrontEnd", "GraphBuilder"]
 class GraphBuilder(Protocol):
     """The compiler side of the contract (``mcuflow._core.GraphBuilder``)."""
 
-    def add_input(self, name: str, shape: list[int]) -> int: ...
+    def add_input(self, name: str, shape: list[int], dtype: str = "float32") -> int: ...  # or "int32" ids
 
     def add_constant(self, name: str, array: Any) -> int: ...
 
@@ -33,6 +33,7 @@ class Description:
     """What a front end's ``describe`` sent to the builder."""
 
     inputs: list[tuple[str, list[int]]] = field(default_factory=list)
+    integer_inputs: set[str] = field(default_factory=set)  # ids: the program takes them as int32
     outputs: list[tuple[str, list[int]]] = field(default_factory=list)
     input_ids: list[int] = field(default_factory=list)
     output_ids: list[int] = field(default_factory=list)
@@ -50,4 +51,4 @@ class FrontEnd(Protocol):
         """Describe ``model`` to ``builder``: inputs, constants, ops, outputs, in that order of use."""
 
     def user_inputs(self, model: Any) -> list[tuple[str, tuple[int, ...]]]:
-        """``[(name, shape), ...]`` of the model's float32 tensor inputs, in order."""
+        """``[(name, shape), ...]`` of the model's tensor inputs (float32 or integer ids), in order."""

@@ -131,6 +131,10 @@ def _first_user_source(node: torch.fx.Node) -> str:
     return f"input {node.name}"
 
 
+def _is_mask(val) -> bool:
+    return isinstance(val, torch.Tensor) and val.dtype == torch.bool
+
+
 def _val_dtype_check(val, name: str, where: str) -> None:
     if isinstance(val, torch.Tensor) and val.dtype != torch.float32:
         raise UnsupportedModelError(f"unsupported dtype {val.dtype} for {name} at {where}")
@@ -155,11 +159,15 @@ def _user_input_nodes(ep):
 
 
 def user_inputs(exported_program) -> list[tuple[str, tuple[int, ...]]]:
-    """``[(name, shape), ...]`` of the model's float32 tensor inputs, in order.
+    """``[(name, shape), ...]`` of the model's tensor inputs (float32, or int64/int32 ids), in order.
 
-    Raises UnsupportedModelError for dynamic shapes, non-tensor or non-float32 inputs.
+    Raises UnsupportedModelError for dynamic shapes, non-tensor or other inputs.
     """
     return [(node.name, tuple(_input_shape(node))) for node in _user_input_nodes(exported_program)]
+
+
+def _is_ids(val) -> bool:
+    return isinstance(val, torch.Tensor) and val.dtype in (torch.int64, torch.int32)
 
 
 def _input_shape(node: torch.fx.Node) -> list[int]:
@@ -169,10 +177,11 @@ def _input_shape(node: torch.fx.Node) -> list[int]:
     if not isinstance(val, torch.Tensor):
         raise UnsupportedModelError(
             f"unsupported input {node.name} ({type(val).__name__}) at {where}: "
-            f"mcuflow models take float32 tensors only")
+            f"mcuflow models take float32 tensors (or int64/int32 ids) only")
     if not _is_static(val.shape):
         raise _dynamic_error(where, f"input {node.name}", val.shape)
-    _val_dtype_check(val, f"input {node.name}", where)
+    if not _is_ids(val):
+        _val_dtype_check(val, f"input {node.name}", where)
     return [int(d) for d in val.shape]
 
 
@@ -234,7 +243,7 @@ class _Describer:
 
     def register_const(self, c: _Const, node) -> int:
         if c.id is None:
-            t = c.tensor
+            t = c.tensor.float() if _is_mask(c.tensor) else c.tensor  # a constant mask: 0s and 1s
             if t.dtype != torch.float32:
                 raise UnsupportedModelError(
                     f"unsupported dtype {t.dtype} for {c.name} at {node_source(node)}")
@@ -302,7 +311,7 @@ class _Describer:
             out_val = val if val is not None else node.meta.get("val")
             if isinstance(out_val, (list, tuple)):
                 out_val = out_val[0]
-            if not indices:
+            if not indices and not _is_mask(out_val):
                 _val_dtype_check(out_val, node.name, node_source(node))
         source = node_source(node)
         try:
@@ -384,7 +393,10 @@ class _Describer:
     def describe_input(self, node) -> None:
         shape = _input_shape(node)
         self.used_names.add(node.name)
-        tid = int(self.builder.add_input(node.name, shape))
+        ids = _is_ids(node.meta.get("val"))
+        tid = int(self.builder.add_input(node.name, shape, "int32" if ids else "float32"))
+        if ids:
+            self.desc.integer_inputs.add(node.name)
         self.env[node] = _TensorId(tid)
         self.desc.inputs.append((node.name, shape))
         self.desc.input_ids.append(tid)

@@ -723,7 +723,7 @@ def check_request(program: Program, eval_inputs, labels, board: str, budgets, re
     if not isinstance(program, Program):
         raise InputError(f"program must be an mcuflow.Program, got {type(program).__name__}")
     for what, specs in (("input", program.inputs), ("output", program.outputs)):
-        if any(s["dtype"] != np.float32 for s in specs):
+        if any(s["dtype"] != np.float32 and not (what == "input" and s["dtype"] == np.int32) for s in specs):  # ids
             raise InputError(f"validate needs a program with float32 {what}s (compile with io='float32')")
     if worst < 0:
         raise InputError(f"worst must be 0 or more, got {worst}")

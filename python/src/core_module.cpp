@@ -47,10 +47,13 @@ AttrValue to_attr(const std::string& op, const std::string& name, const py::hand
 
 class GraphBuilder {
  public:
-  int add_input(const std::string& name, const py::sequence& shape) {
+  // dtype "float32", or "int32" for ids (an embedding's; the program takes them as int32).
+  int add_input(const std::string& name, const py::sequence& shape, const std::string& dtype) {
     Tensor t;
     t.name = name;
     t.shape = to_shape(shape);
+    if (dtype == "int32") t.element = Element::kIds;
+    else if (dtype != "float32") throw CompileError("input " + name + ": dtype '" + dtype + "' (float32 or int32)");
     const int id = graph_.add_tensor(std::move(t));
     graph_.inputs.push_back(id);
     return id;
@@ -81,6 +84,7 @@ class GraphBuilder {
       Tensor t;
       t.name = kind + "_" + std::to_string(graph_.ops.size()) + (i ? "_" + std::to_string(i) : "");
       t.shape = shapes[i];
+      t.element = output_element(graph_, op);
       op.outputs.push_back(graph_.add_tensor(std::move(t)));
     }
     graph_.ops.push_back(op);
@@ -516,7 +520,7 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<GraphBuilder>(m, "GraphBuilder")
       .def(py::init<>())
-      .def("add_input", &GraphBuilder::add_input)
+      .def("add_input", &GraphBuilder::add_input, py::arg("name"), py::arg("shape"), py::arg("dtype") = "float32")
       .def("add_constant", &GraphBuilder::add_constant)
       .def("add_op", &GraphBuilder::add_op, py::arg("kind"), py::arg("inputs"), py::arg("attrs"),
            py::arg("source") = "", py::arg("output_shapes") = std::vector<std::vector<int64_t>>{})

@@ -19,6 +19,7 @@
 #include "mcuflow/compiler/compile.h"
 #include "mcuflow/compiler/ir.h"
 #include "mcuflow/compiler/layout.h"
+#include "mcuflow/compiler/op_registry.h"
 #include "mcuflow/runtime/format.h"
 #include "mcuflow/runtime/runtime.h"
 
@@ -110,6 +111,7 @@ class Builder {
     Tensor y;
     y.name = kind + "_" + std::to_string(g.ops.size());
     y.shape = shapes.at(0);
+    y.element = compiler::output_element(g, o);
     o.outputs.push_back(g.add_tensor(std::move(y)));
     g.ops.push_back(std::move(o));
     return g.ops.back().outputs[0];

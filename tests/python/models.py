@@ -288,6 +288,11 @@ SINGLE_OP_CASES: dict[str, tuple[tuple[int, ...], ...]] = {
     "prelu": ((1, 4, 3, 3),),
     "mish": ((1, 8),),
     "upsample_bilinear2d": ((1, 3, 4, 3),),
+    "where": ((1, 3, 5), (1, 3, 5)),
+    "masked_fill": ((1, 4, 3, 3),),
+    "eq_ne": ((1, 3, 5), (1, 1, 5)),
+    "le_ge": ((2, 6), (2, 6)),
+    "embedding": ((1, 7),),
 }
 
 
@@ -343,10 +348,14 @@ class SingleOp(nn.Module):
                 self.act = nn.PReLU(4)
             elif case == "group_norm":
                 self.norm = nn.GroupNorm(3, 6)
+            elif case == "embedding":
+                self.embed = nn.Embedding(10, 4)
         init_bn_stats(self, seed)
         self.eval()
 
     def example_input(self, seed: int = 0, batch: int = 1):
+        if self.case == "embedding":  # token ids
+            return (torch.randint(0, 10, _batched(self.input_shapes[0], batch), generator=_gen(seed)),)
         return tuple(_randn(_batched(s, batch), seed * 1000 + i) for i, s in enumerate(self.input_shapes))
 
     def forward(self, x, y=None):
@@ -439,6 +448,11 @@ class SingleOp(nn.Module):
         if c == "prelu": return self.act(x)
         if c == "mish": return F.mish(x)
         if c == "upsample_bilinear2d": return F.interpolate(x, scale_factor=2, mode="bilinear")
+        if c == "where": return torch.where(x > y, x, y)
+        if c == "masked_fill": return x.masked_fill(x < 0, 0.0)
+        if c == "eq_ne": return torch.where(x == y, x, y) * torch.where(x != y, y, x)
+        if c == "le_ge": return torch.where(x <= y, x, y) - torch.where(x >= y, x, y)
+        if c == "embedding": return self.embed(x)
         raise AssertionError(c)
 
 

@@ -50,8 +50,8 @@ class RecordingBuilder:
         self.shapes[i] = list(shape)
         return i
 
-    def add_input(self, name, shape):
-        assert isinstance(name, str) and all(type(d) is int for d in shape)
+    def add_input(self, name, shape, dtype="float32"):
+        assert isinstance(name, str) and all(type(d) is int for d in shape) and dtype in ("float32", "int32")
         i = self._new(shape)
         self.inputs.append((name, list(shape), i))
         return i
@@ -191,6 +191,12 @@ def interpret(b: RecordingBuilder, inputs) -> list[torch.Tensor]:
                               align_corners=bool(a["align_corners"]))
         elif k == "group_norm":
             y = F.group_norm(xs[0], a["groups"], xs[1], xs[2], a["eps"])
+        elif k in ("eq", "ne", "lt", "le", "gt", "ge"):
+            y = getattr(torch, k)(xs[0], xs[1])
+        elif k == "where":
+            y = torch.where(xs[0].bool(), xs[1], xs[2])
+        elif k == "embedding":
+            y = F.embedding(xs[0], xs[1])
         else:
             raise AssertionError(k)
         assert list(y.shape) == op["shape"], (op, list(y.shape))
@@ -495,6 +501,11 @@ EXPECTED = {
     "mish": [("mish", {}, 1)],
     "upsample_bilinear2d": [("upsample_bilinear2d", {"size": [8, 6], "align_corners": 0, "scale_h": 2.0,
                                                      "scale_w": 2.0}, 1)],
+    "where": [("gt", {}, 2), ("where", {}, 3)],
+    "masked_fill": [("lt", {}, 2), ("where", {}, 3)],
+    "eq_ne": [("eq", {}, 2), ("where", {}, 3), ("ne", {}, 2), ("where", {}, 3), ("mul", {}, 2)],
+    "le_ge": [("le", {}, 2), ("where", {}, 3), ("ge", {}, 2), ("where", {}, 3), ("sub", {}, 2)],
+    "embedding": [("embedding", {}, 2)],
 }
 
 # Core ATen decomposes these into comparisons, where and exp/log1p; the front end matches the

@@ -7,22 +7,10 @@
 namespace mcuflow::compiler {
 namespace {
 
-Shape broadcast(const Op& op, Shape a, Shape b) {
-  const size_t r = std::max(a.size(), b.size());
-  a.insert(a.begin(), r - a.size(), 1);
-  b.insert(b.begin(), r - b.size(), 1);
-  Shape out(r);
-  for (size_t i = 0; i < r; ++i) {
-    if (a[i] != b[i] && a[i] != 1 && b[i] != 1) fail(op, "shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
-    out[i] = std::max(a[i], b[i]);
-  }
-  return out;
-}
-
 Shape infer_binary(const Graph& g, const Op& op) {
   if (op.inputs.size() != 2) fail(op, "expects two inputs");
   if (op.has_attr("alpha") && op.float_attr("alpha") != 1.0) fail(op, "alpha != 1 is not supported");
-  return broadcast(op, in_shape(g, op, 0), in_shape(g, op, 1));
+  return broadcast_shapes(op, in_shape(g, op, 0), in_shape(g, op, 1));
 }
 
 constexpr uint32_t kBinary = kLayoutAgnostic | kFusesActivation;
@@ -30,75 +18,17 @@ constexpr uint32_t kBinary = kLayoutAgnostic | kFusesActivation;
 struct BinaryLowering : Lowering {
   using Lowering::Lowering;
 
-  // Which elements of `b` (broadcast against output `y`) the kernel sees: 0 same shape,
-  // 1 one value per physical innermost element (channel), 2 a single value; -1 unsupported.
-  static int broadcast_mode(const Tensor& b, const Tensor& y) {
-    if (b.numel() == y.numel() && (b.shape == y.shape)) return 0;
-    if (b.numel() == 1) return 1 + 1;
-    Shape bs = b.shape;
-    bs.insert(bs.begin(), y.shape.size() - std::min(bs.size(), y.shape.size()), 1);
-    if (bs.size() != y.shape.size()) return -1;
-    const int inner_dim = y.nhwc && y.shape.size() == 4 ? 1 : int(y.shape.size()) - 1;
-    for (size_t d = 0; d < bs.size(); ++d) {
-      if (int(d) != inner_dim && bs[d] != 1) return -1;
-    }
-    return bs[inner_dim] == y.shape[inner_dim] ? 1 : -1;
-  }
-
   void lower_binary(const Op& op) {
-    int a_id = op.inputs[0], b_id = op.inputs[1];
+    const BinaryOperands o = binary_operands(op, op.kind != "sub");
     const Tensor& y = tensor(op.outputs[0]);
-    // The kernels read their first operand as an activation and broadcast their second per
-    // channel or as a scalar; other broadcasts are copies. All ops but sub are commutative: a
-    // constant goes second, and of two activations the one of the output's shape goes first.
-    if (op.kind != "sub") {
-      const Tensor &first = tensor(a_id), &second = tensor(b_id);
-      if (first.constant || (!second.constant && first.shape != y.shape && second.shape == y.shape))
-        std::swap(a_id, b_id);
-    }
-    const Tensor& a = tensor(a_id);
-    const Tensor& b = tensor(b_id);
-    if (a.constant && op.kind == "sub")
-      fail(op, "constant first operand of a subtraction (the front end sends c - x as neg and add)");
-    if (a.constant) fail(op, "both operands are constants (constant folding computes such ops)");
-    int mode = broadcast_mode(b, y);
-    // A constant the kernel cannot broadcast is expanded now, to the output's shape.
-    std::vector<float> b_data = b.data;
-    if (mode < 0 && b.constant) {
-      b_data.resize(size_t(y.numel()));
-      for (int64_t i = 0; i < y.numel(); ++i) b_data[size_t(i)] = b.data[size_t(broadcast_index(y.shape, b.shape, i))];
-      mode = 0;
-    }
-    // Operands in another shape or layout than the output are copied into it.
-    auto matches = [&](const Tensor& t) { return t.shape == y.shape && layout_of(t) == layout_of(y); };
-    const int aid = matches(a) ? activation(a_id) : broadcast_to(op, a_id, y);
-    int bid = -1;
-    if (mode < 0 || (mode == 0 && !b.constant && !matches(b))) {
-      bid = broadcast_to(op, b_id, y);
-      mode = 0;
-    }
-
+    const Tensor& a = tensor(o.a_ir);
+    const Quant& bq = o.b_quant;
+    const int aid = o.a, bid = o.b;
     k::BinaryParams p{};
-    const std::vector<int32_t> y_dims = physical_dims(y);
-    p.inner = mode == 1 ? y_dims.back() : int32_t(y.numel());
-    p.outer = int32_t(y.numel() / p.inner);
-    p.in2_mode = mode;
+    p.inner = o.inner;
+    p.outer = o.outer;
+    p.in2_mode = o.mode;
     fill_activation(p, op, y);
-
-    Quant bq = b.quant;
-    if (b.constant) {
-      const std::vector<float> phys = mode == 0 ? to_physical(b_data, y.shape, layout_of(y)) : b_data;
-      // A full-size constant keeps the output's dims: flat, it could exceed the format's dim limit.
-      const std::vector<int32_t> dims = mode == 0 ? y_dims : std::vector<int32_t>{int32_t(phys.size())};
-      if (int8()) {
-        bq = spec_of(b);
-        bid = constant(b.name, DType::kInt8, dims, narrowed<int8_t>(quantize_values(phys, bq)));
-      } else {
-        bid = constant(b.name, DType::kFloat32, dims, phys);
-      }
-    } else if (bid < 0) {
-      bid = activation(b_id);
-    }
     const int out = activation(op.outputs[0]);
     if (int8()) {
       p.input1_offset = -a.quant.zero_point;

@@ -18,5 +18,6 @@ std::vector<OpDef> softmax_ops();     // softmax.cpp: softmax
 std::vector<OpDef> view_ops();        // view.cpp: reshape, permute, identity
 std::vector<OpDef> copy_ops();        // copy.cpp: pad, slice, expand, upsample_nearest2d, cat, input_rows
 std::vector<OpDef> resize_ops();      // resize.cpp: upsample_bilinear2d
+std::vector<OpDef> mask_ops();        // mask.cpp: eq, ne, lt, le, gt, ge, where, embedding
 
 }  // namespace mcuflow::compiler

@@ -49,6 +49,9 @@ inline int32_t quantized_bound(float real, const Quant& q, bool upper) {
 // The bounds an unquantized (float) kernel's params carry in their unused integer fields.
 inline const Quant kUnquantized{};
 
+// A mask's 0/1 bytes as a quantized tensor (their own values), in every program.
+inline const Quant kMaskQuant = mask_quant();
+
 // A tensor's spec, which int8 lowering requires the quantizer to have assigned.
 inline const Quant& spec_of(const Tensor& t) {
   if (!t.quant.valid) throw CompileError("tensor " + t.name + " has no quantization (the quantizer assigns it)");
@@ -104,6 +107,11 @@ class Lowering {
   // In an int8 program, an op without a usable int8 kernel runs in float (lower_as_float).
   bool int8() const { return o_.precision == Precision::kInt8 && !float_fallback_; }
   DType act_dtype() const { return int8() ? DType::kInt8 : DType::kFloat32; }
+  // IR tensor `ir`'s element type in this program: masks are int8 and ids int32 in every program.
+  DType dtype_of(int ir) const {
+    const Element e = tensor(ir).element;
+    return e == Element::kMask ? DType::kInt8 : e == Element::kIds ? DType::kInt32 : act_dtype();
+  }
 
   static Layout layout_of(const Tensor& t) {
     if (!t.nhwc) return Layout::kPlain;
@@ -131,7 +139,10 @@ class Lowering {
     pt.logical_shape = t.shape;
     pt.layout = layout_of(t);
     pt.ir_tensor = ir;
-    if (dtype == DType::kInt8) {
+    if (t.element == Element::kMask) {
+      pt.scale = kMaskQuant.scale;
+      pt.zero_point = kMaskQuant.zero_point;
+    } else if (dtype == DType::kInt8) {
       pt.scale = t.quant.scale;
       pt.zero_point = t.quant.zero_point;
     }
@@ -143,8 +154,9 @@ class Lowering {
     if (program_of_[ir] >= 0) return program_of_[ir];
     const Tensor& t = tensor(ir);
     if (t.constant) throw CompileError("constant tensor " + t.name + " used where an activation is expected");
-    if (int8() && !t.quant.valid) throw CompileError("tensor " + t.name + " has no quantization (not reached by calibration)");
-    program_of_[ir] = p_.add_tensor(activation_record(ir, act_dtype()));
+    if (int8() && t.element == Element::kReal && !t.quant.valid)
+      throw CompileError("tensor " + t.name + " has no quantization (not reached by calibration)");
+    program_of_[ir] = p_.add_tensor(activation_record(ir, dtype_of(ir)));
     return program_of_[ir];
   }
 
@@ -436,10 +448,25 @@ class Lowering {
     emit(bytes1 ? KernelId::strided_copy_b8 : KernelId::strided_copy_b32, {in}, {out}, params_bytes(p), &op);
   }
 
+  // Which elements of `b` (broadcast against output `y`) the kernel sees: 0 same shape,
+  // 1 one value per physical innermost element (channel), 2 a single value; -1 unsupported.
+  static int broadcast_mode(const Tensor& b, const Tensor& y) {
+    if (b.numel() == y.numel() && (b.shape == y.shape)) return 0;
+    if (b.numel() == 1) return 1 + 1;
+    Shape bs = b.shape;
+    bs.insert(bs.begin(), y.shape.size() - std::min(bs.size(), y.shape.size()), 1);
+    if (bs.size() != y.shape.size()) return -1;
+    const int inner_dim = y.nhwc && y.shape.size() == 4 ? 1 : int(y.shape.size()) - 1;
+    for (size_t d = 0; d < bs.size(); ++d) {
+      if (int(d) != inner_dim && bs[d] != 1) return -1;
+    }
+    return bs[inner_dim] == y.shape[inner_dim] ? 1 : -1;
+  }
+
   // IR activation `x_ir` broadcast to the shape and layout of `y` (its own quantization).
   int broadcast_to(const Op& op, int x_ir, const Tensor& y) {
     const Tensor& x = tensor(x_ir);
-    ProgramTensor pt = activation_record(x_ir, act_dtype());
+    ProgramTensor pt = activation_record(x_ir, dtype_of(x_ir));
     pt.name = x.name + ".broadcast";
     pt.dims = physical_dims(y);
     pt.logical_shape = y.shape;
@@ -449,6 +476,69 @@ class Lowering {
     const int out = p_.add_tensor(std::move(pt));
     emit_gather(op, in, out, x.shape, y, broadcast_gather(x.shape, y.shape));
     return out;
+  }
+
+  // The two operands of an element-wise kernel that reads its first operand as an activation
+  // of the output's shape and broadcasts its second by in2_mode (BinaryParams): other
+  // broadcasts are copies, a constant second operand is expanded now when the kernel cannot
+  // broadcast it and stored in the first operand's element type (int8: by its spec). A
+  // commutative op takes a constant second, and of two activations the one of the output's
+  // shape first (`swapped` says the operands changed places).
+  struct BinaryOperands {
+    int a_ir, b_ir;    // IR tensors
+    int a, b;          // program tensors
+    int mode;          // in2_mode
+    int32_t outer, inner;
+    Quant b_quant;     // int8: the second operand's spec
+    bool swapped = false;
+  };
+
+  BinaryOperands binary_operands(const Op& op, bool commutative) {
+    BinaryOperands o{op.inputs[0], op.inputs[1], -1, -1, 0, 0, 0, {}};
+    const Tensor& y = tensor(op.outputs[0]);
+    if (commutative) {
+      const Tensor &first = tensor(o.a_ir), &second = tensor(o.b_ir);
+      if (first.constant || (!second.constant && first.shape != y.shape && second.shape == y.shape)) {
+        std::swap(o.a_ir, o.b_ir);
+        o.swapped = true;
+      }
+    }
+    const Tensor& a = tensor(o.a_ir);
+    const Tensor& b = tensor(o.b_ir);
+    if (a.constant && !commutative)
+      fail(op, "constant first operand of a subtraction (the front end sends c - x as neg and add)");
+    if (a.constant) fail(op, "both operands are constants (constant folding computes such ops)");
+    o.mode = broadcast_mode(b, y);
+    std::vector<float> b_data = b.data;
+    if (o.mode < 0 && b.constant) {
+      b_data.resize(size_t(y.numel()));
+      for (int64_t i = 0; i < y.numel(); ++i) b_data[size_t(i)] = b.data[size_t(broadcast_index(y.shape, b.shape, i))];
+      o.mode = 0;
+    }
+    auto matches = [&](const Tensor& t) { return t.shape == y.shape && layout_of(t) == layout_of(y); };
+    o.a = matches(a) ? activation(o.a_ir) : broadcast_to(op, o.a_ir, y);
+    if (o.mode < 0 || (o.mode == 0 && !b.constant && !matches(b))) {
+      o.b = broadcast_to(op, o.b_ir, y);
+      o.mode = 0;
+    }
+    const std::vector<int32_t> y_dims = physical_dims(y);
+    o.inner = o.mode == 1 ? y_dims.back() : int32_t(y.numel());
+    o.outer = int32_t(y.numel() / o.inner);
+    o.b_quant = b.quant;
+    if (b.constant) {
+      const std::vector<float> phys = o.mode == 0 ? to_physical(b_data, y.shape, layout_of(y)) : b_data;
+      // A full-size constant keeps the output's dims: flat, it could exceed the format's dim limit.
+      const std::vector<int32_t> dims = o.mode == 0 ? y_dims : std::vector<int32_t>{int32_t(phys.size())};
+      if (p_.tensors[o.a].dtype == DType::kInt8) {
+        o.b_quant = spec_of(b);
+        o.b = constant(b.name, DType::kInt8, dims, narrowed<int8_t>(quantize_values(phys, o.b_quant)));
+      } else {
+        o.b = constant(b.name, DType::kFloat32, dims, phys);
+      }
+    } else if (o.b < 0) {
+      o.b = activation(o.b_ir);
+    }
+    return o;
   }
 
   // A copy of int8 tensor `in` requantized from `from` to `to`.

@@ -8,7 +8,7 @@ const std::vector<OpDef>& op_registry() {
   static const std::vector<OpDef> kRegistry = [] {
     std::vector<OpDef> all;
     for (auto family : {conv_ops, matmul_ops, norm_ops, clamp_ops, binary_ops, activation_ops, pool_ops, reduce_ops,
-                        softmax_ops, view_ops, copy_ops, resize_ops}) {
+                        softmax_ops, view_ops, copy_ops, resize_ops, mask_ops}) {
       for (const OpDef& def : family()) all.push_back(def);
     }
     return all;
@@ -32,6 +32,14 @@ const OpDef* find_op(const std::string& kind) {
 bool has_trait(const std::string& kind, OpTrait trait) {
   const OpDef* def = find_op(kind);
   return def != nullptr && (def->traits & trait) != 0;
+}
+
+Element output_element(const Graph& g, const Op& op) {
+  const OpDef* def = find_op(op.kind);
+  if (def == nullptr) return Element::kReal;
+  if (def->output_quant == OutputQuant::kMask) return Element::kMask;
+  if (def->output_quant == OutputQuant::kInput && !op.inputs.empty()) return g.tensors[size_t(op.inputs[0])].element;
+  return Element::kReal;
 }
 
 std::vector<std::string> frontend_kinds() {

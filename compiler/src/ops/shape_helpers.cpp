@@ -1,5 +1,7 @@
 #include "shape_helpers.h"
 
+#include <algorithm>
+
 namespace mcuflow::compiler {
 
 void fail(const Op& op, const std::string& why) { throw CompileError(op.where() + ": " + why); }
@@ -7,6 +9,18 @@ void fail(const Op& op, const std::string& why) { throw CompileError(op.where() 
 const Shape& in_shape(const Graph& g, const Op& op, size_t i) {
   if (i >= op.inputs.size()) fail(op, "expects at least " + std::to_string(i + 1) + " inputs");
   return g.tensors.at(op.inputs[i]).shape;
+}
+
+Shape broadcast_shapes(const Op& op, Shape a, Shape b) {
+  const size_t r = std::max(a.size(), b.size());
+  a.insert(a.begin(), r - a.size(), 1);
+  b.insert(b.begin(), r - b.size(), 1);
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    if (a[i] != b[i] && a[i] != 1 && b[i] != 1) fail(op, "shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+    out[i] = std::max(a[i], b[i]);
+  }
+  return out;
 }
 
 int64_t normalize_dim(const Op& op, int64_t dim, size_t rank) {

@@ -23,6 +23,9 @@ int64_t window_out(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t p
 // Bottom/right padding: "padding_end" when a folded pad made it differ from "padding".
 std::vector<int64_t> end_padding(const Op& op, const std::vector<int64_t>& pad);
 
+// The shape `a` and `b` broadcast to (NumPy rules); fails when they do not broadcast.
+Shape broadcast_shapes(const Op& op, Shape a, Shape b);
+
 Shape same_as_input(const Graph& g, const Op& op);
 
 }  // namespace mcuflow::compiler

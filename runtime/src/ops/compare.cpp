@@ -21,8 +21,10 @@ Error check_compare(const OpCheck& c, DType dtype) {
     return Error::kBadParams;
   return ok_if(dtype == DType::kFloat32 ||
                (input_offset_valid(p.input1_offset) && input_offset_valid(p.input2_offset) &&
-                in_range(p.left_shift, 0, 20) && requantization_valid(p.input1_multiplier, p.input1_shift) &&
-                requantization_valid(p.input2_multiplier, p.input2_shift)));
+                in_range(p.input1_multiplier, 1, kernels::kCompareMaxMultiplier) &&
+                in_range(p.input2_multiplier, 1, kernels::kCompareMaxMultiplier) &&
+                in_range(p.input1_shift, 0, kernels::kCompareMaxShift) &&
+                in_range(p.input2_shift, 0, kernels::kCompareMaxShift)));
 }
 
 Error check_compare_s8(const OpCheck& c) { return check_compare(c, DType::kInt8); }

@@ -1,8 +1,11 @@
-// The mask kernels: compare_s8 / compare_f32 against comparisons of the (dequantized) inputs in
-// double for every broadcast mode, where_s8 / where_f32 against the ideal requantization of the
+// The mask kernels: compare_s8 / compare_f32 against comparisons of the real values in double
+// for every broadcast mode, where_s8 / where_f32 against the ideal requantization of the
 // value the mask picks, and gather_rows (embedding) with ids inside and outside its table.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstring>
 #include <functional>
 
@@ -12,7 +15,6 @@
 
 using namespace mcuflow::kernels;
 using namespace mcuflow::test;
-using mcuflow::compiler::add_rescale;
 using mcuflow::compiler::quantize_multiplier;
 
 namespace {
@@ -48,48 +50,70 @@ TEST(Masks, CompareF32MatchesEveryOpAndBroadcast) {
   }
 }
 
-// int8 inputs moved to one scale as add_s8 does: with one quantization the comparison is that of
-// the dequantized values, exactly; with two it is exact unless they differ by less than a few
-// units of the common scale (2 * larger scale / 2^20).
-TEST(Masks, CompareS8MatchesTheDequantizedComparison) {
+// The int8 comparison against the comparison of the real values in double (exact: an int8
+// difference times a float32 scale has at most 33 significant bits), over scales in small
+// ratios with values near their zero points, so that they tie often (1 * 0.375 == 3 * 0.125),
+// scales one float apart (where rescaling both to a common scale would round distinct values
+// together), scales far apart (the clamped shift) and random ones.
+float tie_prone_scale(Rng& rng) { return std::ldexp(float(2 * rng.uniform_int(0, 7) + 1), -rng.uniform_int(3, 9)); }
+
+std::vector<int8_t> near(Rng& rng, size_t n, int32_t zero_point) {
+  std::vector<int8_t> q(n);
+  for (auto& v : q) v = int8_t(std::clamp(zero_point + rng.uniform_int(-6, 6), -128, 127));
+  return q;
+}
+
+TEST(Masks, CompareS8IsTheExactComparisonOfTheRealValues) {
   Rng rng(55);
-  int near_ties = 0, compared = 0;
-  for (int it = 0; it < 400; ++it) {
+  int ties = 0;
+  for (int it = 0; it < 800; ++it) {
     CompareParams p{};
     p.in2_mode = it % 3;
     p.op = rng.uniform_int(kCompareEq, kCompareGe);
     p.outer = rng.uniform_int(1, 6);
     p.inner = rng.uniform_int(1, 9);
-    const bool shared = it % 2 == 0;
-    const Quant q1 = random_act_quant(rng), q2 = shared ? q1 : random_act_quant(rng);
+    const int scales = it / 3 % 4;
+    float s1 = 0, s2 = 0;
+    switch (scales) {
+      case 0: s1 = tie_prone_scale(rng), s2 = s1 * std::array<float, 5>{1, 2, 3, 0.5f, 1.5f}[size_t(rng.uniform_int(0, 4))]; break;
+      case 1: s1 = float(random_act_quant(rng).scale), s2 = std::nextafter(s1, 1.0f); break;
+      case 2: s1 = float(rng.log_uniform(1e-6, 1e-5)), s2 = float(rng.log_uniform(10, 100)); break;
+      default: s1 = float(random_act_quant(rng).scale), s2 = float(random_act_quant(rng).scale); break;
+    }
+    if (it % 2) std::swap(s1, s2);
+    const int32_t z1 = rng.uniform_int(-128, 127), z2 = rng.uniform_int(-128, 127);
     const int32_t n = p.outer * p.inner;
-    const auto a = rng.int8s(size_t(n));
-    const auto b = shared ? rng.int8s(size_t(p.in2_mode == 0 ? n : p.in2_mode == 1 ? p.inner : 1), -20, 20)
-                          : rng.int8s(size_t(p.in2_mode == 0 ? n : p.in2_mode == 1 ? p.inner : 1));
-    const auto r = add_rescale(q1.scale, q2.scale, 1.0);
-    p.input1_offset = -q1.zp;
-    p.input2_offset = -q2.zp;
-    p.left_shift = r.left_shift;
-    p.input1_multiplier = r.input1.multiplier;
-    p.input1_shift = r.input1.shift;
-    p.input2_multiplier = r.input2.multiplier;
-    p.input2_shift = r.input2.shift;
+    const size_t n2 = size_t(p.in2_mode == 0 ? n : p.in2_mode == 1 ? p.inner : 1);
+    const bool tie_prone = scales == 0;
+    const auto a = tie_prone ? near(rng, size_t(n), z1) : rng.int8s(size_t(n));
+    const auto b = tie_prone ? near(rng, n2, z2) : rng.int8s(n2);
+    p.input1_offset = -z1;
+    p.input2_offset = -z2;
+    mcuflow::compiler::set_compare_rescale(p, s1, s2);
     std::vector<int8_t> mask(size_t(n), 7);
     compare_s8(p, a.data(), b.data(), mask.data());
-    const double unit = 2.0 * std::max(q1.scale, q2.scale) / double(1 << 20);
     for (int32_t i = 0; i < n; ++i) {
-      const double x = q1.scale * (a[size_t(i)] - q1.zp);
-      const double y = q2.scale * (b[size_t(second_index(p.in2_mode, i, p.inner))] - q2.zp);
-      if (!shared && std::abs(x - y) < 4 * unit) {
-        ++near_ties;
-        continue;
-      }
-      ++compared;
+      const double x = double(s1) * (a[size_t(i)] - z1);
+      const double y = double(s2) * (b[size_t(second_index(p.in2_mode, i, p.inner))] - z2);
+      ties += x == y;
       ASSERT_EQ(mask[size_t(i)], compare_ref(p.op, x, y)) << "op " << p.op << " x " << x << " y " << y;
     }
   }
-  EXPECT_GT(compared, 1000);
-  EXPECT_LT(near_ties, compared / 50);
+  EXPECT_GT(ties, 50);
+}
+
+// One float apart, 1 * s and 1 * nextafter(s) differ by 2^-24 of their size: distinct, and
+// ordered so, for every op.
+TEST(Masks, CompareS8SeparatesScalesOneFloatApart) {
+  const float s1 = 0.1f, s2 = std::nextafter(0.1f, 1.0f);
+  for (int32_t op = kCompareEq; op <= kCompareGe; ++op) {
+    CompareParams p{1, 1, 0, op, 0, 0};
+    mcuflow::compiler::set_compare_rescale(p, s1, s2);
+    const int8_t one = 1;
+    int8_t mask = 7;
+    compare_s8(p, &one, &one, &mask);
+    EXPECT_EQ(mask, compare_ref(op, double(s1), double(s2))) << "op " << op;
+  }
 }
 
 TEST(Masks, WhereF32PicksByTheMask) {

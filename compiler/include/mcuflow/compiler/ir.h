@@ -50,9 +50,15 @@ struct Quant {
   bool operator!=(const Quant& o) const { return !(*this == o); }
 };
 
+// What a tensor's elements are, whatever the program's precision: real values (float32, or
+// quantized), a mask of 0/1 bytes (a comparison's result: int8 with scale 1 and zero point 0,
+// never calibrated), or int32 ids (an integer model input, e.g. token ids for an embedding).
+enum class Element { kReal, kMask, kIds };
+
 struct Tensor {
   std::string name;
   Shape shape;                    // logical (PyTorch) order
+  Element element = Element::kReal;
   bool constant = false;
   std::vector<float> data;        // constant values in logical order
   // Physical layout: rank-4 activations are stored NHWC on device. A "flat NHWC" tensor is a

@@ -27,6 +27,9 @@ enum class OutputQuant {
   kInput,                 // the input's: the op moves or selects values without changing them
   kInputWhenValueFits,    // the input's when the "value" attribute (a pad value) is inside its range
   kSoftmax,               // probabilities: scale 1/256, zero point -128
+  kMask,                  // a mask (Element::kMask): scale 1, zero point 0
+  kTable,                 // rows of its constant input 1 (an embedding table): that table's spec,
+                          // the table quantized per tensor by its values' range
   kNone,                  // not quantized (int32 indices)
 };
 
@@ -83,6 +86,10 @@ bool has_trait(const std::string& kind, OpTrait trait);
 
 // The kinds a front end may send (all but kInternal ones), in registry order.
 std::vector<std::string> frontend_kinds();
+
+// What the elements of `op`'s outputs are: masks for comparisons, the input's for ops that move
+// values without changing them (kInput), real values otherwise.
+Element output_element(const Graph& g, const Op& op);
 
 // relu and clamp: the bounds the op clamps its input to (relu: [0, +inf)); false for other ops.
 bool clamp_bounds(const Op& op, float& lo, float& hi);

@@ -24,6 +24,10 @@ AddRescale add_rescale(double in1_scale, double in2_scale, double out_scale);
 // Writes r into the add kernels' rescale fields (shift, both inputs, output).
 void set_add_rescale(kernels::BinaryParams& p, const AddRescale& r);
 
+// compare_s8: each positive float32 scale as its 24-bit significand and its exponent above the
+// smaller one (clamped, CompareParams), so that the kernel orders real values exactly.
+void set_compare_rescale(kernels::CompareParams& p, float in1_scale, float in2_scale);
+
 // mul_s8: one multiplier in1_scale*in2_scale/out_scale.
 QuantizedMultiplier mul_rescale(double in1_scale, double in2_scale, double out_scale);
 

@@ -17,6 +17,9 @@ constexpr int kActivationBits = 8;
 constexpr int kWeightBits = 8;
 constexpr int kBiasBits = 32;
 
+// A mask's quantization: its 0/1 bytes are its real values (scale 1, zero point 0).
+Quant mask_quant();
+
 // Asymmetric `bits`-bit quantization covering [lo, hi] ∪ {0} in 2^bits - 1 steps.
 Quant quant_for_range(float lo, float hi, int bits = kActivationBits);
 

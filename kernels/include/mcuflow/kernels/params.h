@@ -286,12 +286,18 @@ struct GroupNormParams {       // group_norm_s8 / group_norm_f32
 enum CompareOp : int32_t { kCompareEq = 0, kCompareNe, kCompareLt, kCompareLe, kCompareGt, kCompareGe };
 
 // mask[n] = input1[n] <op> input2[n2], input2 broadcast by in2_mode as in BinaryParams.
-// int8: both inputs moved to one scale as add_s8 does, then compared:
-//   a = requantize((q1 + input1_offset) << left_shift, input1_multiplier, input1_shift), b alike.
+// int8: the real values compared exactly, in integers. A float32 scale is a 24-bit integer
+// significand times a power of two, so with each input's significand as its multiplier and its
+// exponent above the smaller one as its shift,
+//   a = (q1 + input1_offset) * input1_multiplier << input1_shift   (int64), b alike,
+// a and b order the real values as they are ordered (ties included). A shift above
+// kCompareMaxShift is clamped to it: there any nonzero value outweighs the other side anyway.
+constexpr int32_t kCompareMaxShift = 10;
+constexpr int32_t kCompareMaxMultiplier = (1 << 24) - 1;
 struct CompareParams {         // compare_s8 / compare_f32
   int32_t outer, inner, in2_mode;
   int32_t op;                  // CompareOp
-  int32_t input1_offset, input2_offset, left_shift;
+  int32_t input1_offset, input2_offset;
   int32_t input1_multiplier, input1_shift, input2_multiplier, input2_shift;
 };
 
@@ -340,7 +346,7 @@ static_assert(sizeof(LayerNormParams) == 12, "LayerNormParams layout");
 static_assert(sizeof(PreluParams) == 44, "PreluParams layout");
 static_assert(sizeof(ResizeBilinearParams) == 20, "ResizeBilinearParams layout");
 static_assert(sizeof(GroupNormParams) == 40, "GroupNormParams layout");
-static_assert(sizeof(CompareParams) == 44, "CompareParams layout");
+static_assert(sizeof(CompareParams) == 40, "CompareParams layout");
 static_assert(sizeof(WhereParams) == 44, "WhereParams layout");
 static_assert(sizeof(GatherRowsParams) == 12, "GatherRowsParams layout");
 

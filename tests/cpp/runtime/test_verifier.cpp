@@ -193,7 +193,8 @@ TEST(Verifier, Header) {
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { f[3] = '2'; }), Error::kBadMagic);
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).version = 1; }), Error::kBadVersion);  // before regions
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).version = 2; }), Error::kBadVersion);  // rank-4 records
-  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).version = 4; }), Error::kBadVersion);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).version = 3; }), Error::kBadVersion);  // ungrouped ConvParams
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).version = format::kVersion + 1; }), Error::kBadVersion);
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).version = 0; }), Error::kBadVersion);
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).header_bytes = 64; }), Error::kBadHeader);
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).file_bytes = 16; }, false), Error::kBadHeader);

@@ -8,7 +8,7 @@
 namespace mcuflow::format {
 
 constexpr uint8_t kMagic[4] = {'M', 'F', 'P', '1'};
-constexpr uint16_t kVersion = 3;  // 2: memory regions, constants copied to RAM; 3: rank-6 tensors
+constexpr uint16_t kVersion = 4;  // 2: memory regions, constants copied to RAM; 3: rank-6 tensors; 4: ConvParams.groups, OutputStage
 constexpr uint32_t kConstantAlign = 16;
 constexpr uint32_t kArenaAlign = 16;
 constexpr uint32_t kMaxOpTensors = 8;

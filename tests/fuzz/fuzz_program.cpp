@@ -3,6 +3,7 @@
 // it states, and whose run finishes inside those arenas (AddressSanitizer sees every byte past
 // them) without writing into the program, which is read in place. Built by `make fuzz`.
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -33,7 +34,11 @@ bool zeros(void*, uint32_t, uint32_t, uint8_t* dst, uint32_t bytes) {
   return true;
 }
 
-[[noreturn]] void finding() { __builtin_trap(); }
+// Which invariant broke, and the error code, before libFuzzer saves the input.
+[[noreturn]] void finding(const char* what, Error e) {
+  std::fprintf(stderr, "mcuflow fuzz finding: %s (%s)\n", what, mcuflow::error_name(e));
+  __builtin_trap();
+}
 
 }  // namespace
 
@@ -67,11 +72,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     spans[r] = Span<uint8_t>{arenas[r]->p, uint32_t(arenas[r]->n)};
   }
   auto bound = Session::bind(program, spans, program.region_count());
-  if (!bound.ok()) finding();  // load accepted what bind refuses
+  if (!bound.ok()) finding("load accepted what bind refuses", bound.error());
+  // Zero inputs, written after bind as a caller does (bind may have copied constants over them):
+  // finite, and every index in range.
+  for (uint32_t i = 0; i < program.input_count(); ++i) {
+    auto buffer = bound.value().input_buffer(i);
+    if (buffer.ok()) std::memset(buffer.value().data, 0, buffer.value().size);
+  }
   const mcuflow::InputReader reader{&zeros, nullptr};
-  const Error e = bound.value().run(&reader);  // zero inputs: finite, every index in range
-  if (e != Error::kOk) finding();
-  if (size && std::memcmp(file.p, original.p, size) != 0) finding();  // the program is read in place, never written
+  const Error e = bound.value().run(&reader);
+  if (e != Error::kOk) finding("run failed", e);
+  if (size && std::memcmp(file.p, original.p, size) != 0) finding("run wrote into the program", Error::kOk);
   for (Exact* a : arenas) delete a;
   return 0;
 }

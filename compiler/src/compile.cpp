@@ -128,8 +128,10 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
   while (reinterpret_cast<uintptr_t>(arena) % format::kArenaAlign) ++arena;
   auto session = Session::bind(program, Span<uint8_t>{arena, program.arena_bytes()});
 
-  // Runs every sample and hands each activation's values to `observe(ir_tensor, values, n)`.
+  // Runs every sample and hands each activation's values to `observe(ir_tensor, values, n)`. The
+  // samples are a sequence: each run reads the states the one before it left.
   const auto run_samples = [&](const auto& observe) {
+    (void)session.value().reset_state();
     for (size_t s = 0; s < calibration.size(); ++s) {
       const auto& sample = calibration[s];
       if (sample.size() != g.inputs.size())

@@ -73,12 +73,14 @@ int Graph::producer(int tensor) const {
 }
 
 bool Graph::is_graph_output(int tensor) const {
-  return std::find(outputs.begin(), outputs.end(), tensor) != outputs.end();
+  return std::find(outputs.begin(), outputs.end(), tensor) != outputs.end() ||
+         std::any_of(states.begin(), states.end(), [&](const StateTensor& s) { return s.update == tensor; });
 }
 
 void Graph::replace_uses(int old_tensor, int new_tensor) {
   for (auto& op : ops) std::replace(op.inputs.begin(), op.inputs.end(), old_tensor, new_tensor);
   std::replace(outputs.begin(), outputs.end(), old_tensor, new_tensor);
+  for (StateTensor& s : states) s.update = s.update == old_tensor ? new_tensor : s.update;
 }
 
 int64_t broadcast_index(const Shape& out, const Shape& in, int64_t index) {

@@ -1,5 +1,6 @@
 #include "mcuflow/compiler/lower.h"
 
+#include "mcuflow/compiler/layout.h"
 #include "ops/lowering.h"
 
 namespace mcuflow::compiler {
@@ -17,12 +18,49 @@ class ProgramLowering : public Lowering {
     if (!int8()) p_.flags |= format::kFlagFloatPrecision;
     if (int8() && o_.int8_io) p_.flags |= format::kFlagInt8Io;
     for (int t : g_.inputs) lower_input(t);
+    for (const StateTensor& s : g_.states) lower_state(s);
     for (const Op& op : g_.ops) lower_op(op);
     for (int t : g_.outputs) lower_output(t);
+    for (const StateTensor& s : g_.states) lower_state_update(s);
     return std::move(p_);
   }
 
  private:
+  // --- state ---
+
+  // The state's tensor in the program's activation type (int8: its own spec), holding its
+  // initial value in physical order.
+  void lower_state(const StateTensor& s) {
+    const int t = activation(s.tensor);
+    ProgramTensor& pt = p_.tensors[t];
+    pt.state = true;
+    const Tensor& ir = tensor(s.tensor);
+    std::vector<uint8_t> logical;
+    if (int8()) logical = raw_bytes(narrowed<int8_t>(quantize_values(s.initial, spec_of(ir), ir.shape)));
+    else logical = raw_bytes(s.initial);
+    pt.bytes = logical_to_physical(logical.data(), ir.shape, pt.layout, format::element_bytes(pt.dtype));
+  }
+
+  // The value the run leaves in the state: the update as the state stores it (int8: requantized
+  // to the state's spec when the update's op fixed another one).
+  void lower_state_update(const StateTensor& s) {
+    const Tensor& state = tensor(s.tensor);
+    const Tensor& update = tensor(s.update);
+    const auto refuse = [&](const std::string& why) { throw CompileError("state " + state.name + ": " + why); };
+    if (s.update == s.tensor) refuse("its update is its own value; nothing changes it");
+    if (update.constant) refuse("its update is a constant; a constant buffer needs no state");
+    if (update.shape != state.shape) refuse("its update has shape " + shape_str(update.shape) + ", the state " + shape_str(state.shape));
+    if (update.nhwc != state.nhwc) refuse("its update is stored in another layout (NHWC) than the state");
+    int value = activation(s.update);
+    if (p_.tensors[value].dtype != p_.tensors[activation(s.tensor)].dtype) refuse("its update is not of the state's type");
+    if (int8() && spec_of(update) != spec_of(state)) {
+      Op requantize;
+      requantize.kind = "state_update";
+      value = requantized(requantize, value, update.quant, state.quant);
+    }
+    p_.states.push_back(StateUpdate{activation(s.tensor), value});
+  }
+
   // --- I/O ---
 
   void lower_input(int ir) {

@@ -5,6 +5,7 @@
 #include "mcuflow/compiler/planner.h"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <map>
@@ -772,6 +773,74 @@ std::string plan_report_json(const LoweredProgram& p, const std::vector<Lifetime
   return os.str();
 }
 
+// Whether the op computing `s`'s update can write the state itself: it is the update's one
+// writer (no copy or cat: those may embed their tensors in it), reads no byte of the state, and
+// no later op reads the state (every read of the old value comes first); the update is no
+// program output and no part or host of an embedding. Then the update becomes a view of the
+// state for the ops reading it.
+bool write_update_in_place(LoweredProgram& p, const StateUpdate& s) {
+  const ProgramTensor& update = p.tensors[size_t(s.update)];
+  if (update.alias_of >= 0 || update.constant) return false;
+  for (int t : p.outputs) {
+    if (root_of(p, t) == s.update) return false;
+  }
+  for (const Embedding& e : embeddings(p)) {
+    if (e.part == s.update || e.host == s.update || e.host == s.state) return false;
+  }
+  int writer = -1;
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    const auto& out = p.ops[i].outputs;
+    if (std::find(out.begin(), out.end(), s.update) == out.end()) continue;
+    if (writer >= 0) return false;
+    writer = int(i);
+  }
+  if (writer < 0) return false;
+  const ProgramOp& op = p.ops[size_t(writer)];
+  const bool copies = op.kernel == KernelId::strided_copy_b8 || op.kernel == KernelId::strided_copy_b32 ||
+                      op.kernel == KernelId::concat_slice_s8 || op.kernel == KernelId::concat_slice_f32;
+  if (copies || op.outputs.size() != 1) return false;
+  for (size_t i = size_t(writer); i < p.ops.size(); ++i) {
+    for (int t : p.ops[i].inputs) {
+      if (root_of(p, t) == s.state) return false;
+    }
+  }
+  p.ops[size_t(writer)].outputs[0] = s.state;
+  for (ProgramTensor& t : p.tensors) {
+    if (t.alias_of == s.update) t.alias_of = s.state;
+  }
+  p.tensors[size_t(s.update)].alias_of = s.state;
+  return true;
+}
+
+// Every state gets its update by the end of the run: written in place by the op computing it,
+// or copied there by a strided copy appended after the last op (an identity gather).
+void write_state_updates(LoweredProgram& p, bool in_place) {
+  for (const StateUpdate& s : p.states) {
+    const bool written = std::any_of(p.ops.begin(), p.ops.end(), [&](const ProgramOp& op) {
+      return std::find(op.outputs.begin(), op.outputs.end(), s.state) != op.outputs.end();
+    });
+    if (written || (in_place && write_update_in_place(p, s))) continue;
+    const ProgramTensor& state = p.tensors[size_t(s.state)];
+    const uint32_t bits = format::dtype_bits(state.dtype);
+    if (bits != 8 && bits != 32) throw CompileError("state " + state.name + ": only 8- and 32-bit states are supported");
+    kernels::StridedCopyParams c{};
+    const size_t lead = kernels::kMaxRank - state.dims.size();
+    for (size_t d = 0; d < kernels::kMaxRank; ++d) {
+      c.in_dims[d] = c.out_dims[d] = d < lead ? 1 : state.dims[d - lead];
+      c.num[d] = c.den[d] = 1;
+    }
+    ProgramOp copy;
+    copy.kernel = bits == 8 ? KernelId::strided_copy_b8 : KernelId::strided_copy_b32;
+    copy.inputs = {s.update};
+    copy.outputs = {s.state};
+    copy.params.resize(sizeof(c));
+    std::memcpy(copy.params.data(), &c, sizeof(c));
+    copy.ir_kind = "state_update";
+    copy.reason = "the update of state " + state.name + " is computed before its last read";
+    p.ops.push_back(std::move(copy));
+  }
+}
+
 }  // namespace
 
 std::vector<Lifetime> root_lifetimes(const LoweredProgram& p) {
@@ -792,6 +861,7 @@ std::vector<Lifetime> root_lifetimes(const LoweredProgram& p) {
     for (int t : p.ops[i].outputs) touch(t, i);
   }
   for (int t : p.outputs) touch(t, n_ops);
+  for (const StateUpdate& s : p.states) touch(s.state, -1), touch(s.state, n_ops);  // kept between runs
   // A part whose copy was dropped holds its values from its host's write (a slice of it) to its
   // host's last read (a cat into it): it lives while either does. A host that no op touches (a
   // cat whose copies were all dropped, read only through dropped slices) lives while its parts
@@ -819,6 +889,7 @@ std::vector<Embedding> embeddings(const LoweredProgram& p) {
   }
   for (int t : p.inputs) io[root_of(p, t)] = true;
   for (int t : p.outputs) io[root_of(p, t)] = true;
+  for (const StateUpdate& s : p.states) io[s.state] = true;  // at its own place between runs
   std::vector<Embedding> found;
   // A host of a dropped copy keeps that part at its fixed place, so it cannot become a part
   // itself (placements do not nest).
@@ -886,6 +957,7 @@ int64_t in_place_shift_above(const LoweredProgram& p, const ProgramOp& op, size_
 
 void plan_memory(LoweredProgram& p, const PlanOptions& options) {
   for (auto& t : p.tensors) t.in_place_of = -1;  // from an earlier plan
+  write_state_updates(p, options.in_place && options.reuse);
   const uint32_t bound_without_in_place = liveness_lower_bound(p);
   const bool in_place = options.in_place && options.reuse;
   const auto life = root_lifetimes(p);

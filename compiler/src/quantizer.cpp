@@ -250,6 +250,17 @@ void assign_quantization(Graph& g) {
   for (int t : g.inputs) {
     if (g.tensors[t].element == Element::kReal) g.tensors[t].quant = observed_quant(g.tensors[t]);
   }
+  // A state and the value written into it share one spec, so that the update is stored as it is:
+  // the range of both and of the initial value (a state is observed holding each run's update).
+  std::map<int, Quant> update_spec;
+  for (const StateTensor& s : g.states) {
+    Tensor& state = g.tensors[size_t(s.tensor)];
+    const Tensor& update = g.tensors[size_t(s.update)];
+    float lo = std::min(state.observed_min, update.observed_min), hi = std::max(state.observed_max, update.observed_max);
+    for (float v : s.initial) lo = std::min(lo, v), hi = std::max(hi, v);
+    if (!state.quant.given) state.quant = quant_for_range(lo, hi, kActivationBits);
+    update_spec[s.update] = state.quant;
+  }
   for (Op& op : g.ops) {
     const OpDef* def = find_op(op.kind);
     if (def && def->output_quant == OutputQuant::kNone) continue;
@@ -257,8 +268,10 @@ void assign_quantization(Graph& g) {
     if (def && def->output_quant == OutputQuant::kTable) assign_constant_quantization(g, op, def->constant_quant);
     Tensor& y = g.tensors[op.outputs[0]];
     const OutputQuant rule = def ? def->output_quant : OutputQuant::kObserved;
-    if (!y.quant.given) y.quant = output_quant(g, op, rule);
-    else if (rule != OutputQuant::kObserved) {
+    const auto state = update_spec.find(op.outputs[0]);
+    if (!y.quant.given) {
+      y.quant = rule == OutputQuant::kObserved && state != update_spec.end() ? state->second : output_quant(g, op, rule);
+    } else if (rule != OutputQuant::kObserved) {
       const Quant derived = output_quant(g, op, rule);
       if (!derived.given) check_given_output(op, y, derived);  // (a pad whose value does not fit: observed)
     }

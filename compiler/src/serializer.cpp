@@ -81,6 +81,7 @@ std::string metadata_json(const LoweredProgram& p) {
     os << (i ? "," : "") << "{\"name\":" << json_string(t.name) << ",\"shape\":" << json_list(t.logical_shape)
        << ",\"alias_of\":" << t.alias_of << ",\"ir\":" << t.ir_tensor;
     if (t.in_place_of >= 0) os << ",\"in_place_of\":" << t.in_place_of;
+    if (t.state) os << ",\"state\":true";
     if (t.region > 0) os << ",\"region\":" << t.region;
     const Lifetime& l = life[t.alias_of >= 0 ? size_t(t.alias_of) : i];
     if (!t.constant) os << ",\"first_op\":" << l.first << ",\"last_op\":" << l.last;
@@ -125,7 +126,7 @@ std::vector<uint8_t> serialize(const LoweredProgram& p) {
   std::vector<uint8_t> constants;
   std::vector<uint32_t> const_offset(p.tensors.size(), 0);
   for (size_t i = 0; i < p.tensors.size(); ++i) {
-    if (!p.tensors[i].constant) continue;
+    if (!p.tensors[i].constant && !p.tensors[i].state) continue;
     align_to(constants, kConstantAlign);
     const_offset[i] = uint32_t(constants.size());
     constants.insert(constants.end(), p.tensors[i].bytes.begin(), p.tensors[i].bytes.end());
@@ -138,14 +139,15 @@ std::vector<uint8_t> serialize(const LoweredProgram& p) {
     r.dtype = t.dtype;
     r.rank = uint8_t(t.dims.size());
     r.storage = t.streamed    ? Storage::kStreamed
+                : t.state     ? Storage::kState
                 : !t.constant ? Storage::kArena
                 : t.ram_offset >= 0 ? Storage::kCopiedConstant
                                     : Storage::kConstant;
     r.region = uint8_t((!t.constant && !t.streamed) || t.ram_offset >= 0 ? t.region : 0);
-    r.copy_offset = t.ram_offset >= 0 ? uint32_t(t.ram_offset) : 0;
+    r.copy_offset = t.state ? t.offset : t.ram_offset >= 0 ? uint32_t(t.ram_offset) : 0;
     r.layout = t.layout;
     for (uint32_t d = 0; d < kMaxRank; ++d) r.dims[d] = d < t.dims.size() ? t.dims[d] : 1;
-    r.offset = t.constant ? const_offset[i] : t.streamed ? 0 : t.offset;
+    r.offset = t.constant || t.state ? const_offset[i] : t.streamed ? 0 : t.offset;
     r.bytes = t.byte_size();
     r.scale = t.scale;
     r.zero_point = t.zero_point;

@@ -204,7 +204,10 @@ class Program:
         """Runs the host runtime. ``inputs``: one array per model input (or a single array),
         in PyTorch layout; a leading batch dimension runs every sample, returned stacked along
         dim 0. Returns one array per output. ``threads``: how many threads share a batch (each
-        with its own arena; default ``os.cpu_count()``); the results do not depend on it."""
+        with its own arena; default ``os.cpu_count()``); the results do not depend on it.
+        A program with states (``stateful``: buffers the model updates in forward) keeps them
+        across calls and runs a batch as a sequence, in order, on one session; ``reset_state()``
+        gives them their initial values again."""
         if threads is None:
             threads = os.cpu_count() or 1
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
@@ -214,6 +217,15 @@ class Program:
             return list(self._host.run([np.ascontiguousarray(a) for a in arrays], batch, threads))
         except _core.RunError as e:
             raise run_failure(*_run_error(e)) from None
+
+    @property
+    def stateful(self) -> bool:
+        """Whether the program keeps states between runs (buffers the model updates)."""
+        return self._host.stateful
+
+    def reset_state(self) -> None:
+        """The states back to their initial values (the buffers' values at export)."""
+        self._host.reset_state()
 
     def trace(self, inputs) -> dict[int, np.ndarray]:
         """Every model tensor of one sample, as float32 in PyTorch layout (int8 tensors

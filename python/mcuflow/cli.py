@@ -258,7 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a program on the host runtime or an emulated board")
     r.add_argument("program")
     r.add_argument("--input", required=True,
-                   help="X.npy or X.npz (one array per input, named as the input; batch dimension first)")
+                   help="X.npy or X.npz (one array per input, named as the input; batch dimension first; "
+                        "a program with states runs the batch as a sequence, in order)")
     r.add_argument("-o", "--output", required=True, help="Y.npz")
     r.add_argument("--board", default="host", help="host (default) or an emulated board such as qemu-m55")
     r.add_argument("--timeout", type=float, default=120.0, help="seconds before a hung board run is killed")

@@ -20,7 +20,7 @@ NUMBER = (int, float)
 
 # A schema is a type (or tuple of types), [item schema] for a list, or {key: schema} for an object;
 # a key ending in "?" is optional, "*" types every key of a string-to-value map.
-_TENSOR = {"name": str, "shape": [int], "alias_of": int, "ir": int, "in_place_of?": int, "region?": int,
+_TENSOR = {"name": str, "shape": [int], "alias_of": int, "ir": int, "in_place_of?": int, "region?": int, "state?": bool,
            "first_op?": int, "last_op?": int}
 _OP = {"kernel": str, "kind": str, "source": str, "reason": str, "fallback": str, "macs": int}
 _SCHEDULE = {"method": str, "states": int, "exported_peak": int, "peak": int, "reordered": bool}

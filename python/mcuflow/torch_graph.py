@@ -200,6 +200,7 @@ class _Describer:
         self.given_quantization: dict[int, dict] = {}  # tensor id -> set_quantization's arguments
         self.env: dict[torch.fx.Node, Any] = {}
         self.used_names: set[str] = set()
+        self.states: dict[str, int] = {}  # buffer name -> its state tensor (buffers forward updates)
         self.desc = Description()
 
     # -- errors -------------------------------------------------------------------------------
@@ -341,15 +342,15 @@ class _Describer:
             raise UnsupportedModelError(
                 f"unsupported model input {getattr(spec.arg, 'name', spec.arg)} of kind {spec.kind.name}: "
                 f"mcuflow compiles models whose inputs are tensors, parameters, buffers and constants")
+        # Buffers that forward updates become states: the program keeps them between runs.
+        mutated = {spec.target for spec in sig.output_specs if spec.kind == OutputKind.BUFFER_MUTATION}
         for spec in sig.output_specs:
-            if spec.kind == OutputKind.USER_OUTPUT:
+            if spec.kind in (OutputKind.USER_OUTPUT, OutputKind.BUFFER_MUTATION):
                 continue
             name = getattr(spec.arg, "name", None)
             producer = nodes_by_name.get(name) if name else None
             where = node_source(producer) if producer is not None else "model output"
-            if spec.kind == OutputKind.BUFFER_MUTATION:
-                why = f"model updates buffer {spec.target} at {where} — mcuflow compiles inference graphs; call model.eval() and do not modify buffers in forward()"
-            elif spec.kind == OutputKind.USER_INPUT_MUTATION:
+            if spec.kind == OutputKind.USER_INPUT_MUTATION:
                 why = f"model modifies its input {spec.target} in place at {where} — mcuflow compiles pure functions of their inputs"
             else:
                 why = f"unsupported model output {name} of kind {spec.kind.name} at {where} — mcuflow compiles inference graphs"
@@ -364,6 +365,8 @@ class _Describer:
                     raise UnsupportedModelError(f"internal: placeholder {node.name} missing from the graph signature")
                 if spec.kind == InputKind.USER_INPUT:
                     self.describe_input(node)
+                elif spec.kind == InputKind.BUFFER and spec.target in mutated:
+                    self.describe_state(node, spec.target, state[spec.target])
                 else:
                     target = spec.target
                     if target in state:
@@ -401,7 +404,20 @@ class _Describer:
         self.desc.inputs.append((node.name, shape))
         self.desc.input_ids.append(tid)
 
+    def describe_state(self, node, target: str, tensor: torch.Tensor) -> None:
+        where = _first_user_source(node)
+        if tensor.dtype != torch.float32:
+            raise UnsupportedModelError(f"model updates buffer {target} of dtype {tensor.dtype} at {where}: "
+                                        f"mcuflow keeps float32 buffers as state")
+        if not _is_static(tensor.shape):
+            raise UnsupportedModelError(f"model updates buffer {target} of dynamic shape at {where}: states need static shapes")
+        tid = int(self.builder.add_state(target, tensor.detach().cpu().numpy().astype(np.float32)))
+        self.env[node] = _TensorId(tid)
+        self.states[target] = tid
+
     def describe_outputs(self, node, sig) -> None:
+        from torch.export.graph_signature import OutputKind
+
         outs = node.args[0]
         if not isinstance(outs, (list, tuple)):
             outs = [outs]
@@ -409,6 +425,17 @@ class _Describer:
         ids = []
         for i, o in enumerate(outs):
             v = self.value(o) if isinstance(o, torch.fx.Node) else o
+            spec = sig.output_specs[i] if i < len(sig.output_specs) else None
+            if spec is not None and spec.kind == OutputKind.BUFFER_MUTATION:
+                where = node_source(o) if isinstance(o, torch.fx.Node) else "model output"
+                if not isinstance(v, _TensorId):
+                    raise UnsupportedModelError(f"model sets buffer {spec.target} to a constant at {where}: "
+                                                f"a buffer that depends on no input needs no state")
+                try:
+                    self.builder.update_state(self.states[spec.target], v.id)
+                except ValueError as e:
+                    raise UnsupportedModelError(f"buffer {spec.target} at {where}: {str(e).strip()}") from e
+                continue
             name = names[i] if i < len(names) else f"output{i}"
             if isinstance(v, _TensorId):
                 ids.append(v.id)

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -123,6 +124,28 @@ class GraphBuilder {
       q.zero_points = zero_points;
     }
     t.quant = q;
+  }
+
+  // A tensor the program keeps between runs (a module buffer forward updates), holding `initial`
+  // before the first run; update_state names the value each run leaves in it.
+  int add_state(const std::string& name, const FloatArray& initial) {
+    Tensor t;
+    t.name = name;
+    t.shape = Shape(initial.shape(), initial.shape() + initial.ndim());
+    const int id = graph_.add_tensor(std::move(t));
+    graph_.states.push_back(StateTensor{id, -1, to_vector(initial)});
+    return id;
+  }
+
+  void update_state(int state, int update) {
+    if (update < 0 || update >= int(graph_.tensors.size())) throw CompileError("state update tensor id out of range");
+    for (StateTensor& s : graph_.states) {
+      if (s.tensor != state) continue;
+      if (s.update >= 0) throw CompileError("state " + graph_.tensors[size_t(state)].name + " is updated twice; a buffer takes one new value per run");
+      s.update = update;
+      return;
+    }
+    throw CompileError("update_state: tensor " + std::to_string(state) + " is no state");
   }
 
   void set_outputs(const std::vector<int>& ids) {
@@ -249,6 +272,11 @@ class HostProgram {
     auto program = Program::load(Span<const uint8_t>{bytes_, uint32_t(s.size())}, all_kernels(), &where);
     if (!program.ok()) throw std::invalid_argument("invalid program: " + load_failure(program.error(), where));
     program_ = program.value();
+    const auto* h = reinterpret_cast<const format::Header*>(bytes_);
+    const auto* records = reinterpret_cast<const format::TensorRecord*>(bytes_ + h->tensors_offset);
+    for (uint32_t i = 0; i < h->tensor_count && !state_session_; ++i) {
+      if (records[i].storage == format::Storage::kState) state_session_ = std::make_unique<OwnedSession>(program_);
+    }
   }
 
   py::list io_info(bool inputs) const {
@@ -282,6 +310,7 @@ class HostProgram {
     const std::vector<py::array> in = checked_inputs(inputs, batch);
     std::vector<const uint8_t*> in_data;
     for (const auto& a : in) in_data.push_back(static_cast<const uint8_t*>(a.data()));
+    if (state_session_) threads = 1;  // each sample reads the states the one before it left
     py::list outputs;
     std::vector<uint8_t*> out_data;
     for (uint32_t i = 0; i < program_.output_count(); ++i) {
@@ -302,7 +331,8 @@ class HostProgram {
     Error run_error = Error::kOk;
     auto worker = [&] {
       try {
-        OwnedSession session(program_);
+        std::unique_ptr<OwnedSession> own = state_session_ ? nullptr : std::make_unique<OwnedSession>(program_);
+        OwnedSession& session = state_session_ ? *state_session_ : *own;
         StreamedInputs streamed;
         const InputReader reader = streamed.reader();
         for (int64_t b = next_sample++; b < batch; b = next_sample++) {
@@ -436,6 +466,11 @@ class HostProgram {
     return result;
   }
 
+  bool stateful() const { return state_session_ != nullptr; }
+  void reset_state() {
+    if (state_session_) (void)(*state_session_)->reset_state();  // bound: cannot fail
+  }
+
   uint32_t arena_bytes() const { return program_.arena_bytes(); }
   std::vector<uint32_t> region_bytes() const {
     std::vector<uint32_t> bytes;
@@ -462,6 +497,7 @@ class HostProgram {
       d["storage"] = r.storage == format::Storage::kArena      ? "arena"
                      : r.storage == format::Storage::kConstant ? "constant"
                      : r.storage == format::Storage::kStreamed ? "streamed"
+                     : r.storage == format::Storage::kState    ? "state"
                                                                : "copied";
       d["region"] = r.region;
       d["copy_offset"] = r.copy_offset;
@@ -502,6 +538,9 @@ class HostProgram {
   std::vector<uint8_t> storage_;
   uint8_t* bytes_ = nullptr;
   Program program_;
+  // A program with states runs every sample on this one session, so each run sees the states
+  // the previous one left (reset_state: their initial values again).
+  std::unique_ptr<OwnedSession> state_session_;
 };
 
 }  // namespace
@@ -526,6 +565,8 @@ PYBIND11_MODULE(_core, m) {
            py::arg("source") = "", py::arg("output_shapes") = std::vector<std::vector<int64_t>>{})
       .def("set_quantization", &GraphBuilder::set_quantization, py::arg("tensor"), py::arg("scales"),
            py::arg("zero_points"), py::arg("dtype") = "int8", py::arg("axis") = -1, py::arg("symmetric") = false)
+      .def("add_state", &GraphBuilder::add_state)
+      .def("update_state", &GraphBuilder::update_state)
       .def("set_outputs", &GraphBuilder::set_outputs);
 
   m.def("compile", &compile_program, py::arg("builder"), py::arg("target"), py::arg("calibration"),
@@ -581,5 +622,7 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("ops", &HostProgram::ops)
       .def_property_readonly("header", &HostProgram::header)
       .def("run", &HostProgram::run, py::arg("inputs"), py::arg("batch"), py::arg("threads"))
+      .def_property_readonly("stateful", &HostProgram::stateful)
+      .def("reset_state", &HostProgram::reset_state)
       .def("trace", &HostProgram::trace);
 }

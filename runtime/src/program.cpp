@@ -68,7 +68,9 @@ Error verify_header(const Header& h, uint32_t span_bytes) {
   return Error::kOk;
 }
 
-bool in_ram(const TensorRecord& t) { return t.storage == Storage::kArena || t.storage == Storage::kCopiedConstant; }
+bool in_ram(const TensorRecord& t) {
+  return t.storage == Storage::kArena || t.storage == Storage::kCopiedConstant || t.storage == Storage::kState;
+}
 uint32_t ram_start(const TensorRecord& t) { return t.storage == Storage::kArena ? t.offset : t.copy_offset; }
 
 Error verify_tensor(const TensorRecord& t, const Header& h) {
@@ -84,10 +86,10 @@ Error verify_tensor(const TensorRecord& t, const Header& h) {
   if (format::storage_bytes(t.dtype, elements) != t.bytes) return Error::kBadTensor;
   if (t.reserved[0] != 0 || t.reserved[1] != 0 || t.reserved[2] != 0) return Error::kBadTensor;
   // Where the bytes are: a region (arena), the constants section (constant), both (copied
-  // constant: the section, then copy_offset in a region), nowhere (streamed: offset 0).
+  // constant, state: the section, then copy_offset in a region), nowhere (streamed: offset 0).
   const Storage s = t.storage;
-  if (uint8_t(s) > uint8_t(Storage::kStreamed)) return Error::kBadTensor;
-  const bool copied = s == Storage::kCopiedConstant, ram = in_ram(t);
+  if (uint8_t(s) > uint8_t(Storage::kState)) return Error::kBadTensor;
+  const bool copied = s == Storage::kCopiedConstant || s == Storage::kState, ram = in_ram(t);
   const uint32_t misaligned = format::element_bytes(t.dtype) - 1;  // 1, 2 or 4 bytes: a mask
   if ((t.offset & misaligned) != 0 || (copied ? t.copy_offset & misaligned : t.copy_offset) != 0)
     return Error::kBadTensor;
@@ -177,7 +179,7 @@ Error verify_op(const OpRecord& op, const Header& h, const TensorRecord* tensors
     if (op.tensors[i] >= h.tensor_count) return Error::kBadOp;
     // A streamed input is only ever fetched, never read; outputs are written: never into flash.
     const Storage s = tensors[op.tensors[i]].storage;
-    if (i < op.input_count ? s == Storage::kStreamed : s != Storage::kArena) return Error::kBadOp;
+    if (i < op.input_count ? s == Storage::kStreamed : s != Storage::kArena && s != Storage::kState) return Error::kBadOp;
   }
   if (op.params_bytes != k.params_bytes || op.params_offset % 4 != 0 ||
       !within(op.params_offset, op.params_bytes, h.params_bytes))
@@ -243,12 +245,46 @@ Error verify_written(const Records& r, uint32_t before, const TensorRecord& t) {
         }
       }
     }
-    // Held before the first op: the program inputs (set before run), copied constants (bind).
+    // Held before the first op: the program inputs (set before run), copied constants (bind),
+    // states (bind, reset_state or the previous run).
     for (uint32_t i = 0; l.end == 0 && i < r.h.input_count; ++i) l.see(r.tensors[r.io[i]], false);
     for (uint32_t i = 0; l.end == 0 && i < r.h.tensor_count; ++i) {
-      if (r.tensors[i].storage == Storage::kCopiedConstant) l.see(r.tensors[i], false);
+      const Storage s = r.tensors[i].storage;
+      if (s == Storage::kCopiedConstant || s == Storage::kState) l.see(r.tensors[i], false);
     }
     if (l.end == 0 || l.scratch) return Error::kUndefinedRead;
+  }
+  return Error::kOk;
+}
+
+// A state keeps its bytes between runs: nothing but an op writing that very record (its update)
+// writes any of them — no other op output, tier scratch, program input (set by the caller) or
+// copied constant (bind) — and one op at most writes it.
+Error verify_states(const Records& r) {
+  for (uint32_t s = 0; s < r.h.tensor_count; ++s) {
+    const TensorRecord& state = r.tensors[s];
+    if (state.storage != Storage::kState) continue;
+    const RamSpan span = ram_span(state);
+    uint32_t writers = 0;
+    for (uint32_t i = 0; i < r.h.op_count; ++i) {
+      const OpRecord& op = r.ops[i];
+      const uint32_t scratch = r.kernels.entries[op.kernel]->scratch_slot;
+      for (uint32_t k = 0; k < uint32_t(op.input_count) + op.output_count; ++k) {
+        const bool writes = k >= op.input_count || (k != 0 && k == scratch);
+        if (!writes) continue;
+        if (op.tensors[k] == s) ++writers;
+        else if (share_bytes(span, ram_span(r.tensors[op.tensors[k]]))) return Error::kBadAliasing;
+      }
+    }
+    if (writers > 1) return Error::kBadAliasing;
+    for (uint32_t i = 0; i < r.h.input_count; ++i) {
+      if (share_bytes(span, ram_span(r.tensors[r.io[i]]))) return Error::kBadIo;
+    }
+    for (uint32_t t = 0; t < r.h.tensor_count; ++t) {
+      const TensorRecord& other = r.tensors[t];
+      const bool copied = other.storage == Storage::kCopiedConstant || (other.storage == Storage::kState && t != s);
+      if (copied && share_bytes(span, ram_span(other))) return Error::kBadTensor;
+    }
   }
   return Error::kOk;
 }
@@ -311,6 +347,7 @@ Result<Program> Program::load(Span<const uint8_t> bytes, KernelTable kernels, Lo
       return e;
     }
   }
+  if ((e = verify_states(records)) != Error::kOk) return e;
   return p;
 }
 
@@ -342,18 +379,29 @@ Result<Session> Session::bind(const Program& program, const Span<uint8_t>* regio
   Session s;
   s.program_ = &program;
   for (uint32_t r = 0; r < count; ++r) s.regions_[r] = regions[r].data;
-  const uint8_t* constants = program.base_ + program.header_->constants_offset;
-  for (uint32_t i = 0; i < program.header_->tensor_count; ++i) {
-    const TensorRecord& t = program.tensors_[i];
-    if (t.storage == Storage::kCopiedConstant) std::memcpy(s.data_of(i), constants + t.offset, t.bytes);
-  }
+  s.copy_initial(Storage::kCopiedConstant);
+  s.copy_initial(Storage::kState);
   return s;
+}
+
+void Session::copy_initial(format::Storage storage) const {
+  const uint8_t* constants = program_->base_ + program_->header_->constants_offset;
+  for (uint32_t i = 0; i < program_->header_->tensor_count; ++i) {
+    const TensorRecord& t = program_->tensors_[i];
+    if (t.storage == storage) std::memcpy(data_of(i), constants + t.offset, t.bytes);
+  }
+}
+
+Error Session::reset_state() const {
+  if (program_ == nullptr) return Error::kNotBound;
+  copy_initial(Storage::kState);
+  return Error::kOk;
 }
 
 uint8_t* Session::data_of(uint32_t tensor) const {
   const TensorRecord& t = program_->tensors_[tensor];
   if (t.storage == Storage::kArena) return regions_[t.region] + t.offset;
-  if (t.storage == Storage::kCopiedConstant) return regions_[t.region] + t.copy_offset;
+  if (t.storage == Storage::kCopiedConstant || t.storage == Storage::kState) return regions_[t.region] + t.copy_offset;
   // Constants are only ever read; OpCall's pointer type is shared with outputs for brevity.
   return const_cast<uint8_t*>(program_->base_ + program_->header_->constants_offset + t.offset);
 }

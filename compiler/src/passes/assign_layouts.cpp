@@ -21,6 +21,7 @@ void assign_layouts(Graph& g) {
   auto is_activation4 = [&](int t) { return !g.tensors[t].constant && g.tensors[t].shape.size() == 4; };
   for (Tensor& t : g.tensors) t.nhwc = false;
   for (int t : g.inputs) g.tensors[t].nhwc = is_activation4(t);
+  for (const StateTensor& s : g.states) g.tensors[s.tensor].nhwc = is_activation4(s.tensor);
   for (const Op& op : g.ops) {
     if (!is_image_op(g, op)) continue;
     for (int t : op.inputs) g.tensors[t].nhwc = g.tensors[t].nhwc || is_activation4(t);

@@ -53,6 +53,7 @@ class OpGraph {
     output_.assign(p.tensors.size(), false);
     for (int t : p.inputs) input_[root(t)] = true;
     for (int t : p.outputs) output_[root(t)] = true;
+    for (const StateUpdate& s : p.states) input_[s.state] = output_[s.state] = true;  // kept between runs
     preds_.resize(n_);
     for (size_t r = 0; r < p.tensors.size(); ++r) {
       if (p.tensors[r].constant || p.tensors[r].streamed || p.tensors[r].alias_of >= 0) continue;

@@ -22,8 +22,11 @@ inline uint64_t elements(const format::TensorRecord& t) {
 
 // The tensor in `slot` has `dtype` and exactly `count` elements.
 // Program data the kernel only reads: a constant, or a constant Session::bind copies into fast
-// RAM (the record's offset still locates the original, which the copy equals).
-inline bool read_only(const format::TensorRecord& t) { return t.storage != format::Storage::kArena; }
+// RAM (the record's offset still locates the original, which the copy equals). Not a state: runs
+// change it.
+inline bool read_only(const format::TensorRecord& t) {
+  return t.storage == format::Storage::kConstant || t.storage == format::Storage::kCopiedConstant;
+}
 
 // A tier kernel replacing a weighted reference: its weights, bias and requantization tables are
 // constants (tier_contract.h; the weights may be copied into fast RAM at bind).

@@ -321,7 +321,7 @@ TEST(Verifier, TensorRecords) {
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).dtype = DType(6); }), Error::kBadTensor);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).dtype = DType::kInt16; }), Error::kBadTensor)
       << "an int16 record of an int8 record's bytes";
-  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).storage = Storage(4); }), Error::kBadTensor);
+  EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).storage = Storage(5); }), Error::kBadTensor);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).region = 1; }), Error::kBadTensor);  // one region only
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).reserved[1] = 1; }), Error::kBadTensor);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).copy_offset = 16; }), Error::kBadTensor);

@@ -86,17 +86,27 @@ struct Op {
   std::string where() const;      // "<kind> at <source>"
 };
 
+// A tensor the program keeps between runs (a module buffer that forward updates): ops read
+// `tensor` as the value the previous run left (before the first run, `initial`, in logical
+// order), and `update` is the value this run leaves for the next. `tensor` is no graph input
+// and no op writes it.
+struct StateTensor {
+  int tensor = -1, update = -1;
+  std::vector<float> initial;
+};
+
 struct Graph {
   std::vector<Tensor> tensors;
   std::vector<Op> ops;            // in a valid execution order
   std::vector<int> inputs, outputs;
+  std::vector<StateTensor> states;
 
   int add_tensor(Tensor t);
   int add_constant(const std::string& name, Shape shape, std::vector<float> data);
   std::vector<int> consumers(int tensor) const;        // indices of ops reading `tensor`
   int producer(int tensor) const;                      // op index writing `tensor`, or -1
-  bool is_graph_output(int tensor) const;
-  void replace_uses(int old_tensor, int new_tensor);   // in ops and graph outputs
+  bool is_graph_output(int tensor) const;              // a graph output or a state's update: read after the run
+  void replace_uses(int old_tensor, int new_tensor);   // in ops, graph outputs and state updates
 };
 
 // Output shapes of an op from its inputs and attrs; throws CompileError for unsupported

@@ -18,6 +18,7 @@ struct ProgramTensor {
   format::Layout layout = format::Layout::kPlain;
   bool constant = false;
   bool streamed = false;                // a program input fetched in row bands (read_input_rows): no arena bytes
+  bool state = false;                   // kept between runs (Storage::kState): `bytes` holds its initial value
   std::vector<uint8_t> bytes;           // constant contents
   float scale = 0.0f;
   int32_t zero_point = 0;
@@ -53,10 +54,17 @@ struct Embedding {
   int64_t offset = 0;        // bytes from the host's start
 };
 
+// A state tensor and the tensor holding the value a run leaves in it (plan_memory makes the op
+// computing it write the state, or copies it there at the end of the run).
+struct StateUpdate {
+  int state = -1, update = -1;
+};
+
 struct LoweredProgram {
   std::vector<ProgramTensor> tensors;
   std::vector<ProgramOp> ops;
   std::vector<int> inputs, outputs;
+  std::vector<StateUpdate> states;
   uint32_t flags = 0;
   uint32_t arena_bytes = 0;
   uint32_t arena_lower_bound = 0;

@@ -57,7 +57,10 @@ enum class DType : uint8_t { kInt8 = 1, kInt32 = 2, kFloat32 = 3, kInt16 = 4, kI
 // `region` at `copy_offset`; kernels read the copy (weights moved to fast memory).
 // kStreamed: a program input that never exists whole in the program's memory: read_input_rows
 // ops fetch its row bands from the application (Session::run's InputReader) as they are needed.
-enum class Storage : uint8_t { kArena = 0, kConstant = 1, kCopiedConstant = 2, kStreamed = 3 };
+// kState: a tensor kept between runs (a module buffer updated in forward): it lives in `region` at
+// `copy_offset`, which no other tensor's writes share; `offset` locates its initial value in the
+// constants section, copied there by Session::bind and reset_state.
+enum class Storage : uint8_t { kArena = 0, kConstant = 1, kCopiedConstant = 2, kStreamed = 3, kState = 4 };
 
 // Params of read_input_rows (an op, not a kernel: Session::run copies the bytes through its
 // InputReader): `bytes` bytes from byte `offset` of program input `input`, a kStreamed tensor.
@@ -83,9 +86,9 @@ struct TensorRecord {
   uint32_t bytes;
   float scale;               // per-tensor quantization of int8 activations (0 if none)
   int32_t zero_point;
-  uint8_t region;            // arena tensors and copied constants: the memory region holding them
+  uint8_t region;            // arena tensors, copied constants, states: the memory region holding them
   uint8_t reserved[3];
-  uint32_t copy_offset;      // copied constants: where in `region` the copy lives
+  uint32_t copy_offset;      // copied constants and states: where in `region` the RAM bytes live
 };
 static_assert(sizeof(TensorRecord) == 52, "tensor record layout");
 

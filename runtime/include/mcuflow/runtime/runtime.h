@@ -129,7 +129,8 @@ class Session {
   // A program planned into one region (the default): `arena` holds it.
   static Result<Session> bind(const Program& program, Span<uint8_t> arena);
   // `count` == program.region_count() spans, region 0 first, each 16-byte aligned and at least
-  // region_bytes(r) long. Copies the constants the plan moved into RAM.
+  // region_bytes(r) long. Copies the constants the plan moved into RAM and the states' initial
+  // values.
   static Result<Session> bind(const Program& program, const Span<uint8_t>* regions, uint32_t count);
 
   // kStreamedInput for an input that Session::run fetches through its InputReader.
@@ -141,9 +142,13 @@ class Session {
   // arrives: kNonFiniteInput.
   Error run(const InputReader* reader = nullptr) const;
   Error run_op(uint32_t i, const InputReader* reader = nullptr) const;  // one op, for per-op profiling
+  // States (tensors a run leaves for the next, Storage::kState) back to their initial values, as
+  // bind left them. Each run reads the states the previous one wrote.
+  Error reset_state() const;
 
  private:
   uint8_t* data_of(uint32_t tensor) const;
+  void copy_initial(format::Storage storage) const;  // constants of that storage into their RAM
   const Program* program_ = nullptr;
   uint8_t* regions_[format::kMaxRegions] = {};
 };

@@ -1,0 +1,165 @@
+"""Stateful models the PyTorch way: buffers a module updates in forward become states the
+program keeps between runs (bound with the buffers' values at export, updated by every run,
+reset by reset_state). A sequence of runs must equal PyTorch eager over the same sequence."""
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+import mcuflow
+from mcuflow.errors import UnsupportedModelError
+
+FRAMES = 60
+
+
+class Smoothing(torch.nn.Module):
+    """Exponential smoothing of a linear layer's output; returns the smoothed value itself (the
+    update is a program output: copied into the state at the end of the run)."""
+
+    def __init__(self, features=8):
+        super().__init__()
+        self.fc = torch.nn.Linear(6, features)
+        self.register_buffer("average", torch.linspace(-0.5, 0.5, features).reshape(1, features))
+
+    def forward(self, x):
+        smoothed = self.average * 0.75 + self.fc(x) * 0.25
+        self.average.copy_(smoothed)
+        return smoothed
+
+
+class SmoothingHead(Smoothing):
+    """The smoothed value feeds a head: the op computing it writes the state in place."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = torch.nn.Linear(8, 3)
+
+    def forward(self, x):
+        smoothed = self.average * 0.75 + self.fc(x) * 0.25
+        self.average.copy_(smoothed)
+        return self.head(torch.relu(smoothed))
+
+
+class FrameStack(torch.nn.Module):
+    """The last four frames as state: cat(buffer[:, 1:], x) becomes the buffer."""
+
+    def __init__(self, frames=4, features=6):
+        super().__init__()
+        self.register_buffer("window", torch.randn(1, frames, features, generator=torch.Generator().manual_seed(3)) * 0.1)
+        self.fc = torch.nn.Linear(frames * features, 5)
+
+    def forward(self, x):
+        window = torch.cat([self.window[:, 1:], x], dim=1)
+        self.window.copy_(window)
+        return self.fc(window.flatten(1))
+
+
+def frames(model, seed, count=FRAMES):
+    g = torch.Generator().manual_seed(seed)
+    shape = (1, 1, 6) if isinstance(model, FrameStack) else (1, 6)
+    return [torch.randn(*shape, generator=g) for _ in range(count)]
+
+
+def eager(model, xs):
+    m = copy.deepcopy(model)  # its buffers change as it runs
+    with torch.no_grad():
+        return [m(x).numpy() for x in xs]
+
+
+def compiled(model, precision, target="cortex-m55", **options):
+    torch.manual_seed(0)
+    ep = torch.export.export(copy.deepcopy(model).eval(), (frames(model, 1, 1)[0],))
+    calibration = [(x,) for x in frames(model, 2, 200)] if precision == "int8" else None
+    return mcuflow.compile(ep, target=target, precision=precision, calibration=calibration, **options)
+
+
+MODELS = {"smoothing": Smoothing, "smoothing_head": SmoothingHead, "frame_stack": FrameStack}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_sequence_equals_eager(name, precision):
+    torch.manual_seed(0)
+    model = MODELS[name]().eval()
+    program = compiled(model, precision)
+    assert program.stateful
+    xs = frames(model, 5)
+    expected = eager(model, xs)
+    got = [program.run(x.numpy())[0] for x in xs]
+    error = np.abs(np.concatenate(got) - np.concatenate(expected))
+    spread = float(np.abs(np.concatenate(expected)).max())
+    if precision == "fp32":
+        assert error.max() < 1e-5, error.max()
+    else:  # inputs beyond the calibration range saturate for a few frames: the mean tells
+        assert error.mean() < 0.01 * spread, (error.mean(), spread)
+    # The state matters: a program that forgot it would give the same output for equal inputs.
+    repeated = [program.run(xs[0].numpy())[0] for _ in range(3)]
+    assert repeated[0].tobytes() != repeated[2].tobytes()
+    program.reset_state()
+    assert program.run(xs[0].numpy())[0].tobytes() == got[0].tobytes()
+
+
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_batch_is_a_sequence(precision):
+    model = FrameStack().eval()
+    program = compiled(model, precision)
+    xs = frames(model, 6, 12)
+    one_by_one = np.concatenate([program.run(x.numpy())[0] for x in xs])
+    program.reset_state()
+    batch = np.concatenate([x.numpy() for x in xs])
+    assert program.run(batch, threads=4)[0].tobytes() == one_by_one.tobytes()
+
+
+def test_update_written_in_place_or_copied():
+    head = compiled(SmoothingHead().eval(), "int8")
+    assert "strided_copy_b8" not in head.kernels  # the add writes the state itself
+    returned = compiled(Smoothing().eval(), "fp32")
+    assert returned.kernels[-1] == "strided_copy_b32"  # the update is the program output too: copied at the end
+    dequantized = compiled(Smoothing().eval(), "int8")  # the output is the update's dequantized copy
+    assert "strided_copy_b8" not in dequantized.kernels
+    for program in (head, returned, dequantized):
+        assert [t["storage"] for t in program._host.tensors].count("state") == 1
+
+
+def test_state_bytes_never_reused():
+    """The state's bytes are shared with no other arena tensor (it lives for the whole run)."""
+    program = compiled(FrameStack().eval(), "fp32")
+    records = program._host.tensors
+    meta = program.metadata["tensors"]
+    (state,) = [i for i, r in enumerate(records) if r["storage"] == "state"]
+    s0, s1 = records[state]["copy_offset"], records[state]["copy_offset"] + records[state]["bytes"]
+    for i, r in enumerate(records):
+        if r["storage"] == "arena" and meta[i]["alias_of"] != state and i != state:
+            assert r["offset"] + r["bytes"] <= s0 or r["offset"] >= s1, meta[i]["name"]
+
+
+class IntBuffer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("count", torch.zeros(1, dtype=torch.int64))
+
+    def forward(self, x):
+        self.count.add_(1)
+        return x * 2
+
+
+def test_non_float_state_is_one_clear_line():
+    ep = torch.export.export(IntBuffer(), (torch.randn(1, 4),))
+    with pytest.raises(UnsupportedModelError, match="buffer count of dtype torch.int64"):
+        mcuflow.compile(ep, precision="fp32")
+
+
+def test_cli_run_on_a_sequence(tmp_path):
+    from mcuflow import cli
+
+    model = FrameStack().eval()
+    program = compiled(model, "int8")
+    program.save(tmp_path / "stack.mfp")
+    xs = np.concatenate([x.numpy() for x in frames(model, 8, 20)])
+    np.save(tmp_path / "x.npy", xs)
+    args = ["run", tmp_path / "stack.mfp", "--input", tmp_path / "x.npy", "-o", tmp_path / "y.npz"]
+    assert cli.main([str(a) for a in args]) == 0
+    expected = np.concatenate([program.run(x[None])[0] for x in xs])  # frame by frame from the initial state
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npz")["output_0"], expected)

@@ -147,6 +147,7 @@ def test_zoo_model_keeps_the_graph_quantization(name):
 class Linear(nn.Module):
     def __init__(self):
         super().__init__()
+        torch.manual_seed(0)  # the same weights whatever ran before in this worker
         self.fc = nn.Linear(16, 4)
 
     def forward(self, x):

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import argparse
 import re
-import struct
 import sys
 import tempfile
 import time
-import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +24,9 @@ import numpy as np
 
 from mcuflow import _core, boards, device, qemu
 
-CHECKSUM_START = 16  # runtime/include/mcuflow/runtime/format.h: CRC32 covers bytes [16, file_bytes)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from program_bytes import flipped  # noqa: E402
+
 PROGRAMS_PER_BOOT = 200
 PROGRESS_EVERY = 10_000  # bits between progress lines
 
@@ -40,17 +40,6 @@ def ds_cnn_program(target: str = "cortex-m55"):
     m = zoo.get("ds_cnn", seed=0)
     program = mcuflow.compile(m.export(), target=target, calibration=[(x[None],) for x in m.calibration(16)])
     return program, m.evaluation(1)
-
-
-def flipped(image: bytes, bit: int) -> bytes:
-    """`image` with one bit flipped and the CRC recomputed over the file size its header states
-    (when that lies inside the image; else the loader refuses it anyway)."""
-    v = bytearray(image)
-    v[bit // 8] ^= 1 << (bit % 8)
-    file_bytes = struct.unpack_from("<I", v, 8)[0]
-    if CHECKSUM_START <= file_bytes <= len(v):
-        struct.pack_into("<I", v, 12, zlib.crc32(bytes(v[CHECKSUM_START:file_bytes])))
-    return bytes(v)
 
 
 def host_outputs(image: bytes, physical_inputs: list[np.ndarray]):

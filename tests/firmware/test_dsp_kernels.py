@@ -10,9 +10,7 @@ seeded sweep of random layer shapes.
 from __future__ import annotations
 
 import os
-import struct
 import sys
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 import mcuflow  # noqa: E402
 from mcuflow import device  # noqa: E402
 from fwutil import rejected_on_host_sent_to_board, requires_cross  # noqa: E402
+from program_bytes import constants_offset, with_crc  # noqa: E402
 
 pytestmark = requires_cross
 
@@ -215,14 +214,10 @@ def test_device_rejects_prepared_weights_that_disagree_with_the_reference_weight
     prepared = next(t for t in desc["tensors"] if t["name"].endswith(".dsp_prepared"))
     data = bytearray(program.data)
     data[constants_offset(program.data) + prepared["offset"]] ^= 0x01
-    data[12:16] = (zlib.crc32(bytes(data[16:])) & 0xFFFFFFFF).to_bytes(4, "little")
+    data = with_crc(data)
     altered = rejected_on_host_sent_to_board(program, bytes(data))
     with pytest.raises(device.DeviceError, match="bad_params"):
         device.run_on_board(altered, samples(altered, seed=3)[0], "qemu-m4")
-
-
-def constants_offset(data: bytes) -> int:
-    return struct.unpack_from("<I", data, 48)[0]  # format::Header::constants_offset
 
 
 @pytest.mark.skipif(os.environ.get("MCUFLOW_LARGE_SWEEP") != "1", reason="set MCUFLOW_LARGE_SWEEP=1")

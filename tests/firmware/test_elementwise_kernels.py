@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import struct
 import sys
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -31,14 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 import mcuflow  # noqa: E402
 from mcuflow import device  # noqa: E402
 from fwutil import SideBySide, rejected_on_host_sent_to_board, requires_cross  # noqa: E402
+from program_bytes import constants_offset, with_crc  # noqa: E402
 
 pytestmark = requires_cross
 
 LARGE_SWEEP = os.environ.get("MCUFLOW_LARGE_SWEEP") == "1"
 SAMPLES = 16 if LARGE_SWEEP else 4
 CORE = {"qemu-m4": "cortex-m4", "qemu-m55": "cortex-m55"}
-CONSTANTS_OFFSET = 48  # format::Header::constants_offset
-CRC_OFFSET, CRC_START = 12, 16
 
 
 # --- layers ---------------------------------------------------------------------------------
@@ -270,9 +268,9 @@ def test_device_rejects_a_table_that_disagrees_with_the_params(kernels, byte):
     (op,) = [i for i, o in enumerate(program.metadata["ops"]) if o["kernel"] == kernel]
     record = program._host.tensors[program._host.ops[op]["inputs"][-1]]
     data = bytearray(program.data)
-    at = struct.unpack_from("<I", data, CONSTANTS_OFFSET)[0] + record["offset"] + byte
+    at = constants_offset(data) + record["offset"] + byte
     data[at] = (data[at] + 1) % 256
-    struct.pack_into("<I", data, CRC_OFFSET, zlib.crc32(bytes(data[CRC_START:])))
+    data = with_crc(data)
     tampered = rejected_on_host_sent_to_board(program, bytes(data))
     with pytest.raises(device.DeviceError, match="bad_params"):
         device.run_on_board(tampered, samples([case], 0, 1)[0], board)

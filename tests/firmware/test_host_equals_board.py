@@ -12,7 +12,6 @@
 import os
 import struct
 import sys
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +27,7 @@ from mcuflow.boards import get_board  # noqa: E402
 import bitflip  # noqa: E402
 from fwutil import requires_cross  # noqa: E402
 from models import make_model  # noqa: E402
+from program_bytes import constants_offset, with_crc  # noqa: E402
 
 pytestmark = requires_cross
 
@@ -74,12 +74,6 @@ def test_cli_run_on_a_board_prints_the_hosts_line_for_a_nan_input(tmp_path, caps
         assert code == 1 and len(err.splitlines()) == 1, err
         lines.append(err)
     assert lines[0] == lines[1] == "mcuflow: error: an input of sample 0 contains NaN or Inf"
-
-
-def with_crc(data: bytearray) -> bytes:
-    file_bytes = struct.unpack_from("<I", data, 8)[0]
-    struct.pack_into("<I", data, 12, zlib.crc32(bytes(data[bitflip.CHECKSUM_START:file_bytes])))
-    return bytes(data)
 
 
 def test_a_dequantize_overlapping_its_input_is_refused_by_host_and_board(tmp_path):
@@ -148,7 +142,7 @@ def test_sampled_bit_flips_of_ds_cnn_agree_on_host_and_qemu_m55():
     constants (about 2 % of those flips change the output and run on the board)."""
     program, x = bitflip.ds_cnn_program("cortex-m55")
     image = program.device_image
-    constants = struct.unpack_from("<I", image, 48)[0]  # Header.constants_offset
+    constants = constants_offset(image)
     rng = np.random.default_rng(23)
     records = rng.choice(constants * 8, SAMPLED_BITS * 3 // 4, replace=False)
     weights = rng.choice(np.arange(constants * 8, len(image) * 8), SAMPLED_BITS // 4, replace=False)

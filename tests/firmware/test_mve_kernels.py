@@ -13,9 +13,7 @@ MCUFLOW_LARGE_SWEEP=1 adds a family of randomly drawn shapes and more samples.
 from __future__ import annotations
 
 import os
-import struct
 import sys
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 import mcuflow  # noqa: E402
 from mcuflow import crossbuild, device, qemu  # noqa: E402
 from fwutil import REPO, SideBySide, rejected_on_host_sent_to_board, requires_cross  # noqa: E402
+from program_bytes import constants_offset, with_crc  # noqa: E402
 
 pytestmark = requires_cross
 
@@ -257,7 +256,7 @@ class Cancelling(nn.Module):
 def requantization_shifts(program, op_index):
     """The op's int32 shift table (input 4), from the program's constants."""
     record = program._host.tensors[program._host.ops[op_index]["inputs"][4]]
-    at = struct.unpack_from("<I", program.data, CONSTANTS_OFFSET)[0] + record["offset"]
+    at = constants_offset(program.data) + record["offset"]
     return np.frombuffer(program.data, np.int32, record["bytes"] // 4, at)
 
 
@@ -327,9 +326,6 @@ def test_scalar_and_dsp_targets_do_not_get_mve_kernels():
 
 # --- the device verifies the prepared inputs -----------------------------------------------
 
-CONSTANTS_OFFSET = 48  # format::Header::constants_offset
-CRC_OFFSET, CRC_START = 12, 16
-
 
 @pytest.mark.parametrize("case, byte", [
     (conv(16, 8, (4, 4), 1), 0),  # the low byte of channel 0's folded bias
@@ -343,9 +339,9 @@ def test_device_rejects_prepared_inputs_that_disagree_with_the_reference_inputs(
     packed = program._host.ops[0]["inputs"][5]
     record = program._host.tensors[packed]
     data = bytearray(program.data)
-    at = struct.unpack_from("<I", data, CONSTANTS_OFFSET)[0] + record["offset"] + byte % record["bytes"]
+    at = constants_offset(data) + record["offset"] + byte % record["bytes"]
     data[at] = (data[at] + 1) % 256
-    struct.pack_into("<I", data, CRC_OFFSET, zlib.crc32(bytes(data[CRC_START:])))
+    data = with_crc(data)
     tampered = rejected_on_host_sent_to_board(program, bytes(data))
     x = random_int8_samples([case], 0, 1)[0]
     with pytest.raises(device.DeviceError, match="bad_params"):

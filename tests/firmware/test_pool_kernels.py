@@ -16,9 +16,7 @@ MCUFLOW_LARGE_SWEEP=1 adds a program of randomly drawn pools per tier and more s
 from __future__ import annotations
 
 import os
-import struct
 import sys
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 import mcuflow  # noqa: E402
 from mcuflow import device  # noqa: E402
 from fwutil import SideBySide, rejected_on_host_sent_to_board, requires_cross  # noqa: E402
+from program_bytes import constants_offset, with_crc  # noqa: E402
 
 pytestmark = requires_cross
 
@@ -168,10 +167,6 @@ def test_scalar_average_keeps_the_reference_kernel_beyond_exact_reciprocals():
     assert "needs a window of at most 361 elements" in op["reason"]
 
 
-CONSTANTS_OFFSET = 48  # format::Header::constants_offset
-CRC_OFFSET, CRC_START = 12, 16
-
-
 @pytest.mark.parametrize("entry", [0, 8])
 def test_device_rejects_a_tampered_reciprocal(entry):
     """avgpool_s8_scalar divides with the compiler's reciprocals: one that disagrees with its
@@ -182,9 +177,9 @@ def test_device_rejects_a_tampered_reciprocal(entry):
     (op,) = program._host.ops
     record = program._host.tensors[op["inputs"][1]]
     data = bytearray(program.data)
-    at = struct.unpack_from("<I", data, CONSTANTS_OFFSET)[0] + record["offset"] + 4 * entry
+    at = constants_offset(data) + record["offset"] + 4 * entry
     data[at] ^= 1
-    struct.pack_into("<I", data, CRC_OFFSET, zlib.crc32(bytes(data[CRC_START:])))
+    data = with_crc(data)
     tampered = rejected_on_host_sent_to_board(program, bytes(data))
     x = np.zeros((1, 4, 6, 6), np.int8)
     with pytest.raises(device.DeviceError, match="bad_params"):

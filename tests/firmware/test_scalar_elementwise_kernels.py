@@ -13,9 +13,7 @@ MCUFLOW_LARGE_SWEEP=1 adds randomly drawn shapes, scales and broadcasts.
 
 from __future__ import annotations
 
-import struct
 import sys
-import zlib
 from pathlib import Path
 
 import pytest
@@ -26,10 +24,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mcuflow import device  # noqa: E402
 from fwutil import rejected_on_host_sent_to_board, requires_cross  # noqa: E402
-from test_elementwise_kernels import (CONSTANTS_OFFSET, CRC_OFFSET, CRC_START, LARGE_SWEEP, InPlace,  # noqa: E402
+from test_elementwise_kernels import (LARGE_SWEEP, InPlace,  # noqa: E402
                                       assert_board_matches_host, binary_family, case_kernel, clamp_family,
                                       compile_cases, element_kernels, output_shift, random_family,
                                       requantize_family, samples)
+from program_bytes import constants_offset, with_crc  # noqa: E402
 
 pytestmark = requires_cross
 
@@ -101,9 +100,9 @@ def test_device_rejects_a_table_that_disagrees_with_the_params(kernels, byte):
     (op,) = [i for i, o in enumerate(program.metadata["ops"]) if o["kernel"] == kernel]
     record = program._host.tensors[program._host.ops[op]["inputs"][-1]]
     data = bytearray(program.data)
-    at = struct.unpack_from("<I", data, CONSTANTS_OFFSET)[0] + record["offset"] + byte
+    at = constants_offset(data) + record["offset"] + byte
     data[at] = (data[at] + 1) % 256
-    struct.pack_into("<I", data, CRC_OFFSET, zlib.crc32(bytes(data[CRC_START:])))
+    data = with_crc(data)
     tampered = rejected_on_host_sent_to_board(program, bytes(data))
     with pytest.raises(device.DeviceError, match="bad_params"):
         device.run_on_board(tampered, samples([case], 0, 1)[0], "qemu-m0")

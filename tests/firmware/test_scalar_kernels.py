@@ -10,9 +10,7 @@ MCUFLOW_LARGE_SWEEP=1 adds a seeded sweep of random layer shapes on qemu-m3.
 from __future__ import annotations
 
 import os
-import struct
 import sys
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +25,7 @@ from mcuflow import device  # noqa: E402
 from fwutil import rejected_on_host_sent_to_board, requires_cross  # noqa: E402
 from test_dsp_kernels import (Branches, assert_board_matches_host, conv, large_bias, layer_of_op,  # noqa: E402
                               linear, samples, spread_scales)
+from program_bytes import constants_offset, with_crc  # noqa: E402
 
 pytestmark = requires_cross
 
@@ -119,8 +118,8 @@ def test_device_rejects_prepared_inputs_that_disagree_with_the_reference_inputs(
     desc = program.describe()
     prepared = next(t for t in desc["tensors"] if t["name"].endswith(".scalar_prepared"))
     data = bytearray(program.data)
-    data[struct.unpack_from("<I", data, 48)[0] + prepared["offset"]] ^= 0x01  # format::Header::constants_offset
-    data[12:16] = (zlib.crc32(bytes(data[16:])) & 0xFFFFFFFF).to_bytes(4, "little")
+    data[constants_offset(data) + prepared["offset"]] ^= 0x01
+    data = with_crc(data)
     altered = rejected_on_host_sent_to_board(program, bytes(data))
     with pytest.raises(device.DeviceError, match="bad_params"):
         device.run_on_board(altered, samples(altered, seed=3)[0], "qemu-m0")

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import struct
 import sys
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import mcuflow  # noqa: E402
 from mcuflow import device  # noqa: E402
 from fwutil import rejected_on_host_sent_to_board, requires_cross  # noqa: E402
+from program_bytes import constants_offset, with_crc  # noqa: E402
 
 pytestmark = requires_cross
 
@@ -150,10 +150,6 @@ def test_softmax_kernels_match_host_bit_for_bit(programs, target, board):
     assert_board_matches_host(programs(target), board, seed=len(board))
 
 
-CONSTANTS_OFFSET = 48  # format::Header::constants_offset
-CRC_OFFSET, CRC_START = 12, 16
-
-
 @pytest.mark.parametrize("target", sorted(TIERS))
 def test_device_refuses_an_exp_table_that_disagrees_with_the_params(target):
     """The table entry of difference -1 (entry 254) off by one: the board would compute other
@@ -161,9 +157,9 @@ def test_device_refuses_an_exp_table_that_disagrees_with_the_params(target):
     program = compile_layers([((1, 12), 1.0)], target)
     record = program._host.tensors[program._host.ops[0]["inputs"][1]]
     data = bytearray(program.data)
-    at = struct.unpack_from("<I", data, CONSTANTS_OFFSET)[0] + record["offset"] + 254 * 4
+    at = constants_offset(data) + record["offset"] + 254 * 4
     struct.pack_into("<i", data, at, struct.unpack_from("<i", data, at)[0] + 1)
-    struct.pack_into("<I", data, CRC_OFFSET, zlib.crc32(bytes(data[CRC_START:])))
+    data = with_crc(data)
     tampered = rejected_on_host_sent_to_board(program, bytes(data))
     x = [np.zeros((1, 12), dtype=np.int8)]
     with pytest.raises(device.DeviceError, match="bad_params"):

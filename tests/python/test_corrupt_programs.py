@@ -14,15 +14,14 @@ import json
 import os
 import struct
 import traceback
-import zlib
 
 import numpy as np
 import pytest
 import torch
 
 import mcuflow
+from program_bytes import flipped, with_crc
 
-CHECKSUM_START = 16  # format.h kChecksumStart
 CHUNKS = 4           # spread over the xdist workers
 CONSTANT_BIT_STRIDE = 1 if os.environ.get("MCUFLOW_EVERY_BIT") else 8
 
@@ -48,22 +47,6 @@ def small_program():
     program = mcuflow.compile(torch.export.export(TinyCNN().eval(), (torch.from_numpy(samples[0]),)),
                               calibration=[(torch.from_numpy(x),) for x in samples])
     return program, [rng.random((2, 1, 4, 4), dtype=np.float32)]
-
-
-def with_crc(data: bytes) -> bytes:
-    """`data` with its CRC recomputed over the file size its header states (where that lies inside
-    it; else the loader refuses it anyway)."""
-    v = bytearray(data)
-    file_bytes = struct.unpack_from("<I", v, 8)[0]
-    if CHECKSUM_START <= file_bytes <= len(v):
-        struct.pack_into("<I", v, 12, zlib.crc32(bytes(v[CHECKSUM_START:file_bytes])))
-    return bytes(v)
-
-
-def flipped(data: bytes, bit: int) -> bytes:
-    v = bytearray(data)
-    v[bit // 8] ^= 1 << (bit % 8)
-    return with_crc(bytes(v))
 
 
 def metadata_offset(data: bytes) -> int:

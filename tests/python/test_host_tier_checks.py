@@ -5,8 +5,6 @@ board's Program::load gives (tests/firmware/test_{scalar,dsp,mve}_kernels.py che
 
 from __future__ import annotations
 
-import struct
-import zlib
 
 import numpy as np
 import pytest
@@ -14,9 +12,8 @@ import torch
 import torch.nn as nn
 
 import mcuflow
+from program_bytes import constants_offset, with_crc
 
-CONSTANTS_OFFSET = 48  # format::Header::constants_offset
-CRC_OFFSET, CRC_START = 12, 16
 FIRST_TIER_INPUT = 5  # tier kernels take the reference's five inputs, then their own
 
 
@@ -47,8 +44,8 @@ def prepared_inputs(program: mcuflow.Program) -> list[tuple[str, dict]]:
 
 def with_byte_flipped(program: mcuflow.Program, tensor: dict) -> bytes:
     data = bytearray(program.data)
-    data[struct.unpack_from("<I", data, CONSTANTS_OFFSET)[0] + tensor["offset"]] ^= 0x01
-    struct.pack_into("<I", data, CRC_OFFSET, zlib.crc32(bytes(data[CRC_START:])))
+    data[constants_offset(data) + tensor["offset"]] ^= 0x01
+    data = with_crc(data)
     return bytes(data)
 
 

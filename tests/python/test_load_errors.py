@@ -3,13 +3,13 @@ the record as codes (op index and input slot, or tensor index; no strings on the
 host names it from the program — the op's kernel and model source line, the tensor's name."""
 
 import struct
-import zlib
 
 import pytest
 import torch
 
 import mcuflow
 from test_cli import assert_user_error, mcuflow as run_cli
+from program_bytes import with_crc
 
 
 class ConvNet(torch.nn.Module):
@@ -28,11 +28,6 @@ def program():
     model = ConvNet().eval()
     ep = torch.export.export(model, (torch.randn(1, 3, 6, 6),))
     return mcuflow.compile(ep, target="cortex-m55", calibration=[torch.randn(8, 3, 6, 6).numpy()])
-
-
-def with_crc(data: bytearray) -> bytes:
-    struct.pack_into("<I", data, 12, zlib.crc32(bytes(data[16:struct.unpack_from("<I", data, 8)[0]])))
-    return bytes(data)
 
 
 def header(data: bytes, offset: int) -> int:

@@ -12,7 +12,6 @@ import importlib
 import json
 import struct
 import sys
-import zlib
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -31,6 +30,7 @@ DIGITS = Path(__file__).resolve().parents[2] / "examples" / "digits"
 sys.path.insert(0, str(DIGITS))
 import demo  # noqa: E402
 from train import accuracy, predict, train  # noqa: E402
+from program_bytes import with_crc  # noqa: E402
 
 BOARD = "qemu-m55"
 requires_board = pytest.mark.skipif(not (toolchain_available() and qemu_available()),
@@ -56,7 +56,7 @@ def with_classifier_clamp(program: mcuflow.Program, act_max: int) -> mcuflow.Pro
     fc = next(op["index"] for op in program.describe()["ops"] if op["kernel"].startswith("fc_s8"))
     fc_params = struct.unpack_from("<I", data, ops_offset + 28 * fc + 20)[0]
     struct.pack_into("<i", data, params_offset + fc_params + 28, act_max)
-    struct.pack_into("<I", data, 12, zlib.crc32(bytes(data[16:])))
+    data = with_crc(data)
     return mcuflow.Program(bytes(data))
 
 

@@ -28,6 +28,7 @@ import numpy as np
 
 import mcuflow
 from mcuflow import zoo
+from mcuflow.outputs import write_file
 
 ROOT = Path(__file__).resolve().parents[1]
 CALIBRATION_SAMPLES = 64
@@ -129,7 +130,7 @@ def main(argv=None) -> int:
               f"{r['inferences_per_second']:,.0f} | {1e3 * r['median_wall_seconds'] / args.samples:.3f} | "
               f"{r['median_run_cpu_seconds']:.2f} |")
     if args.json:
-        Path(args.json).write_text(json.dumps({
+        write_file(args.json, json.dumps({
             "command": sys.argv, "cpu_model": cpu_model(), "cores": os.cpu_count(), "load_before": load_before,
             "load_after": load_after, "commit": git_state(), "extension_build": extension_build(),
             "model": args.model, "target": args.target, "macs": macs, "samples": args.samples, "rows": rows},

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mcuflow.outputs import write_file
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "python"))
 
@@ -159,7 +161,7 @@ def main(argv=None):
                 for n, ep, c in models(args.models.split(","))]
         print(f"target {args.target}, io {args.io}; bytes\n\n" + patches_markdown(rows, args.board))
         if args.json:
-            Path(args.json).write_text(json.dumps({"target": args.target, "io": args.io, "rows": rows}, indent=1))
+            write_file(args.json, json.dumps({"target": args.target, "io": args.io, "rows": rows}, indent=1))
         return
     rows = [measure(n, ep, c, args.target, args.io) for n, ep, c in models(args.models.split(","))]
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -170,8 +172,8 @@ def main(argv=None):
         for line in r["in_place"]["excess"]:
             print(f"\n{r['model']}: {line}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"target": args.target, "io": args.io, "commit": commit, "rows": rows},
-                                              indent=1))
+        write_file(args.json, json.dumps({"target": args.target, "io": args.io, "commit": commit, "rows": rows},
+                                         indent=1))
 
 
 if __name__ == "__main__":

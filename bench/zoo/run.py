@@ -40,6 +40,7 @@ import mcuflow
 from mcuflow import device, measure, zoo
 from mcuflow.boards import UnknownBoardError, get_board
 from mcuflow.errors import McuflowError
+from mcuflow.outputs import write_file
 
 DEFAULT_BOARDS = ["qemu-m0", "qemu-m4", "qemu-m7", "qemu-m33", "qemu-m55"]
 KiB = 1024
@@ -198,7 +199,7 @@ def run(args) -> int:
     print(table)
     print(f"\nWall time: {header['wall_seconds']} s")
     if args.json:
-        Path(args.json).write_text(json.dumps({"header": header, "rows": rows, "markdown": table}, indent=1) + "\n")
+        write_file(args.json, json.dumps({"header": header, "rows": rows, "markdown": table}, indent=1) + "\n")
         log(f"wrote {args.json}")
     return 0 if all(r["status"].startswith(("ok", "does not fit")) and r.get("bit_exact", True) for r in rows) else 1
 

@@ -52,9 +52,10 @@ def _fsync_path(path: Path) -> None:
         os.close(fd)
 
 
-def write_file(path: str | os.PathLike, content: bytes | Callable[[BinaryIO], None]) -> None:
-    """Writes ``content`` (bytes, or a function writing into a binary file object) to ``path``:
-    a temporary file beside it, fsynced, given the user's mode, then one os.replace."""
+def write_file(path: str | os.PathLike, content: bytes | str | Callable[[BinaryIO], None]) -> None:
+    """Writes ``content`` (bytes, text as UTF-8, or a function writing into a binary file object)
+    to ``path``: a temporary file beside it, fsynced, given the user's mode, then one os.replace.
+    Every file mcuflow writes for the user goes through here or through commit_dir."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -62,7 +63,7 @@ def write_file(path: str | os.PathLike, content: bytes | Callable[[BinaryIO], No
             if callable(content):
                 content(f)
             else:
-                f.write(content)
+                f.write(content.encode() if isinstance(content, str) else content)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, file_mode())

@@ -84,11 +84,13 @@ class BoardFileError(ValueError):
 
 
 def firmware_dir() -> Path:
-    """The firmware/ tree (override with MCUFLOW_FIRMWARE_DIR)."""
+    """The firmware/ tree (override with MCUFLOW_FIRMWARE_DIR) of the source tree."""
+    from .firmware_sources import source_root  # here, not at the top: main() runs as a plain script
+
     env = os.environ.get("MCUFLOW_FIRMWARE_DIR")
     if env:
         return Path(env).resolve()
-    return Path(__file__).resolve().parents[2] / "firmware"
+    return source_root() / "firmware"
 
 
 def board_file(name: str) -> Path:

@@ -25,6 +25,7 @@ from .boardfile import firmware_dir
 from .crossbuild import FirmwareBuild, FirmwareError, build_firmware, compiler_version, tool_path
 from .errors import DeviceError, InputError, run_failure
 from .firmware_sources import kernel_sources, kernel_tier, runtime_sources, write_kernel_table
+from .firmware_sources import source_root as firmware_source_root
 from .memory_map import arena_regions, program_region
 from .outputs import commit_dir, staging_dir
 from .qemu import QemuError, QemuTimeoutError, run as qemu_run
@@ -42,8 +43,8 @@ def named_errors(console: str) -> str:
 
 
 def source_root() -> Path:
-    """The mcuflow source tree holding runtime/, kernels/ and firmware/."""
-    root = Path(os.environ.get("MCUFLOW_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+    """The mcuflow source tree holding runtime/, kernels/ and firmware/ (firmware_sources.source_root)."""
+    root = firmware_source_root()
     if not (root / "runtime" / "src").is_dir():
         raise DeviceError(f"mcuflow sources not found at {root}; set MCUFLOW_SOURCE_DIR")
     return root

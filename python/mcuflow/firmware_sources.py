@@ -17,13 +17,14 @@ Standard library only, and no imports from the package, so it runs as a plain sc
 
 from __future__ import annotations
 
+import os
 import re
 import struct
 import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-__all__ = ["TIERS", "RUNTIME_OPS", "FirmwareSourcesError", "kernel_tier", "kernel_tiers", "runtime_sources",
+__all__ = ["source_root", "TIERS", "RUNTIME_OPS", "FirmwareSourcesError", "kernel_tier", "kernel_tiers", "runtime_sources",
            "kernel_sources", "kernel_ids", "program_kernels", "KERNELS_HEADER", "kernel_table_source"]
 
 TIERS = ("reference", "scalar", "dsp", "mve")
@@ -35,6 +36,18 @@ KERNEL_ID_HEADER = Path("runtime") / "include" / "mcuflow" / "runtime" / "kernel
 # 28-byte op record starts with its u16 kernel id.
 _MAGIC = b"MFP1"
 _OP_RECORD_BYTES = 28
+
+
+def source_root() -> Path:
+    """The tree holding runtime/, kernels/ and firmware/: MCUFLOW_SOURCE_DIR when set; else the
+    copy an installed wheel carries in mcuflow/sources (python/CMakeLists.txt puts it there);
+    else the repository this file lies in (python/mcuflow/ of a checkout or an editable install)."""
+    env = os.environ.get("MCUFLOW_SOURCE_DIR")
+    if env:
+        return Path(env).resolve()
+    here = Path(__file__).resolve().parent
+    packaged = here / "sources"
+    return packaged if (packaged / "runtime" / "src").is_dir() else here.parents[1]
 
 
 class FirmwareSourcesError(Exception):
@@ -163,7 +176,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if out is None or (program is None and not kernels):
         print(usage, file=sys.stderr)
         return 1
-    root = Path(__file__).resolve().parents[2]
+    root = source_root()
     ids = kernel_ids(root)
     arena_bytes = 0
     try:

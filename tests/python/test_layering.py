@@ -12,14 +12,15 @@ PACKAGE = Path(__file__).resolve().parents[2] / "python" / "mcuflow"
 # Lowest first. A module may import modules of its own layer or of layers before it.
 LAYERS: list[tuple[str, set[str]]] = [
     ("errors", {"errors", "version"}),
-    ("boards", {"boardfile", "boards"}),
+    # firmware_sources: standard library only (a CMake script too); it locates the source tree boards read
+    ("boards", {"firmware_sources", "boardfile", "boards"}),
     ("io", {"outputs", "inputs", "program_metadata", "emulator", "uart", "qemu"}),
     ("memory map", {"memory_map"}),
     ("front ends", {"frontend_protocol", "torch_source", "torch_graph", "torch_pt2e", "frontend", "calibration",
                     "quantizer",
                     "zoo", "zoo.mlperf", "zoo.families", "zoo.extra"}),
     ("api", {"options", "api"}),
-    ("device", {"firmware_sources", "crossbuild", "device"}),
+    ("device", {"crossbuild", "device"}),
     ("measure", {"measure"}),
     ("bench", {"bench"}),
     ("validate", {"validate"}),

@@ -2,6 +2,7 @@
 // before anything runs. The program is used in place; nothing is copied or allocated.
 #include <cstring>
 #include "mcuflow/runtime/aliasing.h"
+#include "mcuflow/runtime/load_profile.h"
 #include "mcuflow/runtime/runtime.h"
 
 namespace mcuflow {
@@ -68,10 +69,23 @@ Error verify_header(const Header& h, uint32_t span_bytes) {
   return Error::kOk;
 }
 
-bool in_ram(const TensorRecord& t) {
-  return t.storage == Storage::kArena || t.storage == Storage::kCopiedConstant || t.storage == Storage::kState;
-}
-uint32_t ram_start(const TensorRecord& t) { return t.storage == Storage::kArena ? t.offset : t.copy_offset; }
+// What each storage kind means for the bytes of a tensor, as bits (one table, not a comparison
+// per kind at every use: flash). Indexed by a verified storage (verify_tensor checks it first).
+enum StorageTrait : uint8_t {
+  kInRam = 1,       // bytes in a memory region while the program runs
+  kInSection = 2,   // bytes (or the initial value) in the constants section
+  kWritable = 4,    // an op may write it (outputs: never flash)
+};
+constexpr uint8_t kStorageTraits[] = {kInRam | kWritable, kInSection, kInRam | kInSection, 0,
+                                      kInRam | kInSection | kWritable};
+static_assert(sizeof(kStorageTraits) == uint8_t(Storage::kState) + 1, "a trait per storage kind");
+
+// Out of line: inlined at its dozen uses, it costs more flash.
+__attribute__((noinline)) uint32_t traits(const TensorRecord& t) { return kStorageTraits[uint8_t(t.storage)]; }
+bool in_ram(const TensorRecord& t) { return traits(t) & kInRam; }
+// Copied constants and states are in the section and in RAM: bind copies them to copy_offset.
+bool copied(const TensorRecord& t) { return (traits(t) & (kInRam | kInSection)) == (kInRam | kInSection); }
+uint32_t ram_start(const TensorRecord& t) { return traits(t) & kInSection ? t.copy_offset : t.offset; }
 
 Error verify_tensor(const TensorRecord& t, const Header& h) {
   if (!valid_dtype(t.dtype) || t.rank > format::kMaxRank || uint8_t(t.layout) > uint8_t(format::Layout::kFlatNhwc))
@@ -87,42 +101,33 @@ Error verify_tensor(const TensorRecord& t, const Header& h) {
   if (t.reserved[0] != 0 || t.reserved[1] != 0 || t.reserved[2] != 0) return Error::kBadTensor;
   // Where the bytes are: a region (arena), the constants section (constant), both (copied
   // constant, state: the section, then copy_offset in a region), nowhere (streamed: offset 0).
-  const Storage s = t.storage;
-  if (uint8_t(s) > uint8_t(Storage::kState)) return Error::kBadTensor;
-  const bool copied = s == Storage::kCopiedConstant || s == Storage::kState, ram = in_ram(t);
+  if (uint8_t(t.storage) > uint8_t(Storage::kState)) return Error::kBadTensor;
+  const uint32_t kind = traits(t);
+  const bool ram = kind & kInRam;
   const uint32_t misaligned = format::element_bytes(t.dtype) - 1;  // 1, 2 or 4 bytes: a mask
-  if ((t.offset & misaligned) != 0 || (copied ? t.copy_offset & misaligned : t.copy_offset) != 0)
+  if ((t.offset & misaligned) != 0 || (copied(t) ? t.copy_offset & misaligned : t.copy_offset) != 0)
     return Error::kBadTensor;
-  if (t.region >= (ram ? h.region_count : 1) || (s == Storage::kStreamed && t.offset != 0)) return Error::kBadTensor;
+  if (t.region >= (ram ? h.region_count : 1) || (kind == 0 && t.offset != 0)) return Error::kBadTensor;  // streamed
   if (ram && !within(ram_start(t), t.bytes, region_size(h, t.region))) return Error::kBadTensor;
-  if ((s == Storage::kConstant || copied) && !within(t.offset, t.bytes, h.constants_bytes)) return Error::kBadTensor;
+  if ((kind & kInSection) && !within(t.offset, t.bytes, h.constants_bytes)) return Error::kBadTensor;
   if (!(t.scale >= 0.0f) || !format::zero_point_valid(t.dtype, t.zero_point)) return Error::kBadTensor;
   return Error::kOk;
 }
 
-// The bytes a tensor occupies in a memory region while the program runs (none for constants
-// read from the program, and for streamed inputs, which no op reads).
-struct RamSpan {
-  uint32_t region, start, end;  // verified: start + bytes fits its region
-  bool in_ram;
-};
-
-// Out of line, like verify_overlaps below: GCC inlines both to more bytes at -Os.
-__attribute__((noinline)) RamSpan ram_span(const TensorRecord& t) {
-  return RamSpan{t.region, ram_start(t), ram_start(t) + t.bytes, in_ram(t)};
-}
-
-bool share_bytes(const RamSpan& a, const RamSpan& b) {
-  return a.in_ram && b.in_ram && a.region == b.region && a.start < b.end && b.start < a.end;
+// Whether two tensors share bytes of a memory region while the program runs (constants read
+// from the program and streamed inputs occupy none). Verified: each start + bytes fits its
+// region. Out of line, like verify_overlaps below: GCC inlines both to more bytes at -Os.
+__attribute__((noinline)) bool share_bytes(const TensorRecord& a, const TensorRecord& b) {
+  return in_ram(a) && in_ram(b) && a.region == b.region && ram_start(a) < ram_start(b) + b.bytes &&
+         ram_start(b) < ram_start(a) + a.bytes;
 }
 
 // Whether the output of `c`'s op may share bytes with its input `slot` (aliasing.h): only where
 // the kernel still computes its separate-buffer result, and the host's reference with it.
-bool overlap_allowed(const OpCheck& c, aliasing::Contract contract, uint32_t slot, const RamSpan& in_span,
-                     const RamSpan& out_span) {
-  const int64_t in = in_span.start, out = out_span.start;
+bool overlap_allowed(const OpCheck& c, aliasing::Contract contract, uint32_t slot) {
   const TensorRecord& input = c.tensor(slot);
   const TensorRecord& output = c.tensor(c.op->input_count);
+  const int64_t in = ram_start(input), out = ram_start(output);
   const uint32_t in_element = format::element_bytes(input.dtype), out_element = format::element_bytes(output.dtype);
   switch (contract.walk) {
     case aliasing::Walk::kElementwise:
@@ -153,13 +158,11 @@ __attribute__((noinline)) Error verify_overlaps(const OpCheck& c, const KernelEn
   const uint32_t inputs = c.op->input_count, used = inputs + c.op->output_count;
   const uint32_t scratch = k.scratch_slot != 0 && k.scratch_slot < inputs ? k.scratch_slot : used;
   for (uint32_t a = 0; a < used; ++a) {
-    const RamSpan sa = ram_span(c.tensor(a));
     for (uint32_t b = a + 1; b < used; ++b) {
-      const RamSpan sb = ram_span(c.tensor(b));
-      if (!share_bytes(sa, sb)) continue;
+      if (!share_bytes(c.tensor(a), c.tensor(b))) continue;
       if (b < inputs && a != scratch && b != scratch) continue;  // inputs are only read
       if (a < inputs && b == inputs && c.op->output_count == 1 && a != scratch &&
-          overlap_allowed(c, k.access, a, sa, sb))
+          overlap_allowed(c, k.access, a))
         continue;
       return Error::kBadAliasing;
     }
@@ -178,8 +181,8 @@ Error verify_op(const OpRecord& op, const Header& h, const TensorRecord* tensors
   for (uint32_t i = 0; i < used; ++i) {
     if (op.tensors[i] >= h.tensor_count) return Error::kBadOp;
     // A streamed input is only ever fetched, never read; outputs are written: never into flash.
-    const Storage s = tensors[op.tensors[i]].storage;
-    if (i < op.input_count ? s == Storage::kStreamed : s != Storage::kArena && s != Storage::kState) return Error::kBadOp;
+    const uint32_t kind = traits(tensors[op.tensors[i]]);
+    if (i < op.input_count ? kind == 0 : !(kind & kWritable)) return Error::kBadOp;
   }
   if (op.params_bytes != k.params_bytes || op.params_offset % 4 != 0 ||
       !within(op.params_offset, op.params_bytes, h.params_bytes))
@@ -187,6 +190,7 @@ Error verify_op(const OpRecord& op, const Header& h, const TensorRecord* tensors
   OpCheck check{&op, tensors, base + h.constants_offset, base + h.params_offset + op.params_offset, io,
                 h.input_count};
   const Error e = k.check(check);
+  MCUFLOW_LOAD_PHASE(kOverlaps, load_profile::kSameOp);
   return e != Error::kOk ? e : verify_overlaps(check, k);
 }
 
@@ -233,15 +237,15 @@ Error verify_written(const Records& r, uint32_t before, const TensorRecord& t) {
       const uint32_t scratch_slot = r.kernels.entries[op.kernel]->scratch_slot;
       for (uint32_t s = 0; s < uint32_t(op.input_count) + op.output_count; ++s) {
         const TensorRecord& w = r.tensors[op.tensors[s]];
-        const bool cat = op.kernel == uint16_t(KernelId::concat_slice_s8) || op.kernel == uint16_t(KernelId::concat_slice_f32);
-        if (s < op.input_count) {
-          if (s != 0 && s == scratch_slot) l.see(w, true);
-        } else if (cat) {
+        const bool by_scratch = s < op.input_count;  // an input slot writes only as the scratch
+        if (by_scratch && (s == 0 || s != scratch_slot)) continue;
+        if (!by_scratch && (op.kernel == uint16_t(KernelId::concat_slice_s8) ||
+                            op.kernel == uint16_t(KernelId::concat_slice_f32))) {
           const auto& c = *reinterpret_cast<const kernels::ConcatSliceParams*>(r.params + op.params_offset);
           const uint32_t e = format::element_bytes(w.dtype);
           l.see(w, uint32_t(c.offset_c) * e, uint32_t(c.in_c) * e, uint32_t(c.out_c) * e, uint32_t(c.outer), false);
         } else {
-          l.see(w, false);
+          l.see(w, by_scratch);
         }
       }
     }
@@ -249,42 +253,39 @@ Error verify_written(const Records& r, uint32_t before, const TensorRecord& t) {
     // states (bind, reset_state or the previous run).
     for (uint32_t i = 0; l.end == 0 && i < r.h.input_count; ++i) l.see(r.tensors[r.io[i]], false);
     for (uint32_t i = 0; l.end == 0 && i < r.h.tensor_count; ++i) {
-      const Storage s = r.tensors[i].storage;
-      if (s == Storage::kCopiedConstant || s == Storage::kState) l.see(r.tensors[i], false);
+      if (copied(r.tensors[i])) l.see(r.tensors[i], false);
     }
     if (l.end == 0 || l.scratch) return Error::kUndefinedRead;
   }
   return Error::kOk;
 }
 
-// A state keeps its bytes between runs: nothing but an op writing that very record (its update)
-// writes any of them — no other op output, tier scratch, program input (set by the caller) or
-// copied constant (bind) — and one op at most writes it.
-Error verify_states(const Records& r) {
-  for (uint32_t s = 0; s < r.h.tensor_count; ++s) {
-    const TensorRecord& state = r.tensors[s];
-    if (state.storage != Storage::kState) continue;
-    const RamSpan span = ram_span(state);
-    uint32_t writers = 0;
+// The bytes bind copies into RAM (copied constants, states' initial values) keep them until an
+// op updates a state: no program input (the caller fills those after bind) and no other copy
+// shares one of them, and no op writes any of them — no output, no tier scratch — but a state's
+// own update (one op at most). A state thus keeps its bytes between runs, a copied constant for good.
+Error verify_copies(const Records& r) {
+  for (uint32_t c = 0; c < r.h.tensor_count; ++c) {
+    const TensorRecord& copy = r.tensors[c];
+    if (!copied(copy)) continue;
+    for (uint32_t i = 0; i < r.h.input_count; ++i) {
+      if (share_bytes(copy, r.tensors[r.io[i]])) return Error::kBadIo;
+    }
+    for (uint32_t t = 0; t < r.h.tensor_count; ++t) {
+      if (t != c && copied(r.tensors[t]) && share_bytes(copy, r.tensors[t])) return Error::kBadTensor;
+    }
+    uint32_t writers = 0;  // verify_op: only a state can be an op's output
     for (uint32_t i = 0; i < r.h.op_count; ++i) {
       const OpRecord& op = r.ops[i];
       const uint32_t scratch = r.kernels.entries[op.kernel]->scratch_slot;
       for (uint32_t k = 0; k < uint32_t(op.input_count) + op.output_count; ++k) {
         const bool writes = k >= op.input_count || (k != 0 && k == scratch);
         if (!writes) continue;
-        if (op.tensors[k] == s) ++writers;
-        else if (share_bytes(span, ram_span(r.tensors[op.tensors[k]]))) return Error::kBadAliasing;
+        if (op.tensors[k] == c) ++writers;
+        else if (share_bytes(copy, r.tensors[op.tensors[k]])) return Error::kBadAliasing;
       }
     }
     if (writers > 1) return Error::kBadAliasing;
-    for (uint32_t i = 0; i < r.h.input_count; ++i) {
-      if (share_bytes(span, ram_span(r.tensors[r.io[i]]))) return Error::kBadIo;
-    }
-    for (uint32_t t = 0; t < r.h.tensor_count; ++t) {
-      const TensorRecord& other = r.tensors[t];
-      const bool copied = other.storage == Storage::kCopiedConstant || (other.storage == Storage::kState && t != s);
-      if (copied && share_bytes(span, ram_span(other))) return Error::kBadTensor;
-    }
   }
   return Error::kOk;
 }
@@ -307,6 +308,7 @@ Error verify_io(const uint16_t* io, const Header& h, const TensorRecord* tensors
 }  // namespace
 
 Result<Program> Program::load(Span<const uint8_t> bytes, KernelTable kernels, LoadFailure* failure) {
+  MCUFLOW_LOAD_PHASE(kHeader, load_profile::kNoOp);
   if (bytes.data == nullptr || bytes.size < sizeof(Header)) return Error::kTruncated;
   if (reinterpret_cast<uintptr_t>(bytes.data) % format::kConstantAlign != 0) return Error::kBadArgument;
   const Header& h = *reinterpret_cast<const Header*>(bytes.data);
@@ -314,6 +316,7 @@ Result<Program> Program::load(Span<const uint8_t> bytes, KernelTable kernels, Lo
   if (h.version != format::kVersion) return Error::kBadVersion;
   Error e = verify_header(h, bytes.size);
   if (e != Error::kOk) return e;
+  MCUFLOW_LOAD_PHASE(kChecksum, load_profile::kNoOp);
   if (crc32(bytes.data + format::kChecksumStart, h.file_bytes - format::kChecksumStart) != h.crc32)
     return Error::kBadChecksum;
 
@@ -324,20 +327,24 @@ Result<Program> Program::load(Span<const uint8_t> bytes, KernelTable kernels, Lo
   p.ops_ = reinterpret_cast<const OpRecord*>(bytes.data + h.ops_offset);
   p.io_ = reinterpret_cast<const uint16_t*>(bytes.data + h.io_offset);
   p.kernels_ = kernels;
+  MCUFLOW_LOAD_PHASE(kTensors, load_profile::kNoOp);
   for (uint32_t i = 0; i < h.tensor_count; ++i) {
     if ((e = verify_tensor(p.tensors_[i], h)) != Error::kOk) {
       if (failure) failure->tensor = int32_t(i);
       return e;
     }
   }
+  MCUFLOW_LOAD_PHASE(kIo, load_profile::kNoOp);
   if ((e = verify_io(p.io_, h, p.tensors_)) != Error::kOk) return e;
   const Records records{h, p.tensors_, p.ops_, p.io_, bytes.data + h.params_offset, kernels};
   for (uint32_t i = 0; i <= h.op_count; ++i) {  // op_count: the program's outputs, after the last op
     const bool is_op = i < h.op_count;
     const uint16_t* reads = is_op ? p.ops_[i].tensors : p.io_ + h.input_count;
     const uint32_t count = is_op ? p.ops_[i].input_count : h.output_count;
+    MCUFLOW_LOAD_PHASE(kOpChecks, i);
     e = is_op ? verify_op(p.ops_[i], h, p.tensors_, p.io_, bytes.data, kernels) : Error::kOk;
     const uint32_t scratch = is_op && e == Error::kOk ? kernels.entries[p.ops_[i].kernel]->scratch_slot : 0;
+    MCUFLOW_LOAD_PHASE(kDataflow, i);
     uint32_t s = 0;
     for (; e == Error::kOk && s < count; ++s) {
       if (s == 0 || s != scratch) e = verify_written(records, i, p.tensors_[reads[s]]);
@@ -347,7 +354,8 @@ Result<Program> Program::load(Span<const uint8_t> bytes, KernelTable kernels, Lo
       return e;
     }
   }
-  if ((e = verify_states(records)) != Error::kOk) return e;
+  MCUFLOW_LOAD_PHASE(kCopies, load_profile::kNoOp);
+  if ((e = verify_copies(records)) != Error::kOk) return e;
   return p;
 }
 
@@ -365,20 +373,22 @@ uint32_t Program::region_bytes(uint32_t r) const { return r < region_count() ? r
 Result<Session> Session::bind(const Program& program, Span<uint8_t> arena) { return bind(program, &arena, 1); }
 
 Result<Session> Session::bind(const Program& program, const Span<uint8_t>* regions, uint32_t count) {
+  MCUFLOW_LOAD_PHASE(kBindChecks, load_profile::kNoOp);
   // Every check before the Session exists: one Result built from an Error (flash).
   Error e = program.header_ == nullptr                                      ? Error::kNotBound
             : regions == nullptr || count != program.header_->region_count ? Error::kBadArgument
                                                                             : Error::kOk;
+  Session s;
   for (uint32_t r = 0; e == Error::kOk && r < count; ++r) {
     if (regions[r].size < program.region_bytes(r))
       e = Error::kArenaTooSmall;
     else if (reinterpret_cast<uintptr_t>(regions[r].data) % format::kArenaAlign != 0)
       e = Error::kArenaMisaligned;
+    s.regions_[r] = regions[r].data;
   }
   if (e != Error::kOk) return e;
-  Session s;
   s.program_ = &program;
-  for (uint32_t r = 0; r < count; ++r) s.regions_[r] = regions[r].data;
+  MCUFLOW_LOAD_PHASE(kBindCopies, load_profile::kNoOp);
   s.copy_initial(Storage::kCopiedConstant);
   s.copy_initial(Storage::kState);
   return s;
@@ -400,8 +410,7 @@ Error Session::reset_state() const {
 
 uint8_t* Session::data_of(uint32_t tensor) const {
   const TensorRecord& t = program_->tensors_[tensor];
-  if (t.storage == Storage::kArena) return regions_[t.region] + t.offset;
-  if (t.storage == Storage::kCopiedConstant || t.storage == Storage::kState) return regions_[t.region] + t.copy_offset;
+  if (in_ram(t)) return regions_[t.region] + ram_start(t);
   // Constants are only ever read; OpCall's pointer type is shared with outputs for brevity.
   return const_cast<uint8_t*>(program_->base_ + program_->header_->constants_offset + t.offset);
 }
@@ -460,7 +469,7 @@ Error Session::run_op(uint32_t i, const InputReader* reader) const {
     if (!read) return Error::kInputUnavailable;
     return all_finite(program_->tensors_[op.tensors[0]], band) ? Error::kOk : Error::kNonFiniteInput;
   }
-  OpCall call{};
+  OpCall call;  // slots past the op's are never read
   call.params = params;
   call.input_count = op.input_count;
   const uint32_t used = uint32_t(op.input_count) + op.output_count;

@@ -327,19 +327,56 @@ TEST(Verifier, TensorRecords) {
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).copy_offset = 16; }), Error::kBadTensor);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, cst).copy_offset = 16; }), Error::kBadTensor);
   // A constant copied into RAM: its copy must lie inside its region, its source inside the
-  // constants, and it can never be an op's output.
+  // constants, and it can never be an op's output. Bind copies it before the caller fills the
+  // inputs and the ops run: it shares no byte with a program input, another copy or any op's
+  // write (the bytes would not be the constant's when a kernel reads them). The room past the
+  // planned arena holds nothing else.
   const int conv = find_op(pf, KernelId::conv_s8);
   ASSERT_GE(conv, 0);
-  const uint16_t weights = op_record(pf, uint32_t(conv)).tensors[1];
-  auto copied = [&](uint16_t t, uint32_t copy_offset) {
+  const uint16_t weights = op_record(pf, uint32_t(conv)).tensors[1], bias = op_record(pf, uint32_t(conv)).tensors[2];
+  const uint32_t weight_room = (tensor_record(pf, weights).bytes + 15) / 16 * 16;
+  auto copied = [&](uint16_t t, uint32_t copy_offset, uint32_t more_arena = 0) {
     return load([&](uint8_t* f) {
+      header(f).arena_bytes += more_arena;
       tensor_record(f, t).storage = Storage::kCopiedConstant;
       tensor_record(f, t).copy_offset = copy_offset;
     });
   };
-  EXPECT_EQ(copied(weights, 0), Error::kOk);
+  EXPECT_EQ(copied(weights, arena, weight_room), Error::kOk);
   EXPECT_EQ(copied(weights, arena - tensor_record(pf, weights).bytes + 16), Error::kBadTensor);
-  EXPECT_EQ(copied(op_record(pf, uint32_t(conv)).tensors[2], 2), Error::kBadTensor);  // a misaligned int32 copy
+  EXPECT_EQ(copied(bias, 2), Error::kBadTensor);  // a misaligned int32 copy
+  const TensorRecord& input = tensor_record(pf, io_table(pf)[0]);
+  ASSERT_EQ(input.storage, Storage::kArena);
+  EXPECT_EQ(copied(weights, input.offset), Error::kBadIo) << "the copy on the program input";
+  int other = -1;  // a second constant that may be copied
+  for (uint32_t t = 0; other < 0 && t < header(pf).tensor_count; ++t) {
+    const uint32_t room = (tensor_record(pf, t).bytes + 15) / 16 * 16;
+    if (t != weights && tensor_record(pf, t).storage == Storage::kConstant && copied(uint16_t(t), arena, room) == Error::kOk)
+      other = int(t);
+  }
+  ASSERT_GE(other, 0);
+  EXPECT_EQ(load([&](uint8_t* f) {  // both in the same room
+              header(f).arena_bytes += weight_room + (tensor_record(f, other).bytes + 15) / 16 * 16;
+              for (const int t : {int(weights), other}) {
+                tensor_record(f, t).storage = Storage::kCopiedConstant;
+                tensor_record(f, t).copy_offset = arena;
+              }
+            }),
+            Error::kBadTensor);
+  // On the program output, moved into the room past the planned arena: the last op writes it.
+  const int output = io_table(pf)[header(pf).input_count];
+  EXPECT_EQ(load([&](uint8_t* f) {  // the output alone there
+              header(f).arena_bytes += weight_room + (tensor_record(f, output).bytes + 15) / 16 * 16;
+              tensor_record(f, output).offset = arena;
+            }),
+            Error::kOk);
+  EXPECT_EQ(load([&](uint8_t* f) {
+              header(f).arena_bytes += weight_room + (tensor_record(f, output).bytes + 15) / 16 * 16;
+              tensor_record(f, output).offset = arena;
+              tensor_record(f, weights).storage = Storage::kCopiedConstant;
+              tensor_record(f, weights).copy_offset = arena;
+            }),
+            Error::kBadAliasing);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).storage = Storage::kCopiedConstant; }), Error::kBadOp);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).layout = format::Layout(3); }), Error::kBadTensor);
   // NHWC is [N, H, W, C]: the host reads a rank-4 tensor's dims as such (a bit flip in a rank-2

@@ -28,6 +28,22 @@ from .measure import measurement_record, parse_stack, sample_inputs
 
 MAX_RUNS = 100_000
 _LINE = re.compile(r"^mcuflow-bench: (\w+)((?: \d+)+)$")
+_INIT_LINE = re.compile(r"^mcuflow-init: (\w+)((?: \d+)+)$")
+# runtime/include/mcuflow/runtime/load_profile.h's Phase, in order: what each phase checks.
+INIT_PHASES = (
+    ("header", "magic, version, header fields and sections"),
+    ("checksum", "CRC-32 of the file body"),
+    ("tensors", "every tensor record"),
+    ("io", "the input and output table"),
+    ("op_checks", "each op's record and its kernel adapter's check (prepared tables apart)"),
+    ("prepared_tables", "prepared tables compared with their recomputation, inside the adapters' checks"),
+    ("overlaps", "each op's slots that share bytes, against its kernel's aliasing contract"),
+    ("dataflow", "def before use of every byte each op and the program outputs read"),
+    ("copies", "copied constants and states: no other write or copy shares their bytes"),
+    ("bind_checks", "Session::bind: the memory regions given"),
+    ("bind_copies", "Session::bind: constants copied into RAM, the states' initial values"),
+)
+_OP_PHASES = ("op_checks", "prepared_tables", "overlaps", "dataflow")  # per op, load_profile.h's order
 
 
 def inference_ops(program: Program) -> tuple[int, int]:
@@ -65,6 +81,31 @@ def parse_output(stdout: str) -> dict[str, list[list[int]]]:
     return lines
 
 
+def parse_init_phases(stdout: str, overhead: int) -> dict:
+    """The init_phases harness's lines as instructions per phase (and per op), each net of the
+    counter overhead once per mark that closed it (the marks' cost is shown, not hidden)."""
+    lines: dict[str, list[list[int]]] = {}
+    for line in stdout.splitlines():
+        m = _INIT_LINE.match(line.strip())
+        if m:
+            lines.setdefault(m.group(1), []).append([int(v) for v in m.group(2).split()])
+    marks, mark_cost = lines["marks"][0]
+    phases = {INIT_PHASES[p][0]: n for p, n in lines["phase"]}
+    ops: dict[int, dict[str, int]] = {}
+    for i, p, n in lines.get("op", []):
+        ops.setdefault(i, {})[INIT_PHASES[p][0]] = n
+    return {
+        "contains": ("one Program::load + Session::bind in a firmware built with MCUFLOW_LOAD_PROFILE: each phase "
+                     "counts the instructions from its mark to the next (runtime/include/mcuflow/runtime/"
+                     "load_profile.h); a mark adds about mark_cost to the phase before it (and its own instructions "
+                     "between its two counter reads to none, but to total): the phases sum to about the exact "
+                     "init plus marks x mark_cost"),
+        "total": lines["total"][0][0] - overhead, "marks": marks, "mark_cost": mark_cost,
+        "phases": phases, "phase_descriptions": dict(INIT_PHASES),
+        "ops": [{"index": i, **{k: v.get(k, 0) for k in _OP_PHASES}} for i, v in sorted(ops.items())],
+    }
+
+
 def _ops(first: int, end: int) -> str:
     return "no ops" if end <= first else f"op {first}" if end == first + 1 else f"ops {first}..{end - 1}"
 
@@ -100,6 +141,8 @@ def run_bench(program: Program, board: str, *, warmup: int = 2, runs: int = 20, 
         (w / "bench.bin").write_bytes(np.array([warmup, runs, first, end], dtype="<u4").tobytes())
         write_input_files(w, program, [sample])
         stdout = run_harness(fw.elf, b.name, w, timeout)
+        phases_fw = cached_build(program, b.name, harness="init_phases")
+        phases_stdout = run_harness(phases_fw.elf, b.name, w, timeout)
     lines = parse_output(stdout)
     overhead = lines["overhead"][0][0]
 
@@ -116,7 +159,8 @@ def run_bench(program: Program, board: str, *, warmup: int = 2, runs: int = 20, 
                for i, (op, n) in enumerate(zip(ops_meta, op_counts))]
     text = _region_text(program, first, end)
     regions = {
-        "init": {"contains": text["init"], "observations": net([lines["init"][0][0]])},
+        "init": {"contains": text["init"], "observations": net([lines["init"][0][0]]),
+                 "phases": parse_init_phases(phases_stdout, overhead)},
         "cold_inference": {"contains": text["cold_inference"], "observations": net([lines["cold"][0][0]])},
         "warmup": {"contains": text["warmup"], "observations": net([v for _, v in lines.get("warmup", [])])},
     }
@@ -180,6 +224,11 @@ def format_report(r: dict, program_path: str) -> str:
         lines.append(f"{name:<26} {s['median']:>12} {s['p90']:>12} {s['p99']:>12} {s['min']:>12} {s['max']:>12}")
     for name in ("inference", "application"):
         lines.append(f"  {name}: {r['regions'][name]['contains']}")
+    phases = r["regions"]["init"]["phases"]
+    lines += ["", f"init by phase (one load + bind with {phases['marks']} phase marks of about "
+                  f"{phases['mark_cost']} instructions each: {phases['total']} in all):"]
+    for name, n in phases["phases"].items():
+        lines.append(f"  {name:<16} {n:>12}  {phases['phase_descriptions'][name]}")
     lines += ["", "per-op profile (one run):",
               f"{'#':>3}  {'kind':<20} {'kernel':<22} {'tier':<9} {'MACs':>9} {'instructions':>13} {'share':>7}"]
     for p in r["profile"]["ops"]:

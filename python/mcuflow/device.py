@@ -31,7 +31,11 @@ from .outputs import commit_dir, staging_dir
 from .qemu import QemuError, QemuTimeoutError, run as qemu_run
 
 EXIT_RUNTIME_BASE = 16  # firmware/harness/harness_io.h: 16 + mcuflow::Error
-HARNESSES = ("main", "bench", "programs")  # firmware/harness/<name>.cpp: run over input files, benchmark, many programs
+# firmware/harness/<name>.cpp: run over input files, benchmark, many programs, init by phase
+HARNESSES = ("main", "bench", "programs", "init_phases")
+# A harness's own defines for every source it is built with: init_phases turns on the runtime's
+# phase marks (runtime/include/mcuflow/runtime/load_profile.h), which other builds compile out.
+HARNESS_DEFINES = {"init_phases": {"MCUFLOW_LOAD_PROFILE": None}}
 RUNTIME_ERRORS = _core.error_names()
 
 
@@ -170,7 +174,7 @@ def _build_into(program: Program, board, out: Path, harness: str) -> None:
     kernels = kernel_sources(root, used_kernels(program))
     sources = runtime_sources(root, board_tiers(board)) + [_harness_source(root, harness)] + generated
     try:
-        build_firmware(board.name, sources, out, o3_sources=kernels,
+        build_firmware(board.name, sources, out, o3_sources=kernels, defines=HARNESS_DEFINES.get(harness),
                        include_dirs=[root / "runtime" / "include", root / "kernels" / "include", out / "generated"])
     except FirmwareError as e:
         msg = e.message

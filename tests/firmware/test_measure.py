@@ -157,6 +157,26 @@ def test_per_op_profile_adds_up_to_the_inference_count(compiled, capsys):
     assert 0 <= gap <= 10 * len(inference_ops)
 
 
+def test_init_phases_add_up_to_the_exact_init(compiled, capsys):
+    r = bench_json(compiled, capsys)
+    init = r["regions"]["init"]["observations"][0]
+    phases = r["regions"]["init"]["phases"]
+    assert [p for p, _ in bench.INIT_PHASES] == list(phases["phases"])
+    # the phases are the marked load + bind: each mark adds mark_cost to the phase before it, and
+    # its own instructions between its two counter reads to none
+    counted = sum(phases["phases"].values())
+    assert init < phases["total"] and counted < phases["total"] < counted + 100 * phases["marks"]
+    assert 0 < phases["mark_cost"] < 100 and phases["marks"] > len(r["profile"]["ops"])
+    assert abs(counted - phases["marks"] * phases["mark_cost"] - init) <= init // 100
+    # a program holds weights: the CRC, the tensor and op checks all take instructions
+    for name in ("checksum", "tensors", "op_checks", "dataflow", "bind_checks"):
+        assert phases["phases"][name] > 0, name
+    ops = phases["ops"]
+    assert [o["index"] for o in ops] == list(range(len(r["profile"]["ops"]) + 1))  # + the outputs' dataflow
+    for name in bench._OP_PHASES:
+        assert sum(o[name] for o in ops) == phases["phases"][name], name
+
+
 @pytest.mark.parametrize("target, board, memory", [("cortex-m4", "qemu-m4", None),
                                                     # ISRAM first: activations and copied weights
                                                     ("cortex-m33", "qemu-m33", "qemu-m33")])

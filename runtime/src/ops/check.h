@@ -3,6 +3,7 @@
 // write outside its buffers.
 #pragma once
 #include "mcuflow/kernels/tier_contract.h"
+#include "mcuflow/runtime/load_profile.h"
 #include "mcuflow/runtime/runtime.h"
 
 namespace mcuflow::ops {
@@ -129,6 +130,7 @@ bool table_matches(const OpCheck& c, uint32_t slot, format::DType dtype, int32_t
   const format::TensorRecord& t = c.tensor(slot);
   if (!tensor_is(c, slot, dtype, uint64_t(count)) || !read_only(t) || t.offset % sizeof(T) != 0) return false;
   const T* table = reinterpret_cast<const T*>(c.constants + t.offset);
+  const load_profile::PreparedTableScope profiled;
   for (int32_t i = 0; i < count; ++i) {
     if (table[i] != entry(i)) return false;
   }

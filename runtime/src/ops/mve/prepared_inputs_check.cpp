@@ -37,6 +37,7 @@ bool prepared_input_valid(const OpCheck& c, const Layout& layout, int32_t input_
   const uint8_t* prepared = constant_data<uint8_t>(c, kMvePreparedSlot);
   if (!tensor_is(c, kMvePreparedSlot, format::DType::kInt8, uint64_t(bytes)) || !prepared) return false;
   int32_t at = 0;
+  const load_profile::PreparedTableScope profiled;
   return kernels::mve_emit_prepared(layout, reference, [&](uint8_t byte) { return prepared[at++] == byte; });
 }
 

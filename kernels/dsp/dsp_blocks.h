@@ -179,13 +179,10 @@ inline void mac_group(int32_t w, const int32_t*& x, int32_t& a0, int32_t& a1, in
   a3 = __smlad(x23.d, w_odd, __smlad(x23.c, w_even, a3));
 }
 
-// mac_group over `groups` >= 1 groups, advancing w by 4 bytes and x by one group each: 14
-// instructions per 16 multiply-accumulates. Written out because GCC spills within this
-// 13-register loop; the loop body holds two groups and an odd count enters at the second.
-inline void mac_groups(int32_t groups, const int8_t*& w, const int32_t*& x, int32_t& a0, int32_t& a1, int32_t& a2,
-                       int32_t& a3) {
-  register int32_t x0 __asm__("r4"), x1 __asm__("r5"), x2 __asm__("r6"), x3 __asm__("r8");  // LDM list order
-  int32_t w_odd, w_even;
+// The multiply loop of mac_groups and fast_block_channel: a0..a3 += `groups` >= 1 groups, w
+// and x advancing by 4 bytes and one group each, 14 instructions per 16 multiply-accumulates.
+// The loop body holds two groups and an odd count enters at the second: groups - 1 = 2 * n + c,
+// n + 1 passes from label 1 when c (groups even), else one from label 2 then n from label 1.
 #define MCUFLOW_DSP_MAC_GROUP                                 \
   "ldr %[w_odd], [%[w]], #4\n\t"                              \
   "sxtb16 %[w_even], %[w_odd]\n\t"                            \
@@ -200,22 +197,104 @@ inline void mac_groups(int32_t groups, const int8_t*& w, const int32_t*& x, int3
   "smlad %[a2], %[x1], %[w_odd], %[a2]\n\t"                   \
   "smlad %[a3], %[x2], %[w_even], %[a3]\n\t"                  \
   "smlad %[a3], %[x3], %[w_odd], %[a3]\n\t"
-  __asm__(
-      // groups - 1 = 2 * n + c: n + 1 passes from label 1 when c (groups even), else
-      // one from label 2 then n from label 1.
-      "subs %[groups], %[groups], #1\n\t"
-      "lsrs %[groups], %[groups], #1\n\t"
-      "bcc 2f\n\t"
-      "1:\n\t" MCUFLOW_DSP_MAC_GROUP
-      "2:\n\t" MCUFLOW_DSP_MAC_GROUP
-      "subs %[groups], %[groups], #1\n\t"
-      "bpl 1b"
-      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w), [x] "+r"(x), [groups] "+r"(groups),
-        [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2), [x3] "=&r"(x3), [w_odd] "=&r"(w_odd), [w_even] "=&r"(w_even)
-      :
-      : "cc", "memory");
-#undef MCUFLOW_DSP_MAC_GROUP
+#define MCUFLOW_DSP_MAC_LOOP                                  \
+  "subs %[groups], %[groups], #1\n\t"                         \
+  "lsrs %[groups], %[groups], #1\n\t"                         \
+  "bcc 2f\n\t"                                                \
+  "1:\n\t" MCUFLOW_DSP_MAC_GROUP                               \
+  "2:\n\t" MCUFLOW_DSP_MAC_GROUP                               \
+  "subs %[groups], %[groups], #1\n\t"                         \
+  "bpl 1b\n\t"
+#define MCUFLOW_DSP_MAC_OPERANDS                                                                                   \
+  [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w), [x] "+r"(x), [groups] "+r"(groups), \
+      [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2), [x3] "=&r"(x3), [w_odd] "=&r"(w_odd), [w_even] "=&r"(w_even)
+
+// mac_group over `groups` >= 1 groups, advancing w by 4 bytes and x by one group each. Written
+// out because GCC spills within this 13-register loop.
+inline void mac_groups(int32_t groups, const int8_t*& w, const int32_t*& x, int32_t& a0, int32_t& a1, int32_t& a2,
+                       int32_t& a3) {
+  register int32_t x0 __asm__("r4"), x1 __asm__("r5"), x2 __asm__("r6"), x3 __asm__("r8");  // LDM list order
+  int32_t w_odd, w_even;
+  __asm__(MCUFLOW_DSP_MAC_LOOP : MCUFLOW_DSP_MAC_OPERANDS : : "cc", "memory");
 }
+
+// The state of fast_block: every register but the one pointing here is taken by the multiply
+// loop (field offsets fixed in its assembly).
+struct FastBlockFrame {
+  const int32_t* bias;         // 0: the next channel's
+  const int32_t* multipliers;  // 4
+  const int32_t* shifts;       // 8
+  int32_t table_step;          // 12: bytes between channels' multipliers and shifts (0 or 4)
+  int8_t* out;                 // 16: pixel 0's output of the next channel; pixel i's at out + i * stride
+  int32_t stride;              // 20
+  int32_t rounding_base;       // 24: 2 * output_offset + 1
+  const int8_t* out_end;       // 28: pixel 0's output past the last channel
+  const int32_t* scratch;      // 32: the block's expanded windows
+  int32_t groups;              // 36: depth / 4
+};
+static_assert(sizeof(FastBlockFrame) == 40, "the assembly addresses the fields by these offsets");
+
+// Every output channel of a whole block (kDspPixels pixels, depth = 4 * groups >= 4) on the fast
+// path (fast_outputs): the channel's DspChannel from the reference's tables
+// (dsp_fast_channel_of), the multiply loop from 2 * bias, then per pixel dsp_requantize_fast,
+// SSAT and the byte store. One assembly block: compiled, the tables' pointers and the four
+// outputs' addressing live on the stack around the loop and cost a third more per channel.
+// w advances past the block's weight rows.
+inline void fast_block(FastBlockFrame* f, const int8_t*& w) {
+  register int32_t x0 __asm__("r4"), x1 __asm__("r5"), x2 __asm__("r6"), x3 __asm__("r8");  // LDM list order
+  int32_t w_odd, w_even, a0, a1, a2, a3, groups;
+  const int32_t* x;
+  // After the loop: w_odd multiplier, x1 rounding, x2 right shift, x0 pixel 0's output, w_even
+  // the stride, x pixel 2's output; x3 the value on its way out.
+#define MCUFLOW_DSP_FAST_OUTPUT(a, store)              \
+  "smmlar %[x3], %[" a "], %[w_odd], %[x1]\n\t"        \
+  "add %[x3], %[x3], %[" a "], asr #31\n\t"            \
+  "asr %[x3], %[x3], %[x2]\n\t"                        \
+  "ssat %[x3], #8, %[x3]\n\t"                          \
+  "strb %[x3], " store "\n\t"
+  __asm__ volatile(  // volatile: its results are the bytes stored
+      "0:\n\t"
+      "ldr %[x0], [%[f]]\n\t"
+      "ldr %[a0], [%[x0]], #4\n\t"
+      "str %[x0], [%[f]]\n\t"
+      "lsl %[a0], %[a0], #1\n\t"
+      "mov %[a1], %[a0]\n\t"
+      "mov %[a2], %[a0]\n\t"
+      "mov %[a3], %[a0]\n\t"
+      "ldrd %[x], %[groups], [%[f], #32]\n\t"
+      MCUFLOW_DSP_MAC_LOOP
+      "ldrd %[x0], %[x1], [%[f], #4]\n\t"
+      "ldr %[x3], [%[f], #12]\n\t"
+      "ldr %[w_odd], [%[x0]]\n\t"
+      "add %[x0], %[x0], %[x3]\n\t"
+      "ldr %[x2], [%[x1]]\n\t"
+      "add %[x1], %[x1], %[x3]\n\t"
+      "strd %[x0], %[x1], [%[f], #4]\n\t"
+      "ldr %[x0], [%[f], #24]\n\t"
+      "mvn %[x1], %[x2]\n\t"  // e - 1 = -shift - 1
+      "lsl %[x1], %[x0], %[x1]\n\t"
+      "rsb %[x2], %[x2], #0\n\t"
+      "ldrd %[x0], %[w_even], [%[f], #16]\n\t"
+      "add %[x], %[x0], %[w_even], lsl #1\n\t"
+      MCUFLOW_DSP_FAST_OUTPUT("a0", "[%[x0]]")
+      MCUFLOW_DSP_FAST_OUTPUT("a1", "[%[x0], %[w_even]]")
+      MCUFLOW_DSP_FAST_OUTPUT("a2", "[%[x]]")
+      MCUFLOW_DSP_FAST_OUTPUT("a3", "[%[x], %[w_even]]")
+      "add %[x0], %[x0], #1\n\t"
+      "str %[x0], [%[f], #16]\n\t"
+      "ldr %[x3], [%[f], #28]\n\t"
+      "cmp %[x0], %[x3]\n\t"
+      "bne 0b"
+      : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [w] "+r"(w), [x] "=&r"(x),
+        [groups] "=&r"(groups), [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2), [x3] "=&r"(x3), [w_odd] "=&r"(w_odd),
+        [w_even] "=&r"(w_even)
+      : [f] "r"(f)
+      : "cc", "memory");
+#undef MCUFLOW_DSP_FAST_OUTPUT
+}
+#undef MCUFLOW_DSP_MAC_GROUP
+#undef MCUFLOW_DSP_MAC_LOOP
+#undef MCUFLOW_DSP_MAC_OPERANDS
 
 // Depthwise: a0..a3 (channels c..c+3) += the taps' input words, read at tap_input[t] + c
 // (offset added by SXTAB16), times the widened weights w[2t], w[2t+1] (kernels_dsp.h), for
@@ -404,6 +483,12 @@ template <bool kFast>
 inline void conv_block(int32_t depth, int32_t out_c, int32_t out_stride, const Output& o, const DspTables& t,
                        const int16_t* scratch, const int8_t* weights, int32_t count, int8_t* out) {
   const int32_t groups = depth >> 2, tail = depth & 3;
+  if (kFast && tail == 0 && count == kDspPixels) {  // the common case, all in fast_block
+    FastBlockFrame f{t.bias, t.multipliers, t.shifts, 4 * t.step, out, out_stride, 2 * o.offset + 1,
+                           out + out_c, reinterpret_cast<const int32_t*>(scratch), groups};
+    fast_block(&f, weights);
+    return;
+  }
   for (int32_t oc = 0; oc < out_c; ++oc, ++out) {
     int32_t stride = out_stride;
     __asm__("" : "+r"(stride));  // opaque: GCC would keep a pointer per output pixel on the stack

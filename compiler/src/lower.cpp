@@ -18,10 +18,14 @@ class ProgramLowering : public Lowering {
     if (!int8()) p_.flags |= format::kFlagFloatPrecision;
     if (int8() && o_.int8_io) p_.flags |= format::kFlagInt8Io;
     for (int t : g_.inputs) lower_input(t);
-    for (const StateTensor& s : g_.states) lower_state(s);
+    for (const StateTensor& s : g_.states) {
+      if (!s.ring) lower_state(s);  // a ring's conv lowers it (ops/conv.cpp)
+    }
     for (const Op& op : g_.ops) lower_op(op);
     for (int t : g_.outputs) lower_output(t);
-    for (const StateTensor& s : g_.states) lower_state_update(s);
+    for (const StateTensor& s : g_.states) {
+      if (!s.ring) lower_state_update(s);
+    }
     return std::move(p_);
   }
 

@@ -1,4 +1,6 @@
 // conv2d (regular, grouped and depthwise) and conv_transpose2d.
+#include <algorithm>
+
 #include "families.h"
 #include "lowering.h"
 
@@ -10,8 +12,16 @@ void require_constant_parameters(const Graph& g, const Op& op) {
   if (op.inputs.size() > 2 && !g.tensors[op.inputs[2]].constant) fail(op, "bias must be constant");
 }
 
+// The input a conv reads: a streaming conv (stream_convs) reads its ring's window, the kept
+// frames and the new ones along time (W of a Conv1d's row view, else H).
+Shape window_shape(const Graph& g, const Op& op) {
+  Shape x = in_shape(g, op, 0);
+  if (op.has_attr("ring_frames") && x.size() == 4) x[size_t(op.int_attr("ring_axis"))] += op.int_attr("ring_frames");
+  return x;
+}
+
 Shape infer_conv2d(const Graph& g, const Op& op) {
-  const Shape& x = in_shape(g, op, 0);
+  const Shape x = window_shape(g, op);
   const Shape& w = in_shape(g, op, 1);
   if (x.size() != 4 || w.size() != 4) fail(op, "expects a 4-D input and 4-D weight, got " + shape_str(x));
   require_constant_parameters(g, op);
@@ -52,10 +62,13 @@ struct ConvLowering : Lowering {
   using Lowering::Lowering;
 
   void lower_conv(const Op& op) {
-    const Tensor& x = tensor(op.inputs[0]);
+    const bool ring = op.has_attr("ring_state");
+    // A streaming conv's window is its ring, which holds the frames in the state's spec.
+    const Tensor& x = tensor(ring ? int(op.int_attr("ring_state")) : op.inputs[0]);
+    const Shape window = window_shape(g_, op);
     const Tensor& w = tensor(op.inputs[1]);
     const Tensor& y = tensor(op.outputs[0]);
-    require_batch1(op, x);
+    require_batch1(op, tensor(op.inputs[0]));
     const int64_t groups = op.int_attr("groups");
     const int32_t out_c = int32_t(w.shape[0]), in_c = int32_t(x.shape[1]);
     const int32_t kh = int32_t(w.shape[2]), kw = int32_t(w.shape[3]);
@@ -83,13 +96,13 @@ struct ConvLowering : Lowering {
             else device_from_logical[((size_t(o) * kh + ky) * kw + kx) * group_in + i] = logical;
           }
 
-    const int in = activation(op.inputs[0]);
+    const int in = ring ? frames_in_state_spec(op, x) : activation(op.inputs[0]);
     const int out = activation(op.outputs[0]);
     const std::string name = w.name;
     const std::vector<int32_t> w_dims = depthwise ? std::vector<int32_t>{kh, kw, out_c}
                                                   : std::vector<int32_t>{out_c, kh, kw, group_in};
     auto fill_window = [&](auto& p) {
-      p.in_h = int32_t(x.shape[2]); p.in_w = int32_t(x.shape[3]); p.in_c = in_c;
+      p.in_h = int32_t(window[2]); p.in_w = int32_t(window[3]); p.in_c = in_c;
       p.out_h = int32_t(y.shape[2]); p.out_w = int32_t(y.shape[3]); p.out_c = out_c;
       p.k_h = kh; p.k_w = kw;
       p.stride_h = int32_t(stride[0]); p.stride_w = int32_t(stride[1]);
@@ -98,28 +111,96 @@ struct ConvLowering : Lowering {
       p.input_offset = int8() ? -x.quant.zero_point : 0;
       fill_output_stage(p, op, y);
     };
+    // A streaming conv: the ring (params after the conv's) and its head, states the op writes.
+    std::vector<int> outs = {out};
+    k::RingParams r{};
+    if (ring) {
+      const bool rows = op.int_attr("ring_axis") == 3;  // a Conv1d's row view: time on W; else on H
+      r.frame_elements = rows ? in_c : int32_t(window[3]) * in_c;
+      r.slots = int32_t(window[rows ? 3 : 2]);
+      r.frames = r.slots - int32_t(op.int_attr("ring_frames"));
+      add_ring_states(x, r, outs);
+    }
     std::vector<uint8_t> params;
     if (depthwise) {
       k::DwConvParams p{};
       fill_window(p);
       p.ch_mult = out_c / in_c;
-      params = params_bytes(p);
+      params = ring ? params_bytes(k::RingDwConvParams{p, r}) : params_bytes(p);
     } else {
       k::ConvParams p{};
       fill_window(p);
       p.groups = int32_t(groups);
-      params = params_bytes(p);
+      params = ring ? params_bytes(k::RingConvParams{p, r}) : params_bytes(p);
     }
     if (!int8()) {
       const int wid = constant(name, DType::kFloat32, w_dims, gathered(w.data, device_from_logical));
       const int bid = constant(name + ".bias", DType::kFloat32, {out_c}, bias_of(op, out_c));
-      emit(depthwise ? KernelId::dwconv_f32 : KernelId::conv_f32, {in, wid, bid}, {out}, params, &op, macs);
+      const KernelId kernel = ring ? (depthwise ? KernelId::ring_dwconv_f32 : KernelId::ring_conv_f32)
+                                   : (depthwise ? KernelId::dwconv_f32 : KernelId::conv_f32);
+      emit(kernel, {in, wid, bid}, outs, params, &op, macs);
       return;
     }
     int bid, mid, sid;
     requant_tables(op, x, w, y, out_c, int64_t(per_out), bid, mid, sid);
     const int wid = constant(name, DType::kInt8, w_dims, narrowed<int8_t>(gathered(quantized(w), device_from_logical)));
-    emit(depthwise ? KernelId::dwconv_s8 : KernelId::conv_s8, {in, wid, bid, mid, sid}, {out}, params, &op, macs);
+    const KernelId kernel = ring ? (depthwise ? KernelId::ring_dwconv_s8 : KernelId::ring_conv_s8)
+                                 : (depthwise ? KernelId::dwconv_s8 : KernelId::conv_s8);
+    emit(kernel, {in, wid, bid, mid, sid}, outs, params, &op, macs);
+  }
+
+  // The frames a streaming conv appends, in its ring state's spec (int8: requantized when the
+  // op computing them fixed another).
+  int frames_in_state_spec(const Op& op, const Tensor& state) {
+    const int frames = activation(op.inputs[0]);
+    const Tensor& x = tensor(op.inputs[0]);
+    if (!int8() || spec_of(x) == spec_of(state)) return frames;
+    return requantized(op, frames, x.quant, state.quant);
+  }
+
+  // The ring of state `state` (2 * slots frames, each frame stored twice; the state's values
+  // are the history, in the slots after the first run's frames) and its head (0), appended to
+  // `outs` and kept by the program. The state's logical (1, C, kept) or (1, C, kept, F) values
+  // become frames of C (or F x C) elements.
+  void add_ring_states(const Tensor& state, const k::RingParams& r, std::vector<int>& outs) {
+    const auto found = std::find_if(g_.states.begin(), g_.states.end(), [&](const StateTensor& s) {
+      return &g_.tensors[size_t(s.tensor)] == &state;
+    });
+    const std::vector<float>& initial = found->initial;
+    const int64_t channels = state.shape[1], kept = state.shape[2];
+    const int64_t features = state.shape.size() == 4 ? state.shape[3] : 1;
+    std::vector<float> values(size_t(2) * size_t(r.slots) * size_t(r.frame_elements), 0.0f);
+    for (int64_t copy = 0; copy < 2; ++copy)
+      for (int64_t j = 0; j < kept; ++j)
+        for (int64_t f = 0; f < features; ++f)
+          for (int64_t c = 0; c < channels; ++c)
+            values[size_t(((copy * r.slots + r.frames + j) * features + f) * channels + c)] =
+                initial[size_t((c * kept + j) * features + f)];
+    ProgramTensor ring;
+    ring.name = state.name + ".ring";
+    ring.dtype = act_dtype();
+    ring.dims = {2 * r.slots, r.frame_elements};
+    ring.logical_shape = {2 * r.slots, r.frame_elements};
+    ring.state = true;
+    if (int8()) {
+      ring.scale = state.quant.scale;
+      ring.zero_point = state.quant.zero_point;
+      ring.bytes = raw_bytes(narrowed<int8_t>(quantize_values(values, spec_of(state), ring.logical_shape)));
+    } else {
+      ring.bytes = raw_bytes(values);
+    }
+    ProgramTensor head;
+    head.name = state.name + ".head";
+    head.dtype = DType::kInt32;
+    head.dims = {1};
+    head.logical_shape = {1};
+    head.state = true;
+    head.bytes = raw_bytes(std::vector<int32_t>{0});
+    const int ring_id = p_.add_tensor(std::move(ring)), head_id = p_.add_tensor(std::move(head));
+    p_.states.push_back(StateUpdate{ring_id, ring_id});
+    p_.states.push_back(StateUpdate{head_id, head_id});
+    outs.push_back(ring_id);
+    outs.push_back(head_id);
   }
 
   void lower_conv_transpose(const Op& op) {

@@ -13,6 +13,7 @@ void erase_ops(Graph& g, const std::vector<bool>& removed) {
 
 void run_graph_passes(Graph& g) {
   remove_identities(g);
+  stream_convs(g);  // before lift_rows moves the window's cat onto row views
   lift_rows(g);
   fold_pads(g);
   fold_batch_norm(g);

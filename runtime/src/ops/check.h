@@ -108,6 +108,10 @@ Error check_conv_s8(const OpCheck& c);
 Error check_conv_f32(const OpCheck& c);
 Error check_dwconv_s8(const OpCheck& c);
 Error check_dwconv_f32(const OpCheck& c);
+// The same checks with an input of `input_elements` elements in slot 0 (the streaming kernels
+// read their window from a ring and take the new frames there); int8 or float32.
+Error check_conv_input(const OpCheck& c, bool quantized, uint64_t input_elements);
+Error check_dwconv_input(const OpCheck& c, bool quantized, uint64_t input_elements);
 Error check_fc_s8(const OpCheck& c);
 Error check_fc_f32(const OpCheck& c);
 Error check_binary_s8(const OpCheck& c);  // add_s8, mul_s8

@@ -9,12 +9,14 @@ using format::DType;
 using kernels::ConvParams;
 using kernels::DwConvParams;
 
-// Activations `act`, weights `weight`, bias `bias` (float32: all three float32).
-Error check_conv(const OpCheck& c, DType act, DType weight, DType bias) {
+// Activations `act`, weights `weight`, bias `bias` (float32: all three float32); the input in
+// slot 0 has `input_elements` elements (0: the window's, in_h * in_w * in_c).
+Error check_conv(const OpCheck& c, DType act, DType weight, DType bias, uint64_t input_elements = 0) {
   const auto& p = c.get_params<ConvParams>();
   if (!window_valid(p) || !positive(p.groups) || p.in_c % p.groups != 0 || p.out_c % p.groups != 0)
     return Error::kBadParams;
-  const uint64_t in = uint64_t(p.in_h) * p.in_w * p.in_c, out = uint64_t(p.out_h) * p.out_w * p.out_c;
+  const uint64_t out = uint64_t(p.out_h) * p.out_w * p.out_c;
+  const uint64_t in = input_elements != 0 ? input_elements : uint64_t(p.in_h) * p.in_w * p.in_c;
   const uint64_t window = uint64_t(p.k_h) * p.k_w * (p.in_c / p.groups);  // weights per output channel
   if (!tensor_is(c, 0, act, in) || !tensor_is(c, 1, weight, p.out_c * window) || !tensor_is(c, 2, bias, p.out_c) ||
       !output_is(c, act, out))
@@ -22,11 +24,12 @@ Error check_conv(const OpCheck& c, DType act, DType weight, DType bias) {
   return ok_if(act == DType::kFloat32 || weighted_quantization_valid(c, act, p.input_offset, p.out, p.out_c, p.out_c, window));
 }
 
-Error check_dwconv(const OpCheck& c, DType act, DType weight, DType bias) {
+Error check_dwconv(const OpCheck& c, DType act, DType weight, DType bias, uint64_t input_elements = 0) {
   const auto& p = c.get_params<DwConvParams>();
   if (!window_valid(p) || !positive(p.ch_mult) || uint64_t(p.in_c) * p.ch_mult != uint64_t(p.out_c))
     return Error::kBadParams;
-  const uint64_t in = uint64_t(p.in_h) * p.in_w * p.in_c, out = uint64_t(p.out_h) * p.out_w * p.out_c;
+  const uint64_t out = uint64_t(p.out_h) * p.out_w * p.out_c;
+  const uint64_t in = input_elements != 0 ? input_elements : uint64_t(p.in_h) * p.in_w * p.in_c;
   const uint64_t w = uint64_t(p.k_h) * p.k_w * p.out_c;
   if (!tensor_is(c, 0, act, in) || !tensor_is(c, 1, weight, w) || !tensor_is(c, 2, bias, p.out_c) ||
       !output_is(c, act, out))
@@ -41,6 +44,14 @@ Error check_conv_s8(const OpCheck& c) { return check_conv(c, DType::kInt8, DType
 Error check_conv_f32(const OpCheck& c) { return check_conv(c, DType::kFloat32, DType::kFloat32, DType::kFloat32); }
 Error check_dwconv_s8(const OpCheck& c) { return check_dwconv(c, DType::kInt8, DType::kInt8, DType::kInt32); }
 Error check_dwconv_f32(const OpCheck& c) { return check_dwconv(c, DType::kFloat32, DType::kFloat32, DType::kFloat32); }
+Error check_conv_input(const OpCheck& c, bool quantized, uint64_t input_elements) {
+  return quantized ? check_conv(c, DType::kInt8, DType::kInt8, DType::kInt32, input_elements)
+                   : check_conv(c, DType::kFloat32, DType::kFloat32, DType::kFloat32, input_elements);
+}
+Error check_dwconv_input(const OpCheck& c, bool quantized, uint64_t input_elements) {
+  return quantized ? check_dwconv(c, DType::kInt8, DType::kInt8, DType::kInt32, input_elements)
+                   : check_dwconv(c, DType::kFloat32, DType::kFloat32, DType::kFloat32, input_elements);
+}
 
 namespace {
 

@@ -90,9 +90,13 @@ struct Op {
 // `tensor` as the value the previous run left (before the first run, `initial`, in logical
 // order), and `update` is the value this run leaves for the next. `tensor` is no graph input
 // and no op writes it.
+// A ring state (stream_convs) holds the last frames of a streaming convolution's input along
+// its time axis: `update` is then the frames a run appends, and the convolution reading it
+// (attr "ring_state") keeps it (docs/streaming.md).
 struct StateTensor {
   int tensor = -1, update = -1;
   std::vector<float> initial;
+  bool ring = false;
 };
 
 struct Graph {

@@ -5,6 +5,7 @@
 namespace mcuflow::compiler {
 
 void remove_identities(Graph& g);        // dropout, clone, … : consumers read the input
+void stream_convs(Graph& g);             // conv(cat(state, x)) keeping cat's last frames → conv over a ring state
 void lift_rows(Graph& g);                // ops between 1-D layers run on their (N, C, 1, L) row views
 void fold_pads(Graph& g);                // zero pad of H, W → the reading conv's / avg pool's padding
 void fold_batch_norm(Graph& g);          // conv/linear → batch_norm: scale weights, shift bias

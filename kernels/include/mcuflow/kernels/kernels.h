@@ -103,4 +103,16 @@ void mul_s16(const BinaryParams& p, const int16_t* input1, const int16_t* input2
 void maxpool_s16(const PoolParams& p, const int16_t* input, int16_t* output);
 void avgpool_s16(const PoolParams& p, const int16_t* input, int16_t* output);
 
+// --- streaming convolution over a ring of frames (params.h RingParams) ---
+// Appends the run's frames to `ring` at `*head`, moves the head past them and convolves the
+// window: the kernels of conv_s8 / dwconv_s8 / conv_f32 / dwconv_f32 over the ring's bytes.
+void ring_conv_s8(const RingConvParams& p, const int8_t* frames, const int8_t* weights, const int32_t* bias,
+                  const int32_t* multipliers, const int32_t* shifts, int8_t* output, int8_t* ring, int32_t* head);
+void ring_dwconv_s8(const RingDwConvParams& p, const int8_t* frames, const int8_t* weights, const int32_t* bias,
+                    const int32_t* multipliers, const int32_t* shifts, int8_t* output, int8_t* ring, int32_t* head);
+void ring_conv_f32(const RingConvParams& p, const float* frames, const float* weights, const float* bias,
+                   float* output, float* ring, int32_t* head);
+void ring_dwconv_f32(const RingDwConvParams& p, const float* frames, const float* weights, const float* bias,
+                     float* output, float* ring, int32_t* head);
+
 }  // namespace mcuflow::kernels

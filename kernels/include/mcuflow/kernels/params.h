@@ -319,6 +319,27 @@ struct GatherRowsParams {      // gather_rows
   int32_t count, rows, row_bytes;
 };
 
+// A ring buffer of the last frames of a streaming convolution (docs/streaming.md). Each run
+// appends `frames` frames of `frame_elements` elements; the convolution reads a window of
+// `slots` (its history plus the new frames). Every frame is stored twice, at slot s and s +
+// slots, so that the window is always one contiguous run of the 2 * slots slots, starting at
+// the head: a run writes its own frames, it never shifts the window.
+struct RingParams {
+  int32_t frame_elements;
+  int32_t frames;
+  int32_t slots;
+};
+
+struct RingConvParams {        // ring_conv_s8 / ring_conv_f32: conv over the ring's window
+  ConvParams conv;             // in_h * in_w * in_c == slots * frame_elements
+  RingParams ring;
+};
+
+struct RingDwConvParams {      // ring_dwconv_s8 / ring_dwconv_f32
+  DwConvParams conv;
+  RingParams ring;
+};
+
 // ---------------------------------------------------------------------------------------
 // The params are bytes of the program file (docs/program_format.md): a struct's size and field
 // order are part of the format. A change here is a format change (bump format::kVersion); a new
@@ -349,5 +370,8 @@ static_assert(sizeof(GroupNormParams) == 40, "GroupNormParams layout");
 static_assert(sizeof(CompareParams) == 40, "CompareParams layout");
 static_assert(sizeof(WhereParams) == 44, "WhereParams layout");
 static_assert(sizeof(GatherRowsParams) == 12, "GatherRowsParams layout");
+static_assert(sizeof(RingParams) == 12, "RingParams layout");
+static_assert(sizeof(RingConvParams) == 96, "RingConvParams layout");
+static_assert(sizeof(RingDwConvParams) == 96, "RingDwConvParams layout");
 
 }  // namespace mcuflow::kernels

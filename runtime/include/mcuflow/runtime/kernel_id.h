@@ -65,6 +65,10 @@ namespace mcuflow {
   X(where_s8, 56)                         \
   X(where_f32, 57)                        \
   X(gather_rows, 58)                      \
+  X(ring_conv_s8, 59)                     \
+  X(ring_dwconv_s8, 60)                   \
+  X(ring_conv_f32, 61)                    \
+  X(ring_dwconv_f32, 62)                  \
   X(quantize_f32_s16, 160)                \
   X(dequantize_s16_f32, 161)              \
   X(requantize_s8_s16, 162)               \

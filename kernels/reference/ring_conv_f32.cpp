@@ -1,0 +1,11 @@
+// Streaming conv_f32: the run's frames appended to the ring, then conv_f32 over its window.
+#include "mcuflow/kernels/kernels.h"
+#include "ring_buffer.h"
+
+namespace mcuflow::kernels {
+
+void ring_conv_f32(const RingConvParams& p, const float* frames, const float* weights, const float* bias, float* output, float* ring, int32_t* head) {
+  conv_f32(p.conv, detail::ring_push(p.ring, frames, ring, head), weights, bias, output);
+}
+
+}  // namespace mcuflow::kernels

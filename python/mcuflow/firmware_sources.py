@@ -30,6 +30,9 @@ __all__ = ["source_root", "TIERS", "RUNTIME_OPS", "FirmwareSourcesError", "kerne
 TIERS = ("reference", "scalar", "dsp", "mve")
 # Ops Session::run performs itself (runtime/src/ops): no kernels/ source of their own.
 RUNTIME_OPS = {"read_input_rows"}
+# Kernels that run another kernel's walk: a ring kernel convolves the ring's window with the plain one.
+KERNEL_CALLS = {"ring_conv_s8": ("conv_s8",), "ring_dwconv_s8": ("dwconv_s8",),
+                "ring_conv_f32": ("conv_f32",), "ring_dwconv_f32": ("dwconv_f32",)}
 KERNEL_ID_HEADER = Path("runtime") / "include" / "mcuflow" / "runtime" / "kernel_id.h"
 
 # docs/program_format.md: op_count u16 at 22, ops_offset u32 at 32, arena_bytes u32 at 64; each
@@ -77,9 +80,10 @@ def runtime_sources(root: Path, tiers: Sequence[str] = ("reference",)) -> List[P
 
 
 def kernel_sources(root: Path, kernels: Sequence[str]) -> List[Path]:
-    """One source per kernel, kernels/<tier>/<kernel>.cpp, in the order given."""
+    """One source per kernel, kernels/<tier>/<kernel>.cpp, in the order given, each followed by the
+    kernels it calls (once)."""
     sources = []
-    for k in kernels:
+    for k in dict.fromkeys(c for k in kernels for c in (k, *KERNEL_CALLS.get(k, ()))):
         if k in RUNTIME_OPS:
             continue
         source = root / "kernels" / kernel_tier(k) / f"{k}.cpp"

@@ -18,7 +18,20 @@ def _history_frames(kernel_size: int, dilation: int) -> int:
     return dilation * (kernel_size - 1)
 
 
-class StreamingConv1d(torch.nn.Conv1d):
+class _KeptFrames:
+    """What the streaming convolutions share: time is dim 2 of the input and of ``history``."""
+
+    def reset(self) -> None:
+        """Forget the history (PyTorch side; a compiled program has reset_state())."""
+        self.history.zero_()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        window = torch.cat([self.history, x], dim=2)
+        self.history.copy_(window[:, :, window.shape[2] - self.history.shape[2]:])
+        return self._conv_forward(window, self.weight, self.bias)
+
+
+class StreamingConv1d(_KeptFrames, torch.nn.Conv1d):
     """A causal Conv1d over time (the last dim) for batch 1: its last dilation * (k - 1) input
     frames are kept in the buffer ``history``; no padding, stride 1. ``forward(x)`` takes
     ``(1, in_channels, T)`` and returns ``(1, out_channels, T)``."""
@@ -41,17 +54,8 @@ class StreamingConv1d(torch.nn.Conv1d):
         s.load_state_dict(conv.state_dict(), strict=False)
         return s
 
-    def reset(self) -> None:
-        """Forget the history (PyTorch side; a compiled program has reset_state())."""
-        self.history.zero_()
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        window = torch.cat([self.history, x], dim=2)
-        self.history.copy_(window[:, :, window.shape[2] - self.history.shape[2]:])
-        return self._conv_forward(window, self.weight, self.bias)
-
-
-class StreamingConv2d(torch.nn.Conv2d):
+class StreamingConv2d(_KeptFrames, torch.nn.Conv2d):
     """A Conv2d causal over time, the height axis of ``(1, C, T, F)`` inputs (frames of F
     features, e.g. mel bands): its last dilation_t * (k_t - 1) frames are kept in ``history``.
     Stride 1 and no padding over time; the feature axis keeps its own stride and padding."""
@@ -64,12 +68,3 @@ class StreamingConv2d(torch.nn.Conv2d):
                          dilation=tuple(d), groups=groups, bias=bias)
         frames = _history_frames(self.kernel_size[0], self.dilation[0])
         self.register_buffer("history", torch.zeros(1, in_channels, frames, features))
-
-    def reset(self) -> None:
-        """Forget the history (PyTorch side; a compiled program has reset_state())."""
-        self.history.zero_()
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        window = torch.cat([self.history, x], dim=2)
-        self.history.copy_(window[:, :, window.shape[2] - self.history.shape[2]:])
-        return self._conv_forward(window, self.weight, self.bias)

@@ -6,6 +6,7 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch.nn as nn
 
@@ -97,3 +98,11 @@ class SideBySide(nn.Module):
             outputs.append(layer(*xs[at:at + n]))
             at += n
         return tuple(outputs)
+
+
+def assert_outputs_equal(on_board, on_host) -> None:
+    """The board's outputs are the host runtime's: as many, each of the same dtype and shape, bit for bit."""
+    assert len(on_board) == len(on_host)
+    for b, h in zip(on_board, on_host):
+        assert b.dtype == h.dtype and b.shape == h.shape
+        np.testing.assert_array_equal(b, h)

@@ -12,7 +12,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 from mcuflow import device  # noqa: E402
-from fwutil import requires_cross  # noqa: E402
+from fwutil import assert_outputs_equal, requires_cross  # noqa: E402
 from test_stateful import FrameStack, SmoothingHead, compiled, frames  # noqa: E402
 
 pytestmark = requires_cross
@@ -32,6 +32,4 @@ def test_sequence_host_equals_board(target, board, precision):
         program.reset_state()
         on_board = device.run_on_board(program, xs, board)
         assert len({o.tobytes() for o in on_host[0]}) == INVOCATIONS  # every invocation differs
-        for b, h in zip(on_board, on_host):
-            assert b.dtype == h.dtype and b.shape == h.shape
-            np.testing.assert_array_equal(b, h)
+        assert_outputs_equal(on_board, on_host)

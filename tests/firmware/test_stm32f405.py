@@ -21,7 +21,7 @@ import torch
 
 import mcuflow
 from mcuflow import bench, boards, crossbuild, device, measure, memory_map, qemu, zoo
-from fwutil import REPO, parse_calib, requires_cmake, requires_cross
+from fwutil import REPO, assert_outputs_equal, parse_calib, requires_cmake, requires_cross
 
 pytestmark = requires_cross
 
@@ -64,9 +64,7 @@ def test_digits_run_bit_exact_with_the_host(digits):
     program, images = digits
     on_board = device.run_on_board(program, images, BOARD)
     on_host = program.run(images)
-    for b, h in zip(on_board, on_host):
-        assert b.dtype == h.dtype and b.shape == h.shape
-        np.testing.assert_array_equal(b, h)
+    assert_outputs_equal(on_board, on_host)
 
 
 def test_ds_cnn_planned_for_the_chip_runs_bit_exact(ds_cnn, ds_cnn_firmware):

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 import mcuflow  # noqa: E402
 from mcuflow import device  # noqa: E402
-from fwutil import requires_cross  # noqa: E402
+from fwutil import assert_outputs_equal, requires_cross  # noqa: E402
 from test_streaming import WINDOW, Stack1d, Time2d, frames_of, one  # noqa: E402
 
 pytestmark = requires_cross
@@ -35,6 +35,4 @@ def test_frames_host_equals_board(target, board, precision):
         program.reset_state()
         on_board = device.run_on_board(program, sequence, board)
         assert len({o.tobytes() for o in on_host[0]}) == WINDOW  # every frame's output differs
-        for b, h in zip(on_board, on_host):
-            assert b.dtype == h.dtype and b.shape == h.shape
-            np.testing.assert_array_equal(b, h)
+        assert_outputs_equal(on_board, on_host)

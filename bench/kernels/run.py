@@ -56,7 +56,7 @@ class ChannelOp(nn.Module):
 
 def layers():
     """(name, module, input shape NCHW or NC): DS-CNN's layers, element-wise ops, a max pool, two larger convs,
-    a grouped conv (RegNetX's group width 16)."""
+    a grouped conv (RegNetX's group width 16), a table-lookup activation (MobileNetV3's hardswish)."""
     torch.manual_seed(0)
     return [
         ("DS-CNN conv 10x4 s2 1->64, 49x10, pad (5,1)", nn.Conv2d(1, 64, (10, 4), stride=2, padding=(5, 1)),
@@ -73,6 +73,7 @@ def layers():
         ("pointwise 128->128, 12x12", nn.Conv2d(128, 128, 1), (1, 128, 12, 12)),
         ("grouped conv 3x3 64->64, 4 groups, 16x16, pad 1", nn.Conv2d(64, 64, 3, padding=1, groups=4),
          (1, 64, 16, 16)),
+        ("hardswish (table lookup), 16x16x16", nn.Hardswish(), (1, 16, 16, 16)),
     ]
 
 

@@ -42,6 +42,21 @@ inline uint32_t saturate_pack(int32_t v0, int32_t v1, int32_t v2, int32_t v3) {
 
 inline void write_word(int8_t* p, uint32_t v) { std::memcpy(p, &v, sizeof(v)); }
 
+// Each byte of `input` looked up in a 256-entry table, a word of four at a time: entry b ^ kFlip
+// for byte b (kFlip 0: the byte as unsigned; 0x80: as signed plus 128). Each word is read before
+// it is written, so it runs in place.
+template <uint32_t kFlip>
+inline void lookup_bytes(int32_t n, const int8_t* input, const int8_t* table, int8_t* output) {
+  const auto* entries = reinterpret_cast<const uint8_t*>(table);
+  int32_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const uint32_t x = uint32_t(read_word(input + i)) ^ (kFlip * 0x01010101u);
+    write_word(output + i, entries[x & 0xFFu] | uint32_t(entries[(x >> 8) & 0xFFu]) << 8 |
+                               uint32_t(entries[(x >> 16) & 0xFFu]) << 16 | uint32_t(entries[x >> 24]) << 24);
+  }
+  for (; i < n; ++i) output[i] = int8_t(entries[uint8_t(input[i]) ^ kFlip]);
+}
+
 // Bytes 1 and 3 sign-extended to 16 bits. GCC 12 does not fold a rotate into SXTB16 itself.
 inline int32_t sxtb16_odd(int32_t x) {
   int32_t r;

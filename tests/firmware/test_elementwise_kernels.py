@@ -1,4 +1,5 @@
-"""Element-wise DSP and MVE kernels (add, mul, clamp, requantize) against the host, bit for bit.
+"""Element-wise DSP and MVE kernels (add, mul, clamp, requantize, table-lookup activations)
+against the host, bit for bit.
 
 Each family is one program of many differently shaped single layers side by side (odd element
 counts and word/vector tails, every broadcast of the second operand: same shape, a per-channel
@@ -96,6 +97,32 @@ def requantize(shape, value, scale=1.0):
     return f"requantize {shape} pad value {value} scale {scale}", PadValue(value), [shape], [scale]
 
 
+LUT_ACTIVATIONS = {"sigmoid": torch.sigmoid, "tanh": torch.tanh, "hardswish": F.hardswish, "hardsigmoid": F.hardsigmoid,
+                   "silu": F.silu, "gelu": F.gelu, "mish": F.mish}
+
+
+class Activation(nn.Module):
+    def __init__(self, name):
+        super().__init__()
+        self.function = LUT_ACTIVATIONS[name]
+
+    def forward(self, x):
+        return self.function(x)
+
+
+def lut(shape, name, scale=1.0):
+    return f"lut {name} {shape} scale {scale}", Activation(name), [shape], [scale]
+
+
+def lut_family():
+    """Every table-lookup activation on two shapes, then vector and word tails; input scales over two decades."""
+    scales = [1.0, 3.0, 0.1, 8.0, 0.5]
+    pairs = [(name, shape) for name in LUT_ACTIVATIONS for shape in [(1, 16, 8, 8), (1, 3, 5, 7)]]
+    tails = [(1, 1, 1, 1), (1, 1, 1, 3), (1, 33, 3, 5), (1, 7, 9), (1, 2, 17)]
+    return ([lut(shape, name, scales[i % 4]) for i, (name, shape) in enumerate(pairs)]
+            + [lut(shape, "tanh", scale) for shape, scale in zip(tails, scales)])
+
+
 def binary_family(op, relu6=True):
     return [
         binary(op, (1, 16, 8, 8)), binary(op, (1, 3, 5, 7)), binary(op, (1, 1, 1, 1)), binary(op, (1, 1, 1, 3)),
@@ -132,6 +159,8 @@ def families():
         ("clamp_s8_dsp", "requantize_s8_dsp"): ("qemu-m4", clamp_family() + requantize_family()),
         ("mul_s8_mve",): ("qemu-m55", binary_family(torch.mul)),
         ("clamp_s8_mve", "requantize_s8_mve"): ("qemu-m55", clamp_family() + requantize_family()),
+        ("lut_s8_dsp",): ("qemu-m4", lut_family()),
+        ("lut_s8_mve",): ("qemu-m55", lut_family()),
     }
 
 
@@ -152,6 +181,8 @@ def random_family(kernel, seed, count):
         if kernel.startswith("clamp"):
             lo = float(rng.uniform(-2, 1)) * scale
             cases.append(clamp(shape, lo, lo + float(rng.uniform(0.01, 3)) * scale, scale=scale))
+        elif kernel.startswith("lut"):
+            cases.append(lut(shape, str(rng.choice(sorted(LUT_ACTIVATIONS))), scale=scale))
         elif kernel.startswith("requantize"):
             cases.append(requantize(shape, float(rng.choice([-1, 1]) * 10.0 ** rng.uniform(-2, 3)), scale=scale))
         else:

@@ -1,5 +1,5 @@
-"""Scalar-tier element-wise kernels (Armv6-M Thumb-1: add, mul, clamp, requantize) against the
-host, bit for bit.
+"""Scalar-tier element-wise kernels (Armv6-M Thumb-1: add, mul, clamp, requantize, table-lookup
+activations) against the host, bit for bit.
 
 The layer families of test_elementwise_kernels (every broadcast of the second operand, fused
 ReLU/ReLU6, input scales over several decades, outputs narrow enough that the requantization
@@ -27,7 +27,7 @@ from fwutil import rejected_on_host_sent_to_board, requires_cross  # noqa: E402
 from test_elementwise_kernels import (LARGE_SWEEP, InPlace,  # noqa: E402
                                       assert_board_matches_host, binary_family, case_kernel, clamp_family,
                                       compile_cases, element_kernels, output_shift, random_family,
-                                      requantize_family, samples)
+                                      lut_family, requantize_family, samples)
 from program_bytes import constants_offset, with_crc  # noqa: E402
 
 pytestmark = requires_cross
@@ -43,6 +43,7 @@ def families():
         ("add_s8_scalar",): binary_family(torch.add),
         ("mul_s8_scalar",): binary_family(torch.mul),
         ("clamp_s8_scalar", "requantize_s8_scalar"): clamp_family() + requantize_family(),
+        ("lut_s8_scalar",): lut_family(),
     }
 
 

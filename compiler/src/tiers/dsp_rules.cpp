@@ -91,7 +91,7 @@ void fc_prepare(LoweredProgram& p, ProgramOp& op) {
   append_scratch(p, op, kernels::kDspFcScratchSlot, kernels::dsp_fc_scratch_bytes(params_of<FcParams>(op)));
 }
 
-// avgpool_s8_dsp, maxpool_s8_dsp, clamp_s8_dsp, requantize_s8_dsp: any such op.
+// avgpool_s8_dsp, maxpool_s8_dsp, clamp_s8_dsp, requantize_s8_dsp, lut_s8_dsp: any such op.
 
 // --- add_s8_dsp, mul_s8_dsp (every broadcast mode) ---
 
@@ -139,6 +139,8 @@ std::vector<TierCandidate> dsp_candidates() {
       {KernelId::clamp_s8_dsp, KernelId::clamp_s8, accepts_any, nullptr, "clamp: SSUB8 + SEL, 4 per word", kDspCore},
       {KernelId::requantize_s8_dsp, KernelId::requantize_s8, accepts_any, append_requantize_table,
        "requantize: 256-entry byte table", kDspCore},
+      {KernelId::lut_s8_dsp, KernelId::lut_s8, accepts_any, nullptr,
+       "table-lookup activation: four bytes per word", kDspCore},
       {KernelId::softmax_s8_dsp, KernelId::softmax_s8, accepts_any, append_softmax_exp_table,
        "softmax: SSUB8 + SEL row max, exp table lookup, one UMLAL per output", kDspCore},
   };

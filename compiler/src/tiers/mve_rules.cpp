@@ -119,7 +119,7 @@ void fc_prepare(LoweredProgram& p, ProgramOp& op) {
 }
 
 // add_s8_mve, mul_s8_mve (every broadcast mode), clamp_s8_mve, avgpool_s8_mve, maxpool_s8_mve,
-// quantize_f32_s8_mve: any such op, nothing prepared; requantize_s8_mve: the DSP tier's byte
+// quantize_f32_s8_mve, lut_s8_mve: any such op, nothing prepared; requantize_s8_mve: the DSP tier's byte
 // table (dsp_rules.cpp); dequantize_s8_f32_mve: nothing prepared.
 
 }  // namespace
@@ -148,6 +148,8 @@ std::vector<TierCandidate> mve_candidates() {
       {KernelId::clamp_s8_mve, KernelId::clamp_s8, accepts_any, nullptr, "clamp: MVE VMAX/VMIN, 16 per step", kMveCore},
       {KernelId::requantize_s8_mve, KernelId::requantize_s8, accepts_any, append_requantize_table,
        "requantize: 256-entry byte table, MVE gather of 16 per step", kMveCore},
+      {KernelId::lut_s8_mve, KernelId::lut_s8, accepts_any, nullptr,
+       "table-lookup activation: MVE gather of 16 per step", kMveCore},
       {KernelId::softmax_s8_mve, KernelId::softmax_s8, accepts_any, append_softmax_exp_table,
        "softmax: MVE VMAXV row max, exp table gathered 4 per step, VQRDMULH + VRSHL outputs", kMveCore},
       {KernelId::quantize_f32_s8_mve, KernelId::quantize_f32_s8, accepts_any, nullptr,

@@ -211,6 +211,8 @@ std::vector<TierCandidate> scalar_candidates() {
        "clamp: Thumb-1, four bytes per word compared without branches (SWAR)", kScalarCore, kFasterCore},
       {KernelId::requantize_s8_scalar, KernelId::requantize_s8, accepts_any, requantize_prepare,
        "requantize: Thumb-1, one 256-entry table lookup per element", kScalarCore, kFasterCore},
+      {KernelId::lut_s8_scalar, KernelId::lut_s8, accepts_any, nullptr,
+       "table-lookup activation: Thumb-1, signed bytes index the table from its middle", kScalarCore, kFasterCore},
       {KernelId::softmax_s8_scalar, KernelId::softmax_s8, accepts_any, append_softmax_exp_table,
        "softmax: Thumb-1, exp table lookup, outputs from a 16x16-bit MULS (64-bit product only near a rounding step)", kScalarCore, kFasterCore},
   };

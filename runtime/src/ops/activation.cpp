@@ -3,7 +3,6 @@
 #include "mcuflow/kernels/kernels.h"
 
 namespace mcuflow::ops {
-namespace {
 
 using format::DType;
 using kernels::ActivationParams;
@@ -11,12 +10,15 @@ using kernels::LutParams;
 
 constexpr uint64_t kLutEntries = 256;
 
+// Every tier's lut kernel takes this check (scalar/checks.h).
 Error check_lut_s8(const OpCheck& c) {
   const auto& p = c.get_params<LutParams>();
   // Any int8 input indexes one of the 256 entries, wherever the table is stored.
   return ok_if(p.n >= 1 && tensor_is(c, 0, DType::kInt8, uint64_t(p.n)) && tensor_is(c, 1, DType::kInt8, kLutEntries) &&
                output_is(c, DType::kInt8, uint64_t(p.n)));
 }
+
+namespace {
 
 Error check_activation_f32(const OpCheck& c) {
   const auto& p = c.get_params<ActivationParams>();

@@ -122,6 +122,8 @@ void add_s8_dsp(const BinaryParams& p, const int8_t* input1, const int8_t* input
 void mul_s8_dsp(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);
 void clamp_s8_dsp(const ClampParams& p, const int8_t* input, int8_t* output);
 void requantize_s8_dsp(const RequantizeParams& p, const int8_t* input, const int8_t* table, int8_t* output);
+// lut_s8_dsp: the reference's inputs (its 256-entry table), nothing prepared.
+void lut_s8_dsp(const LutParams& p, const int8_t* input, const int8_t* table, int8_t* output);
 inline Refusal add_s8_dsp_refusal(const BinaryParams& p) {
   return add_tables_fit(p) ? Refusal::kNone : Refusal::kAddRange;
 }

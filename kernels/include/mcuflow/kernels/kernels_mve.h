@@ -214,6 +214,8 @@ void clamp_s8_mve(const ClampParams& p, const int8_t* input, int8_t* output);
 // table: the constant int8 [kByteValues] requantize_table_entry (elementwise_tiers.h), gathered
 // sixteen lanes at a time.
 void requantize_s8_mve(const RequantizeParams& p, const int8_t* input, const int8_t* table, int8_t* output);
+// The reference's inputs (its 256-entry table, entry b + 128 for input b), gathered likewise.
+void lut_s8_mve(const LutParams& p, const int8_t* input, const int8_t* table, int8_t* output);
 void avgpool_s8_mve(const PoolParams& p, const int8_t* input, int8_t* output);
 void maxpool_s8_mve(const PoolParams& p, const int8_t* input, int8_t* output);
 

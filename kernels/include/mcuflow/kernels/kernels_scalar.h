@@ -247,5 +247,7 @@ void clamp_s8_scalar(const ClampParams& p, const int8_t* input, int8_t* output);
 // requantize_s8 is a function of one int8: table (constant int8 [kByteValues]) holds
 // requantize_table_entry (elementwise_tiers.h) for each byte.
 void requantize_s8_scalar(const RequantizeParams& p, const int8_t* input, const int8_t* table, int8_t* output);
+// lut_s8: the reference's inputs (the 256-entry table, entry b + 128 for input b), nothing prepared.
+void lut_s8_scalar(const LutParams& p, const int8_t* input, const int8_t* table, int8_t* output);
 
 }  // namespace mcuflow::kernels

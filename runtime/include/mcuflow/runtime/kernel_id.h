@@ -99,6 +99,7 @@ namespace mcuflow {
   X(mul_s8_dsp, 75, mul_s8)                     \
   X(clamp_s8_dsp, 76, clamp_s8)                 \
   X(requantize_s8_dsp, 77, requantize_s8)       \
+  X(lut_s8_dsp, 78, lut_s8)                     \
   X(conv_s8_1x1_mve, 96, conv_s8)               \
   X(conv_s8_mve, 97, conv_s8)                   \
   X(dwconv_s8_mve, 98, dwconv_s8)               \
@@ -112,6 +113,7 @@ namespace mcuflow {
   X(mul_s8_mve, 106, mul_s8)                    \
   X(clamp_s8_mve, 107, clamp_s8)                \
   X(requantize_s8_mve, 108, requantize_s8)      \
+  X(lut_s8_mve, 109, lut_s8)                    \
   X(conv_s8_1x1_scalar, 128, conv_s8)           \
   X(conv_s8_scalar, 129, conv_s8)               \
   X(dwconv_s8_3x3_scalar, 130, dwconv_s8)       \
@@ -122,7 +124,8 @@ namespace mcuflow {
   X(add_s8_scalar, 137, add_s8)                 \
   X(mul_s8_scalar, 138, mul_s8)                 \
   X(clamp_s8_scalar, 139, clamp_s8)             \
-  X(requantize_s8_scalar, 140, requantize_s8)
+  X(requantize_s8_scalar, 140, requantize_s8)   \
+  X(lut_s8_scalar, 141, lut_s8)
 
 enum class KernelId : uint16_t {
 #define MCUFLOW_KERNEL_ENUM(name, id) name = id,

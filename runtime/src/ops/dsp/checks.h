@@ -49,6 +49,7 @@ inline constexpr KernelCheck kernel_check_clamp_s8_dsp{sizeof(kernels::ClampPara
                                                        aliasing::kElementwise};
 // The same 256-byte table as the scalar tier's (the scalar checks build for every core).
 inline constexpr KernelCheck kernel_check_requantize_s8_dsp = kernel_check_requantize_s8_scalar;
+inline constexpr KernelCheck kernel_check_lut_s8_dsp = kernel_check_lut_s8_scalar;
 inline constexpr KernelCheck kernel_check_softmax_s8_dsp = kernel_check_softmax_s8_scalar;
 
 }  // namespace mcuflow::ops

@@ -1,4 +1,4 @@
-// Device adapters for the DSP clamp and requantize kernels (checks.h).
+// Device adapters for the DSP clamp, requantize and table-lookup activation kernels (checks.h).
 #include "checks.h"
 #include "mcuflow/kernels/kernels_dsp.h"
 
@@ -14,10 +14,15 @@ void eval_requantize_s8_dsp(const OpCall& c) {
                              c.out<int8_t>(0));
 }
 
+void eval_lut_s8_dsp(const OpCall& c) {
+  kernels::lut_s8_dsp(c.get_params<kernels::LutParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.out<int8_t>(0));
+}
+
 }  // namespace
 
 extern const KernelEntry kernel_entry_clamp_s8_dsp = kernel_check_clamp_s8_dsp.with_eval(eval_clamp_s8_dsp);
 extern const KernelEntry kernel_entry_requantize_s8_dsp =
     kernel_check_requantize_s8_dsp.with_eval(eval_requantize_s8_dsp);
+extern const KernelEntry kernel_entry_lut_s8_dsp = kernel_check_lut_s8_dsp.with_eval(eval_lut_s8_dsp);
 
 }  // namespace mcuflow::ops

@@ -50,6 +50,8 @@ inline constexpr KernelCheck kernel_check_clamp_s8_scalar{sizeof(kernels::ClampP
 inline constexpr KernelCheck kernel_check_requantize_s8_scalar{sizeof(kernels::RequantizeParams),
                                                                kernels::kRequantizeTableSlot + 1, 1,
                                                                check_requantize_s8_scalar, aliasing::kElementwise};
+// The table-lookup activations of every tier: the reference's inputs and check.
+inline constexpr KernelCheck kernel_check_lut_s8_scalar{sizeof(kernels::LutParams), 2, 1, check_lut_s8};
 
 // The softmax kernels of every tier (softmax_check.cpp; the scalar tier builds for every core):
 // the reference's input, then the exp table (softmax_table.h), which must equal its

@@ -32,6 +32,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from .boardfile import BoardFileError, board_linker_script, firmware_dir
 from .boards import Board, get_board
+from .version import sources_commit
 
 __all__ = [
     "FirmwareError",
@@ -214,15 +215,6 @@ def _run(cmd: List[str], what: str, board: str, cwd: Optional[Path] = None) -> s
     return proc
 
 
-def _git_commit(path: Path) -> Optional[str]:
-    try:
-        p = subprocess.run(["git", "rev-parse", "HEAD"], cwd=path, capture_output=True, text=True,
-                           timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return p.stdout.strip() or None if p.returncode == 0 else None
-
-
 def _section_sizes(elf: Path) -> Dict[str, Dict[str, int]]:
     size = tool_path("size")
     if not size:
@@ -368,7 +360,7 @@ def build_firmware(
         "sources": source_records,
         "outputs": {"elf": elf.name, "map": map_path.name, "bin": binp.name},
         "sections": _section_sizes(elf),
-        "git_commit": _git_commit(fw),
+        "git_commit": sources_commit(fw.parent),
         "icount_shift": b.icount_shift,
     }
     info_path = out / "build_info.json"

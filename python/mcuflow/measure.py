@@ -23,9 +23,9 @@ import numpy as np
 
 from .api import Program
 from .boards import Board, UnknownBoardError, get_board
-from .crossbuild import _git_commit, tool_path
+from .crossbuild import tool_path
 from .errors import InputError, McuflowError
-from .version import __version__
+from .version import __version__, sources_commit
 
 PROGRAM_SECTION = ".rodata.mcuflow_program"  # python/mcuflow/device.py generate_sources
 ALLOCATOR_SYMBOLS = ("malloc", "_malloc_r", "calloc", "realloc", "free", "_sbrk", "_sbrk_r")
@@ -307,7 +307,7 @@ def measurement_record(*, program: Program | None, board: str | None, build_info
     flags = info.get("flags", {})
     return {
         "mcuflow_version": __version__,
-        "mcuflow_commit": info.get("git_commit") or _git_commit(source_root()),
+        "mcuflow_commit": info.get("git_commit") or sources_commit(source_root()),
         "compiler": info.get("compiler", {}).get("version") or compiler_fallback,
         "compiler_flags": {"cpu": info.get("cpu_flags"), "opt_level": flags.get("opt_level"),
                            "kernel_opt_level": flags.get("kernel_opt_level"), "common": flags.get("common"),

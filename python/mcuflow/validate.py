@@ -651,12 +651,6 @@ def _report_text(facts: dict, verdicts: list[Verdict], notes: list[str], budgets
 
 # --- provenance ----------------------------------------------------------------------------
 
-def _git_commit() -> str | None:
-    from .crossbuild import _git_commit as commit_of
-
-    return commit_of(Path(__file__).resolve().parent)
-
-
 def _calibration_hashes(program: Program) -> list[str] | None:
     listed = program.metadata.get("source", {}).get(CALIBRATION_SAMPLES_KEY)
     return listed.split() if listed is not None else None
@@ -816,7 +810,7 @@ def _save_inputs_check_provenance(record: RecordWriter, run: _Run, notes: list[s
 
 
 def _validate(record: RecordWriter, run: _Run) -> ValidationResult:
-    from .version import __version__
+    from .version import __version__, mcuflow_commit
     from .firmware_sources import kernel_tier
 
     program, samples, board = run.program, run.samples, run.board
@@ -882,7 +876,7 @@ def _validate(record: RecordWriter, run: _Run) -> ValidationResult:
     manifest = {
         "format": RECORD_FORMAT, "version": RECORD_VERSION,
         "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "mcuflow": {"version": __version__, "git_commit": _git_commit()},
+        "mcuflow": {"version": __version__, "git_commit": mcuflow_commit()},
         "environment": {"python": platform.python_version(), "numpy": np.__version__, "torch": torch.__version__,
                         "platform": platform.platform()},
         "model": {"sha256": model_sha, "file": "model.pt2", "eager": run.eager_model},

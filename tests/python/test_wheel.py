@@ -1,6 +1,7 @@
 """The built wheel, installed into a fresh virtual environment outside the repository, compiles a
 model, builds firmware from the sources it carries, runs it on qemu-m55 bit-exact with the host and
-validates it (and benchmarks it with MCUFLOW_WHEEL_BENCH=1)."""
+validates it (and benchmarks it with MCUFLOW_WHEEL_BENCH=1); its records name the commit the wheel
+was built from."""
 
 import json
 import os
@@ -67,10 +68,19 @@ def test_the_installed_wheel_builds_and_runs_firmware_outside_the_repository(tmp
                            cwd=work, env=env, capture_output=True, text=True, check=True).stdout.split()
     package = venv.resolve() / "lib"
     assert all(Path(p).resolve().is_relative_to(package) for p in where), where
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run(git + ["init", "-q"], check=True)  # the venv inside an unrelated repository: not our commit
+    subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "unrelated"], check=True)
+    recorded = subprocess.run([venv / "bin" / "python", "-c", "from mcuflow.version import mcuflow_commit; "
+                               "print(mcuflow_commit())"], cwd=work, env=env, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    assert recorded == head  # written into the package when the wheel was built
 
     mcuflow("compile", "model.pt2", "--calibration", "calib.npz", "-o", "model.mfp")
     mcuflow("firmware", "model.mfp", "--board", "qemu-m55", "-o", "fw")
     build_info = json.loads((work / "fw" / "build_info.json").read_text())
+    assert build_info["git_commit"] == head
     compiled = [(work / "fw" / s["path"]).resolve() for s in build_info["sources"]]  # relative: generated/
     shipped = [p for p in compiled if p.is_relative_to(package)]
     assert any(p.name == "startup.c" for p in shipped) and any(p.parent.name == "mve" for p in shipped), compiled

@@ -14,8 +14,10 @@ from __future__ import annotations
 import math
 import re
 import statistics
+import sys
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -24,7 +26,7 @@ from .boards import board_named
 from .device import cached_build, run_harness, write_input_files
 from .firmware_sources import kernel_tier
 from .errors import InputError
-from .measure import measurement_record, parse_stack, sample_inputs
+from .measure import analyze, measurement_record, parse_stack, sample_inputs
 
 MAX_RUNS = 100_000
 _LINE = re.compile(r"^mcuflow-bench: (\w+)((?: \d+)+)$")
@@ -127,20 +129,31 @@ def _region_text(program: Program, first: int, end: int) -> dict[str, str]:
     }
 
 
+def progress_line(text: str) -> None:
+    """One line on stderr saying which long step starts (stdout keeps only the report)."""
+    print(f"mcuflow bench: {text}", file=sys.stderr, flush=True)
+
+
 def run_bench(program: Program, board: str, *, warmup: int = 2, runs: int = 20, inputs=None,
-              timeout: float = 300.0) -> dict:
-    """Builds (or reuses) the bench firmware, runs it once under QEMU and returns the record."""
+              timeout: float = 300.0, progress: Callable[[str], None] | None = None) -> dict:
+    """Builds (or reuses) the bench firmware, runs it once under QEMU and returns the record.
+    ``progress`` is called with a line before each firmware build and board run (`mcuflow bench`
+    passes progress_line)."""
     if not 0 <= warmup <= MAX_RUNS or not 1 <= runs <= MAX_RUNS:
         raise InputError(f"--warmup must be 0..{MAX_RUNS} and --runs 1..{MAX_RUNS} (got {warmup}, {runs})")
+    note = progress or (lambda text: None)
     b = board_named(board)
     sample = sample_inputs(program) if inputs is None else _first_sample(program, inputs)
+    note(f"building the bench firmware for {b.name} (reused when cached)")
     fw = cached_build(program, b.name, harness="bench")
     first, end = inference_ops(program)
     with tempfile.TemporaryDirectory(prefix="mcuflow-bench-") as work:
         w = Path(work)
         (w / "bench.bin").write_bytes(np.array([warmup, runs, first, end], dtype="<u4").tobytes())
         write_input_files(w, program, [sample])
+        note(f"running {warmup} warm-up and {runs} measured inferences on {b.name}")
         stdout = run_harness(fw.elf, b.name, w, timeout)
+        note(f"building and running the init-phase firmware on {b.name}")
         phases_fw = cached_build(program, b.name, harness="init_phases")
         phases_stdout = run_harness(phases_fw.elf, b.name, w, timeout)
     lines = parse_output(stdout)
@@ -169,6 +182,7 @@ def run_bench(program: Program, board: str, *, warmup: int = 2, runs: int = 20, 
         regions[name] = {"contains": text[name], **summarize(observations), "observations": observations}
     regions["inference"]["ops"] = [first, end]
     stack = parse_stack(stdout)
+    size, _ = analyze(fw.elf, fw.map, fw.info or None)
     return {
         "record": measurement_record(program=program, board=b.name, build_info=fw.info),
         "unit": "instructions",
@@ -185,6 +199,8 @@ def run_bench(program: Program, board: str, *, warmup: int = 2, runs: int = 20, 
                     "inference_ops_total": sum(p["instructions"] for p in profile if p["region"] == "inference"),
                     "ops": profile},
         "memory": {"stack_high_water": stack[0] if stack else None, "stack_reserved": stack[1] if stack else None,
+                   # the bench firmware's, as `mcuflow size` counts them
+                   "flash_bytes": size["flash"]["total"], "static_ram_bytes": size["ram"]["static_total"],
                    "arena_bytes": program.arena_bytes,
                    # per region: the highest byte one run wrote (painted twice), and what the plan says
                    "arena_reached": [v for _, v in lines.get("arena", [])],

@@ -133,13 +133,27 @@ def cmd_size(args) -> int:
     return 0
 
 
+def check_html_output(path: str | None, inputs: dict) -> None:
+    """--html: its directory exists and it is none of the command's inputs (checked before any work)."""
+    if path is not None:
+        check_output_parent(path, "--html")
+        refuse_overwriting_inputs(path, inputs, "--html")
+
+
 def cmd_bench(args) -> int:
     from .api import Program
-    from .bench import format_report, run_bench
+    from .bench import format_report, progress_line, run_bench
 
+    check_html_output(args.html, {"the program": args.program, "the input": args.input})
     program = Program.load(args.program)
     inputs = load_arrays(args.input, "input") if args.input else None
-    report = run_bench(program, args.board, warmup=args.warmup, runs=args.runs, inputs=inputs, timeout=args.timeout)
+    report = run_bench(program, args.board, warmup=args.warmup, runs=args.runs, inputs=inputs, timeout=args.timeout,
+                       progress=progress_line)
+    if args.html:
+        from .html_report import bench_page
+
+        write_file(args.html, bench_page(report, program, Path(args.program).name))
+        print(f"mcuflow bench: wrote {args.html}", file=sys.stderr)
     print(json.dumps(report, indent=1) if args.json else format_report(report, args.program))
     return 0
 
@@ -199,9 +213,10 @@ def cmd_validate(args) -> int:
     labels = load_array(args.labels, "labels") if args.labels else None
     if not Path(args.model).is_file():
         raise InputError(f"model file {args.model} does not exist")
-    refuse_overwriting_inputs(args.output, {"the model": args.model, "the program": args.program,
-                                            "the evaluation data": args.eval, "the labels": args.labels,
-                                            "the budgets": args.budgets})
+    given = {"the model": args.model, "the program": args.program, "the evaluation data": args.eval,
+             "the labels": args.labels, "the budgets": args.budgets}
+    refuse_overwriting_inputs(args.output, given)
+    check_html_output(args.html, given)
     check_request(program, eval_inputs, labels, args.board, args.budgets, args.output, args.worst)
     exported = load_exported(args.model)
     with warnings.catch_warnings():
@@ -211,6 +226,11 @@ def cmd_validate(args) -> int:
                           timeout=args.timeout, model_path=args.model)
     for note in result.warnings:
         print(f"mcuflow validate: WARNING: {note}", file=sys.stderr)
+    if args.html:
+        from .html_report import validation_page
+
+        write_file(args.html, validation_page(result, program, args.board))
+        result.report += f"\nhtml report: {args.html}"
     print(result.report)
     return 0 if result.passed else EXIT_VALIDATION_FAILED
 
@@ -292,6 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--input", help="X.npy or X.npz: the first sample is benchmarked (default: seeded random)")
     b.add_argument("--timeout", type=float, default=300.0, help="seconds before a hung run is killed")
     b.add_argument("--json", action="store_true")
+    b.add_argument("--html", help="REPORT.html: per-op latency, latency histogram, memory timeline, flash/RAM")
     b.set_defaults(func=cmd_bench)
 
     z = sub.add_parser("zoo", help="reference models (MLPerf Tiny and more) with seeded weights")
@@ -320,6 +341,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--worst", type=int, default=5, help="worst inputs listed per comparison (default 5)")
     v.add_argument("--timeout", type=float, default=DEFAULT_BOARD_TIMEOUT_S,
                    help="seconds per emulator run of up to 256 inputs")
+    v.add_argument("--html", help="REPORT.html: error per layer, latency histogram, memory timeline, flash/RAM "
+                                  "(one self-contained page)")
     v.add_argument("--progress", action="store_true", help="show the progress bar even when stderr is not a terminal")
     v.add_argument("--compare", nargs=2, metavar=("OLD_RECORD", "NEW_RECORD"), help="show what changed between two records")
     v.set_defaults(func=cmd_validate)

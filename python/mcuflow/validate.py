@@ -167,29 +167,38 @@ def index_ranges(indices: Sequence[int]) -> str:
 
 
 class Progress:
-    """A one-line bar on stderr with rate and time left, redrawn at most ten times a second."""
+    """Progress on stderr, ``mode``: "bar", a one-line bar with rate and time left redrawn at
+    most ten times a second (a terminal); "lines", a line as each stage starts and ends (a log);
+    "off"."""
 
-    def __init__(self, total: int, enabled: bool, stream=None):
-        self.total, self.enabled, self.stream = total, enabled, stream or sys.stderr
+    def __init__(self, total: int, mode: str, stream=None):
+        self.total, self.mode, self.stream = total, mode, stream or sys.stderr
 
     def start(self, label: str) -> None:
         self.label, self.done, self.started, self.drawn = label, 0, time.monotonic(), 0.0
+        self._line(f"{label}: {self.total} inputs")
         self._draw(force=True)
 
     def advance(self, count: int) -> None:
         self.done += count
         self._draw(force=self.done >= self.total)
-        if self.enabled and self.done >= self.total:
-            self.stream.write("\n")
+        if self.done >= self.total:
+            if self.mode == "bar":
+                self.stream.write("\n")
+            self._line(f"{self.label}: done in {time.monotonic() - self.started:.1f} s")
 
     def note(self, text: str) -> None:
-        if self.enabled:
+        if self.mode != "off":
             self.stream.write(text + "\n")
             self.stream.flush()
 
+    def _line(self, text: str) -> None:
+        if self.mode == "lines":
+            self.note(f"mcuflow validate: {text}")
+
     def _draw(self, force: bool) -> None:
         now = time.monotonic()
-        if not self.enabled or (not force and now - self.drawn < 0.1):
+        if self.mode != "bar" or (not force and now - self.drawn < 0.1):
             return
         self.drawn = now
         elapsed = now - self.started
@@ -408,7 +417,7 @@ def _run_host(program: Program, stage: str, samples, out, progress, record) -> N
 
 
 def _run_board(program: Program, board: str, samples, out, progress, record, timeout: float):
-    progress.note(f"building the firmware for {board}")
+    progress.note(f"mcuflow validate: building the firmware for {board} (reused when cached)")
     firmware = build_board_firmware(program, board)
     progress.start(f"{STAGES['board']} {board}")
     instructions: list[int] = []
@@ -691,7 +700,7 @@ class _Run:
     budgets_name: str | None
     float_tolerance: float
     worst: int
-    progress: bool
+    progress: str  # Progress mode
     timeout: float
     model_path: Path | None
 
@@ -745,8 +754,9 @@ def validate(model, exported_program, program: Program, eval_inputs, labels=None
     ``budgets``: a TOML path or dict (docs/validation.md). ``record_dir``: where the record goes
     (created atomically; None writes nothing). ``worst``: how many worst inputs to list.
     ``float_tolerance``: largest error of (1) not counted as a mismatch (default: budgets'
-    max_float_abs_error, else 1e-4). ``progress``: bar on stderr (None: when stderr is a terminal
-    and there are at least 500 inputs). ``model_path``: the .pt2 ``exported_program`` came from.
+    max_float_abs_error, else 1e-4). ``progress``: True a bar on stderr, False nothing; None a
+    bar when stderr is a terminal and there are at least 500 inputs, else a line per stage.
+    ``model_path``: the .pt2 ``exported_program`` came from.
     """
     if model is not None and getattr(model, "training", False):
         raise InputError("the model is in training mode: call model.eval() before validating")
@@ -759,7 +769,9 @@ def validate(model, exported_program, program: Program, eval_inputs, labels=None
     if [o["shape"] for o in float_program.outputs] != [o["shape"] for o in program.outputs]:
         raise InputError("the program's outputs differ from the exported model's: was it compiled from this model?")
     if progress is None:
-        progress = sys.stderr.isatty() and len(samples) >= PROGRESS_MIN_SAMPLES
+        mode = "bar" if sys.stderr.isatty() and len(samples) >= PROGRESS_MIN_SAMPLES else "lines"
+    else:
+        mode = "bar" if progress else "off"
     run = _Run(
         program=program, float_program=float_program, exported_program=exported_program,
         eager=model if model is not None else exported_program.module(),
@@ -768,7 +780,7 @@ def validate(model, exported_program, program: Program, eval_inputs, labels=None
         eval_arrays=eval_arrays, samples=samples, labels=labels, classifier=request.classifier, board=board,
         budgets=budget_table, budgets_text=request.budgets_text,
         budgets_name=str(budgets) if isinstance(budgets, (str, os.PathLike)) else ("given as a dict" if budgets else None),
-        float_tolerance=float_tolerance, worst=worst, progress=bool(progress), timeout=timeout,
+        float_tolerance=float_tolerance, worst=worst, progress=mode, timeout=timeout,
         model_path=Path(model_path) if model_path is not None else None)
     record = RecordWriter(record_dir)
     try:
@@ -898,7 +910,8 @@ def _validate(record: RecordWriter, run: _Run) -> ValidationResult:
     if record_path is not None:
         report += f"\nrecord: {record_path}"
     return ValidationResult(passed=passed, verdicts=verdicts, comparisons=comparisons, accuracy=accuracy,
-                            drilldown=drilldown, measurements={"firmware": sizes, "latency": latency},
+                            drilldown=drilldown,
+                            measurements={"firmware": sizes, "latency": latency, "instructions": instructions},
                             calibration_overlap=overlap,
                             outputs={stage: [np.asarray(o) for o in arrays] for stage, arrays in outputs.items()},
                             report=report, record_dir=record_path, warnings=notes)

@@ -25,6 +25,7 @@ import mcuflow  # noqa: E402
 from mcuflow import bench, boards, cli, crossbuild, device, firmware_sources, measure  # noqa: E402
 from fwutil import DEV_BOARDS, requires_cross  # noqa: E402
 from models import DSCNN, init_bn_stats  # noqa: E402
+from html_check import check_histogram, check_timeline, marks, parse_report  # noqa: E402
 
 pytestmark = requires_cross
 
@@ -96,6 +97,27 @@ BENCH_ARGS = ["--board", "qemu-m55", "--warmup", "1", "--runs", "5"]
 def bench_json(work: Path, capsys) -> dict:
     assert cli.main(["bench", str(work / "model.mfp"), *BENCH_ARGS, "--input", str(work / "x.npy"), "--json"]) == 0
     return json.loads(capsys.readouterr().out)
+
+
+def test_bench_html_plots_the_numbers_of_its_json(compiled, capsys):
+    html = compiled / "bench.html"
+    assert cli.main(["bench", str(compiled / "model.mfp"), *BENCH_ARGS, "--json", "--html", str(html)]) == 0
+    captured = capsys.readouterr()
+    r = json.loads(captured.out)  # the progress lines went to stderr
+    assert "mcuflow bench: running 1 warm-up and 5 measured inferences on qemu-m55" in captured.err.splitlines()
+    parser = parse_report(html.read_text())
+    assert list(parser.sections) == ["op_latency", "latency_histogram", "memory_timeline", "footprint"]
+    bars = marks(parser, "op_latency")
+    assert [(int(b["index"]), b["kernel"], int(b["value"])) for b in bars] == \
+        [(p["index"], p["kernel"], p["instructions"]) for p in r["profile"]["ops"]]
+    check_histogram(parser, "latency_histogram", r["regions"]["inference"]["observations"])
+    check_timeline(parser, mcuflow.Program.load(compiled / "model.mfp"))
+    memory = r["memory"]
+    used = {m["label"]: int(m["used"]) for m in marks(parser, "footprint")}
+    assert used == {"flash (text + data)": memory["flash_bytes"], "static RAM (data + bss)": memory["static_ram_bytes"],
+                    "stack high water": memory["stack_high_water"]}
+    size = measure.size_report(r["firmware"]["elf"], run=False)  # what `mcuflow size` says of the same ELF
+    assert (memory["flash_bytes"], memory["static_ram_bytes"]) == (size["flash"]["total"], size["ram"]["static_total"])
 
 
 def test_two_bench_runs_print_identical_medians(compiled, capsys):

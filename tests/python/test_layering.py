@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("measure", {"measure"}),
     ("bench", {"bench"}),
     ("validate", {"validate"}),
+    ("reports", {"html_report"}),
     ("cli", {"cli"}),
     ("package", {""}),  # mcuflow/__init__.py: the public names
 ]

@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from .errors import DeviceError, InputError, run_failure
 from .firmware_sources import kernel_sources, kernel_tier, runtime_sources, write_kernel_table
 from .firmware_sources import source_root as firmware_source_root
 from .memory_map import arena_regions, program_region
-from .outputs import commit_dir, staging_dir
+from .outputs import commit_dir, discard_dir, staging_dir
 from .qemu import QemuError, QemuTimeoutError, run as qemu_run
 
 EXIT_RUNTIME_BASE = 16  # firmware/harness/harness_io.h: 16 + mcuflow::Error
@@ -193,7 +192,7 @@ def _staged_build(program: Program, board, target: Path, harness: str) -> Path:
     try:
         _build_into(program, board, staging, harness)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        discard_dir(staging)
         raise
     return staging
 
@@ -202,7 +201,7 @@ def _commit(staging: Path, target: Path) -> None:
     try:
         commit_dir(staging, target)
     except OSError as e:
-        shutil.rmtree(staging, ignore_errors=True)
+        discard_dir(staging)
         raise DeviceError(f"cannot replace {target}: {e.strerror}") from None
 
 

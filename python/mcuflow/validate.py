@@ -29,7 +29,7 @@ import numpy as np
 from .api import CALIBRATION_SAMPLES_KEY, Program, compile as compile_program, sample_hash
 from .errors import InputError, McuflowError
 from .inputs import file_sha256
-from .outputs import commit_dir, staging_dir
+from .outputs import commit_dir, release_dir, staging_dir
 
 RECORD_FORMAT = "mcuflow-validation-record"
 RECORD_VERSION = 1
@@ -282,12 +282,15 @@ class RecordWriter:
         return self.target
 
     def abandon(self) -> None:
-        """Keeps what was measured in the partial directory (no manifest: not a record)."""
+        """Keeps what was measured, renamed ``<target>.stopped-XXXX`` (no manifest: not a record),
+        where the next write's clean-up of killed writers' partial directories leaves it."""
         if self.dir is None:
             return
         self._stream.close()
-        print(f"mcuflow validate: stopped; what was measured so far is in {self.dir} (not a record)",
-              file=sys.stderr)
+        kept = self.dir.with_name(self.dir.name.replace(".partial-", ".stopped-", 1))
+        os.rename(self.dir, kept)
+        release_dir(self.dir)
+        print(f"mcuflow validate: stopped; what was measured so far is in {kept} (not a record)", file=sys.stderr)
 
 
 def _json_default(obj):
@@ -923,7 +926,7 @@ def load_record(path: str | os.PathLike) -> tuple[dict, dict]:
     path = Path(path)
     if not is_record(path):
         raise InputError(f"{path} is not a complete validation record (no {MANIFEST}; an interrupted run "
-                         f"leaves only a {path.name}.partial-* directory)")
+                         f"leaves only a {path.name}.stopped-* or {path.name}.partial-* directory)")
     try:
         manifest = json.loads((path / MANIFEST).read_text())
         report = json.loads((path / "report.json").read_text())

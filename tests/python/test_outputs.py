@@ -5,6 +5,9 @@ import json
 import os
 import shutil
 import stat
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -128,3 +131,67 @@ def test_refuses_an_output_that_is_an_input(tmp_path):
         outputs.refuse_overwriting_inputs(tmp_path, {"the model": model})
     outputs.refuse_overwriting_inputs(tmp_path / "other.mfp", {"the model": model})
     assert model.read_bytes() == b"user's model"
+
+
+WRITER = """
+import sys, time
+from mcuflow import outputs
+
+def stall(f):
+    f.write(b"half")
+    f.flush()
+    print("writing", flush=True)
+    time.sleep(600)
+
+kind, target = sys.argv[1], sys.argv[2]
+if kind == "file":
+    outputs.write_file(target, stall)
+else:
+    outputs.staging_dir(target)
+    print("writing", flush=True)
+    time.sleep(600)
+"""
+
+
+def start_writer(kind: str, target) -> subprocess.Popen:
+    """A process stopped in the middle of writing ``target`` (a file, or a staging directory)."""
+    p = subprocess.Popen([sys.executable, "-c", WRITER, kind, str(target)], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "writing\n"
+    return p
+
+
+def age(paths, seconds: float) -> None:
+    then = time.time() - seconds
+    for p in paths:
+        os.utime(p, (then, then))
+
+
+def test_the_next_write_removes_what_killed_writers_left_and_nothing_else(tmp_path):
+    target = tmp_path / "out.bin"
+    for kind in ("file", "dir"):
+        killed = start_writer(kind, target)
+        killed.kill()  # SIGKILL: no handler runs, the temporary stays
+        killed.wait()
+    stale = set(tmp_path.iterdir())
+    assert len(stale) == 2 and any(p.is_dir() for p in stale)
+    live = start_writer("file", target)
+    try:
+        (live_temporary,) = set(tmp_path.iterdir()) - stale
+        others = [tmp_path / n for n in (".out.bin.short.tmp", ".other.bin.abcdefgh.tmp", ".out.bin.abcdefgh.tmp.1",
+                                         "out.bin.stopped-abcdefgh")]
+        for p in others:
+            p.write_bytes(b"someone else's")
+        fresh = tmp_path / "out.bin.partial-abcdefgh"  # our pattern, but young: maybe just created, not yet locked
+        fresh.mkdir()
+        age([*stale, live_temporary, *others], 2 * outputs.STALE_SECONDS)
+
+        outputs.write_file(target, b"whole")
+
+        assert target.read_bytes() == b"whole"
+        assert set(tmp_path.iterdir()) == {target, live_temporary, fresh, *others}
+        age([fresh], 2 * outputs.STALE_SECONDS)
+        outputs.write_file(target, b"again")
+        assert set(tmp_path.iterdir()) == {target, live_temporary, *others}
+    finally:
+        live.kill()
+        live.wait()

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -95,3 +96,39 @@ def test_the_installed_wheel_builds_and_runs_firmware_outside_the_repository(tmp
         assert "instructions" in mcuflow("bench", "model.mfp", "--board", "qemu-m55", "--warmup", "0", "--runs", "2")
     report = mcuflow("validate", "--model", "model.pt2", "--program", "model.mfp", "--eval", "eval.npz", "-o", "record")
     assert "0 of 6 inputs differ" in report and "verdict: PASS" in report
+
+
+def test_the_sdist_configures_a_wheel_build_and_records_no_foreign_commit(tmp_path):
+    """The sdist scikit-build-core makes (the PEP 517 hook `python -m build --sdist` and pip call),
+    unpacked inside an unrelated repository: CMake configures the wheel build from it (so every
+    source file the build lists is in it) and records no commit rather than that repository's.
+    Compiling it is what test_the_installed_wheel_... does from the checkout."""
+    import mcuflow
+
+    out = tmp_path / "dist"
+    subprocess.run([sys.executable, "-c", "import sys, scikit_build_core.build as b; b.build_sdist(sys.argv[1])",
+                    str(out)], cwd=REPO, check=True, capture_output=True, timeout=120)
+    (sdist,) = out.glob("mcuflow-*.tar.gz")
+    root = f"mcuflow-{mcuflow.__version__}"
+    with tarfile.open(sdist) as tar:
+        names = tar.getnames()
+        project = tmp_path / "project"
+        tar.extractall(project, filter="data")
+    assert all(n == root or n.startswith(root + "/") for n in names)
+    for needed in ("pyproject.toml", "CMakeLists.txt", "python/CMakeLists.txt", "python/src/core_module.cpp",
+                   "python/mcuflow/cli.py", "firmware/harness/main.cpp"):
+        assert f"{root}/{needed}" in names, needed
+    for tree in ("runtime/src/", "runtime/include/", "kernels/reference/", "kernels/mve/", "compiler/src/"):
+        assert any(n.startswith(f"{root}/{tree}") for n in names), tree
+    assert not [n for n in names if n.split("/")[1] in ("build", ".venv", "dist") or n.endswith(".mfp")]
+    git = ["git", "-C", str(project), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "unrelated"], check=True)
+    cmake_dir = subprocess.run([sys.executable, "-m", "pybind11", "--cmakedir"], capture_output=True, text=True,
+                               check=True).stdout.strip()
+    build = tmp_path / "build"
+    r = subprocess.run(["cmake", "-S", project / root, "-B", build, "-G", "Ninja", "-DMCUFLOW_TESTS=OFF", "-DSKBUILD=ON",
+                        "-DSKBUILD_STATE=wheel", f"-Dpybind11_DIR={cmake_dir}", f"-DPython_EXECUTABLE={sys.executable}"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "the wheel records no commit" in r.stdout and not (build / "python" / "build_commit.txt").exists()

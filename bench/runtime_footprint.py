@@ -38,6 +38,7 @@ def one_op_program(core: str) -> mcuflow.Program:
 
 def footprint(board_name: str, work: Path) -> dict:
     board = boards.get_board(board_name)
+    print(f"runtime_footprint: {board_name}", file=sys.stderr, flush=True)
     program = one_op_program(board.core)
     fw = device.build(program, board_name, work / board_name)
     report = measure.size_report(fw.elf)

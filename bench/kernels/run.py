@@ -93,6 +93,8 @@ def measure_layer(module: nn.Module, shape, samples: int, board: str) -> dict:
     record = {"board": board, "shape": list(shape)}
     try:
         for tier, target in (("reference", "reference"), ("tier", get_board(board).core)):
+            print(f"kernels: {type(module).__name__} {list(shape)}, {target} kernels on {board}", file=sys.stderr,
+                  flush=True)
             program = mcuflow.compile(ep, target=target, calibration=calibration, io="int8")
             record[tier] = run(program, xs, board)
     except McuflowError as e:  # e.g. the layer does not fit the board's RAM
@@ -118,6 +120,7 @@ def measure_model(name: str, board: str) -> dict:
     ep, calibration, target = model.export(), model.calibration(32), get_board(board).core
     program = mcuflow.compile(ep, target=target, calibration=calibration)
     record = {"model": name, "board": board, "constants": constant_bytes(ep, calibration, target)}
+    print(f"kernels: whole {name} on {board}", file=sys.stderr, flush=True)
     try:
         r = run_bench(program, board, warmup=0, runs=1, inputs=[model.evaluation(1)])
     except McuflowError as e:  # e.g. the model does not fit the board

@@ -202,6 +202,8 @@ def cmd_validate(args) -> int:
     from .validate import CalibrationReuseWarning, check_request, compare_records, validate
 
     if args.compare:
+        if args.html:
+            raise InputError("--html reports a validation run; --compare prints what changed between two records")
         print(compare_records(*args.compare))
         return 0
     missing = [flag for flag, value in (("--model", args.model), ("--program", args.program), ("--eval", args.eval),

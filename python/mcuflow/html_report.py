@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import math
+import statistics
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -53,9 +54,9 @@ def _number(value: float) -> str:
     return f"{value:,.1f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
-def _svg(section: str, height: int, body: Iterable[str], width: int = WIDTH) -> str:
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" data-section="{_e(section)}" width="{width}" '
-            f'height="{height}" viewBox="0 0 {width} {height}" font-size="{FONT}">' + "".join(body) + "</svg>")
+def _svg(section: str, height: int, body: Iterable[str]) -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" data-section="{_e(section)}" width="{WIDTH}" '
+            f'height="{height}" viewBox="0 0 {WIDTH} {height}" font-size="{FONT}">' + "".join(body) + "</svg>")
 
 
 def _text(x: float, y: float, text: str, anchor: str = "start", **style) -> str:
@@ -128,8 +129,7 @@ def histogram(section: str, values: Sequence[int], unit: str, what: str) -> str:
                           f"{b.count} {what} at {span} {unit}", {"low": b.low, "high": b.high, "count": b.count}))
     body.append(_text(left, bottom + 16, _number(bins[0].low), fill="#444"))
     body.append(_text(WIDTH - 20, bottom + 16, _number(bins[-1].high - 1), "end", fill="#444"))
-    ordered = sorted(values)
-    median = ordered[len(ordered) // 2] if len(ordered) % 2 else (ordered[len(ordered) // 2 - 1] + ordered[len(ordered) // 2]) / 2
+    median = statistics.median(values)
     total = bins[-1].high - bins[0].low
     x = left + (WIDTH - left - 20) * (median - bins[0].low + 0.5) / total
     body.append(f'<line x1="{x:.1f}" y1="16" x2="{x:.1f}" y2="{bottom}" stroke="{HIGHLIGHT_COLOR}" '

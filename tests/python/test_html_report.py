@@ -85,6 +85,8 @@ def test_html_over_an_input_is_refused_before_any_work(digits, tmp_path, capsys)
     err = capsys.readouterr().err.strip()
     assert err.startswith("mcuflow: error: --html") and "evaluation data" in err and "\n" not in err
     assert paths["eval"].read_bytes() == before and not (tmp_path / "record").exists()
+    assert cli.main(["validate", "--compare", str(tmp_path), str(tmp_path), "--html", str(tmp_path / "r.html")]) == 1
+    assert "--html reports a validation run" in capsys.readouterr().err
 
 
 def png_colors(png: bytes) -> set[tuple[int, int, int]]:

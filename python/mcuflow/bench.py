@@ -23,7 +23,7 @@ import numpy as np
 
 from .api import Program
 from .boards import board_named
-from .device import cached_build, run_harness, write_input_files
+from .device import cached_build, check_board, run_harness, write_input_files
 from .firmware_sources import kernel_tier
 from .errors import InputError
 from .measure import analyze, measurement_record, parse_stack, sample_inputs
@@ -143,6 +143,7 @@ def run_bench(program: Program, board: str, *, warmup: int = 2, runs: int = 20, 
         raise InputError(f"--warmup must be 0..{MAX_RUNS} and --runs 1..{MAX_RUNS} (got {warmup}, {runs})")
     note = progress or (lambda text: None)
     b = board_named(board)
+    check_board(program, b)
     sample = sample_inputs(program) if inputs is None else _first_sample(program, inputs)
     note(f"building the bench firmware for {b.name} (reused when cached)")
     fw = cached_build(program, b.name, harness="bench")

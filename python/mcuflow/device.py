@@ -164,10 +164,16 @@ def _build_digest(root: Path, harness: str) -> str:
     return h.hexdigest()
 
 
-def _build_into(program: Program, board, out: Path, harness: str) -> None:
-    """Generates and builds the firmware in the new directory `out`."""
+def check_board(program: Program, board) -> None:
+    """The board can run the program: its instructions (check_tiers) and its RAM (check_fits).
+    Commands call it before their first progress line, so bad input stays one line."""
     check_fits(program, board.name)
     check_tiers(program, board)
+
+
+def _build_into(program: Program, board, out: Path, harness: str) -> None:
+    """Generates and builds the firmware in the new directory `out`."""
+    check_board(program, board)
     root = source_root()
     generated = generate_sources(program, out / "generated", board)
     kernels = kernel_sources(root, used_kernels(program))

@@ -724,7 +724,7 @@ def check_request(program: Program, eval_inputs, labels, board: str, budgets, re
     directory, evaluation inputs and labels): `mcuflow validate` runs it before loading the model,
     so a mistake is reported in well under a second; validate() runs it first."""
     from .boards import board_named
-    from .device import check_fits, check_tiers
+    from .device import check_board
 
     if not isinstance(program, Program):
         raise InputError(f"program must be an mcuflow.Program, got {type(program).__name__}")
@@ -733,8 +733,7 @@ def check_request(program: Program, eval_inputs, labels, board: str, budgets, re
             raise InputError(f"validate needs a program with float32 {what}s (compile with io='float32')")
     if worst < 0:
         raise InputError(f"worst must be 0 or more, got {worst}")
-    check_tiers(program, board_named(board))  # before any stage runs: a board that cannot run it is bad input
-    check_fits(program, board)
+    check_board(program, board_named(board))  # before any stage runs: a board that cannot run it is bad input
     budget_table, budgets_text = load_budgets(budgets)
     if record_dir is not None:
         check_record_target(Path(record_dir))

@@ -140,6 +140,12 @@ def test_unknown_target_and_board(workdir):
                               "--board", "qemu-m99"), "unknown board")
 
 
+def test_bench_on_a_board_that_cannot_run_the_program_is_one_line_before_any_progress(workdir):
+    r = mcuflow("bench", workdir / "model.mfp", "--board", "qemu-m0", "--html", workdir / "bench.html")
+    assert_user_error(r, "qemu-m0", "lacks the MVE instructions")
+    assert not (workdir / "bench.html").exists()
+
+
 def test_a_failed_compile_keeps_the_existing_output(workdir):
     target = workdir / "keep.mfp"
     target.write_bytes(b"precious")

@@ -280,7 +280,10 @@ def test_compare_shows_what_changed_between_two_records(digits, fake_board, tmp_
     fake_board.flash, fake_board.instructions = 30_512, 4_800
 
     assert cli.main(cli_args(paths, tmp_path / "new")) == 0
-    assert "inputs/s" not in capsys.readouterr().err  # no bar unless stderr is a terminal or --progress
+    lines = capsys.readouterr().err.splitlines()
+    assert not [line for line in lines if "inputs/s" in line]  # no bar unless stderr is a terminal or --progress
+    assert f"mcuflow validate: quantized host: {count} inputs" in lines  # a line per stage instead
+    assert any(line.startswith("mcuflow validate: quantized host: done in ") for line in lines)
     assert cli.main(["validate", "--compare", str(tmp_path / "old"), str(tmp_path / "new")]) == 0
 
     out = capsys.readouterr().out.splitlines()

@@ -116,7 +116,8 @@ Program load_compiled(const LoweredProgram& lp, const std::vector<uint8_t>& byte
 
 }  // namespace
 
-std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOptions& observer) {
+std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOptions& observer,
+                      const CalibrationProgress& progress) {
   check_observer_options(observer);
   if (calibration.empty()) throw CompileError("calibration data is empty");
   LoweredProgram lp = lower(g, LowerOptions{Precision::kFloat32, false});
@@ -128,6 +129,8 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
   while (reinterpret_cast<uintptr_t>(arena) % format::kArenaAlign) ++arena;
   auto session = Session::bind(program, Span<uint8_t>{arena, program.arena_bytes()});
 
+  const size_t passes = observer.kind == Observer::kMinMax ? 1 : 2;
+  size_t runs_done = 0;
   // Runs every sample and hands each activation's values to `observe(ir_tensor, values, n)`. The
   // samples are a sequence: each run reads the states the one before it left.
   const auto run_samples = [&](const auto& observe) {
@@ -164,6 +167,7 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
         auto buf = session.value().tensor_buffer(uint32_t(t));
         observe(pt.ir_tensor, reinterpret_cast<const float*>(buf.value().data), buf.value().size / 4);
       }
+      if (progress) progress(++runs_done, passes * calibration.size());
     }
   };
   run_samples([&](int t, const float* values, size_t n) { observe_range(g.tensors[size_t(t)], values, n); });
@@ -270,7 +274,7 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
     const bool given = std::any_of(g.tensors.begin(), g.tensors.end(),
                                    [](const Tensor& t) { return !t.constant && t.quant.given; });
     quantization_report = calibration.empty() && given ? R"({"observer":"given"})"
-                                                       : calibrate(g, calibration, options.observer);
+                                                       : calibrate(g, calibration, options.observer, options.calibration_progress);
     assign_quantization(g);  // before split_into_patches: the bands copy their tensors' scales
     lowering = LowerOptions{Precision::kInt8, options.int8_io, options.allow_fallback};
   }

@@ -10,6 +10,7 @@ import hashlib
 import os
 import re
 import struct
+import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -20,6 +21,7 @@ from .errors import DeviceError, InputError, UnsupportedModelError, run_failure
 from .inputs import arrays_by_input_name
 from .options import CompileOptions
 from .outputs import write_file
+from .progress import PROGRESS_MIN_SAMPLES, CountingBar
 
 MAGIC = b"MFP1"
 # Program metadata "source" key listing the calibration samples' hashes (see sample_hash).
@@ -446,11 +448,18 @@ def _io_json(spec: dict) -> dict:
     return {k: (str(np.dtype(v)) if k == "dtype" else v) for k, v in spec.items()}
 
 
+def calibration_bar_wanted(progress: bool | None, samples: int) -> bool:
+    """compile's ``progress`` option: None asks for a bar only where a person watches a long run."""
+    if progress is None:
+        return samples >= PROGRESS_MIN_SAMPLES and sys.stderr.isatty()
+    return bool(progress) and samples > 0
+
+
 def compile(exported_program, target: str = "cortex-m55", calibration: Any = None, *,
             precision: str = "int8", io: str = "float32", source: dict[str, str] | None = None,
             observer: str = "minmax", percentile: float | None = None,
             fallback: str = "float", schedule: bool = True, in_place: bool = True, memory: Any = None,
-            patches: int = 1, stream_input: bool = False) -> Program:
+            patches: int = 1, stream_input: bool = False, progress: bool | None = None) -> Program:
     """Compiles a ``torch.export.ExportedProgram`` into an mcuflow ``Program``.
 
     ``calibration``: representative inputs (an iterable of input tuples, or one array per
@@ -484,6 +493,8 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     ``"streamed": True`` in ``Program.inputs``.
     ``source``: provenance strings stored in the program's metadata under "source" (``mcuflow
     compile`` records the model file's name and SHA-256 there).
+    ``progress``: a bar on stderr while calibration runs the samples (True), none (False), or
+    (None) a bar when stderr is a terminal and there are at least 500 samples.
     A program that compiles may still be of no use (degenerate calibration, a plan or program
     too large for the board): ``Program.warnings()`` says why; ``mcuflow compile`` prints it.
     """
@@ -507,11 +518,19 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
                                  "(convert_pt2e)")
             samples = normalize_calibration(calibration, user_inputs(exported_program), description.integer_inputs)
             source = {**(source or {}), CALIBRATION_SAMPLES_KEY: " ".join(sample_hash(s) for s in samples)}
+        show_bar = calibration_bar_wanted(progress, len(samples))
+
         def compile_with(copy):
             o = options
-            return Program(_core.compile(builder, o.target, [list(s) for s in samples], o.precision, o.io, source or {},
-                                         o.fallback, bool(o.schedule), bool(o.in_place), o.regions, copy, o.patches,
-                                         o.stream_input, observer=o.observer, percentile=o.percentile))
+            bar = CountingBar("calibration", "compile") if show_bar else None
+            try:
+                return Program(_core.compile(builder, o.target, [list(s) for s in samples], o.precision, o.io,
+                                             source or {}, o.fallback, bool(o.schedule), bool(o.in_place), o.regions,
+                                             copy, o.patches, o.stream_input, observer=o.observer,
+                                             percentile=o.percentile, progress=bar))
+            finally:
+                if bar is not None:
+                    bar.close()
 
         program = compile_with(options.copy_weights)
         if not options.copy_weights and weights_leave_fast_memory(program, memory, options.regions):

@@ -57,6 +57,7 @@ def cmd_compile(args) -> int:
                    percentile=percentile_option(args.percentile), memory=args.memory, patches=args.patches,
                    stream_input=args.stream_input, fallback="error" if args.no_fallback else "float")
     CompileOptions(**options)
+    options["progress"] = args.progress or None
     ep = load_exported(args.model)
     # Provenance for measurement records (mcuflow size / bench): which files made this program.
     source = {"model_file": Path(args.model).name, "model_sha256": file_sha256(args.model)}
@@ -270,6 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --patches: the bands fetch their input rows from the application while the program "
                         "runs (Session::run's InputReader), so the whole input never sits in RAM")
     c.add_argument("-o", "--output", required=True, help="output .mfp file")
+    c.add_argument("--progress", action="store_true",
+                   help="show calibration's progress bar even when stderr is not a terminal (or with < 500 samples)")
     c.set_defaults(func=cmd_compile)
 
     i = sub.add_parser("inspect", help="show ops, kernels, quantization and the memory plan of a program")

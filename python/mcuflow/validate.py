@@ -30,6 +30,7 @@ from .api import CALIBRATION_SAMPLES_KEY, Program, compile as compile_program, s
 from .errors import InputError, McuflowError
 from .inputs import file_sha256
 from .outputs import commit_dir, release_dir, staging_dir
+from .progress import PROGRESS_MIN_SAMPLES, Progress
 
 RECORD_FORMAT = "mcuflow-validation-record"
 RECORD_VERSION = 1
@@ -39,7 +40,6 @@ BOARD_CHUNK_SAMPLES = 256  # inputs per emulator run: bounds what an interruptio
 HOST_CHUNK_SAMPLES = 1024  # inputs per batched Program.run (all cores): progress moves between them
 DRILLDOWN_SAMPLES = 32
 DRILLDOWN_SHOWN = 5
-PROGRESS_MIN_SAMPLES = 500
 DEFAULT_FLOAT_TOLERANCE = 1e-4  # (1): eager and our float kernels sum in different orders
 DEFAULT_BOARD_TIMEOUT_S = 300.0
 
@@ -164,51 +164,6 @@ def index_ranges(indices: Sequence[int]) -> str:
         else:
             runs.append([i])
     return ", ".join(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]) for run in runs)
-
-
-class Progress:
-    """Progress on stderr, ``mode``: "bar", a one-line bar with rate and time left redrawn at
-    most ten times a second (a terminal); "lines", a line as each stage starts and ends (a log);
-    "off"."""
-
-    def __init__(self, total: int, mode: str, stream=None):
-        self.total, self.mode, self.stream = total, mode, stream or sys.stderr
-
-    def start(self, label: str) -> None:
-        self.label, self.done, self.started, self.drawn = label, 0, time.monotonic(), 0.0
-        self._line(f"{label}: {self.total} inputs")
-        self._draw(force=True)
-
-    def advance(self, count: int) -> None:
-        self.done += count
-        self._draw(force=self.done >= self.total)
-        if self.done >= self.total:
-            if self.mode == "bar":
-                self.stream.write("\n")
-            self._line(f"{self.label}: done in {time.monotonic() - self.started:.1f} s")
-
-    def note(self, text: str) -> None:
-        if self.mode != "off":
-            self.stream.write(text + "\n")
-            self.stream.flush()
-
-    def _line(self, text: str) -> None:
-        if self.mode == "lines":
-            self.note(f"mcuflow validate: {text}")
-
-    def _draw(self, force: bool) -> None:
-        now = time.monotonic()
-        if self.mode != "bar" or (not force and now - self.drawn < 0.1):
-            return
-        self.drawn = now
-        elapsed = now - self.started
-        rate = self.done / elapsed if elapsed > 0 else 0.0
-        left = (self.total - self.done) / rate if rate > 0 else float("nan")
-        filled = int(24 * self.done / max(self.total, 1))
-        eta = f"{int(left) // 60}:{int(left) % 60:02d}" if left == left else "?"
-        self.stream.write(f"\r{self.label:<15} [{'#' * filled:<24}] {self.done}/{self.total} "
-                          f"{rate:,.0f} inputs/s, {eta} left ")
-        self.stream.flush()
 
 
 # --- the record directory ------------------------------------------------------------------
@@ -835,7 +790,7 @@ def _validate(record: RecordWriter, run: _Run) -> ValidationResult:
     model_sha, overlap = _save_inputs_check_provenance(record, run, notes)
     record.event(stage="inputs", inputs=count, evaluation_sha256=eval_hash, calibration_overlap=overlap)
 
-    progress = Progress(count, run.progress)
+    progress = Progress(count, run.progress, "validate")
     outputs = {stage: [record.array(f"{stage}_{j}", (count, *spec["shape"]), np.float32)
                        for j, spec in enumerate(program.outputs)] for stage in STAGES}
     _run_eager(run.eager, samples, outputs["eager"], progress, record)

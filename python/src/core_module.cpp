@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -161,12 +162,33 @@ class GraphBuilder {
   Graph graph_;
 };
 
+// `progress(done, total)` (a Python callable, or None) as calibration's progress callback: with the
+// GIL taken only at most ten times a second and for the last run, so a bar costs calibration
+// nothing measurable. The callable lives in a shared_ptr: copies of the callback, made while the
+// GIL is released, never touch its reference count.
+CalibrationProgress throttled_progress(const py::object& progress) {
+  if (progress.is_none()) return {};
+  struct State {
+    py::object callable;
+    std::chrono::steady_clock::time_point last{};
+  };
+  auto state = std::make_shared<State>(State{progress});
+  return [state](size_t done, size_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (done < total && now - state->last < std::chrono::milliseconds(100)) return;
+    state->last = now;
+    py::gil_scoped_acquire gil;
+    state->callable(done, total);
+  };
+}
+
 py::bytes compile_program(const GraphBuilder& builder, const std::string& target, const py::list& calibration,
                           const std::string& precision, const std::string& io,
                           const std::map<std::string, std::string>& source, const std::string& fallback,
                           bool schedule, bool in_place,
                           const std::vector<std::tuple<std::string, uint32_t, bool>>& regions, bool copy_weights,
-                          int patches, bool stream_input, const std::string& observer, double percentile) {
+                          int patches, bool stream_input, const std::string& observer, double percentile,
+                          const py::object& progress) {
   CompileOptions options = options_from_names(target, precision, io, fallback, patches, stream_input, observer,
                                               percentile);
   options.schedule = schedule;
@@ -174,6 +196,7 @@ py::bytes compile_program(const GraphBuilder& builder, const std::string& target
   for (const auto& [name, capacity, fast] : regions) options.regions.push_back(MemoryRegion{name, capacity, fast});
   options.copy_weights = copy_weights;
   options.source = source;
+  options.calibration_progress = throttled_progress(progress);
   Calibration samples;
   for (auto sample : calibration) {
     std::vector<std::vector<float>> inputs;
@@ -575,7 +598,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("schedule") = true, py::arg("in_place") = true,
         py::arg("regions") = std::vector<std::tuple<std::string, uint32_t, bool>>{}, py::arg("copy_weights") = false,
         py::arg("patches") = 1, py::arg("stream_input") = false, py::arg("observer") = "minmax",
-        py::arg("percentile") = 99.99);
+        py::arg("percentile") = 99.99, py::arg("progress") = py::none(),
+        "progress: None, or called as progress(runs_done, runs_total) while calibration runs the samples.");
   m.def("check_options",
         [](const std::string& target, const std::string& precision, const std::string& io, const std::string& fallback,
            int patches, bool stream_input, const std::string& observer, double percentile) {

@@ -3,6 +3,7 @@
 import contextlib
 import io
 import json
+import os
 import subprocess
 import sys
 import types
@@ -13,7 +14,8 @@ import torch
 
 from models import make_model
 
-from mcuflow import cli
+from mcuflow import cli, progress
+from mcuflow.progress import PROGRESS_MIN_SAMPLES
 
 
 def mcuflow(*args):
@@ -71,6 +73,57 @@ def test_unsupported_op_names_the_op_and_the_source_line(workdir):
     r = mcuflow("compile", workdir / "sin.pt2", "--precision", "fp32", "-o", workdir / "sin.mfp")
     assert_user_error(r, "aten.sin", "models.py:")
     assert not (workdir / "sin.mfp").exists()
+
+
+def calibration_file(workdir, count):
+    path = workdir / f"calib{count}.npz"
+    if not path.exists():
+        np.savez(path, x=make_model("small_cnn").example_input(seed=3, batch=count)[0].numpy())
+    return path
+
+
+def test_compile_draws_a_calibration_bar_only_when_asked_or_on_a_terminal(workdir):
+    calib = calibration_file(workdir, PROGRESS_MIN_SAMPLES)
+    quiet = mcuflow("compile", workdir / "model.pt2", "--calibration", calib, "-o", workdir / "quiet.mfp")
+    assert quiet.returncode == 0 and quiet.stderr == ""  # stderr is no terminal here: a log stays clean
+    for observer, runs in (("minmax", PROGRESS_MIN_SAMPLES), ("percentile", 2 * PROGRESS_MIN_SAMPLES)):
+        r = mcuflow("compile", workdir / "model.pt2", "--calibration", calib, "--observer", observer, "--progress",
+                    "-o", workdir / "bar.mfp")
+        assert r.returncode == 0, r.stderr
+        assert r.stderr.startswith("\rcalibration") and r.stderr.endswith("\n") and r.stderr.count("\n") == 1
+        assert f" {runs}/{runs} " in r.stderr.rsplit("\r", 1)[1]  # the last redraw: every sample run counted
+
+
+def test_compile_on_a_terminal_draws_the_bar(workdir):
+    """stderr a pseudo-terminal (in this process: a subprocess would spend its time importing
+    torch) and no --progress."""
+    import pty
+    leader, follower = pty.openpty()
+    with open(leader, "rb", buffering=0) as terminal, open(follower, "w") as stderr:
+        with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()) as out:
+            code = cli.main(["compile", str(workdir / "model.pt2"), "--calibration",
+                             str(calibration_file(workdir, PROGRESS_MIN_SAMPLES)), "-o", str(workdir / "tty.mfp")])
+        drawn = os.read(terminal.fileno(), 65536)  # the bar is a few hundred bytes: the terminal buffers it all
+    assert code == 0, drawn
+    assert drawn.startswith(b"\rcalibration") and f" {PROGRESS_MIN_SAMPLES}/{PROGRESS_MIN_SAMPLES} ".encode() in drawn
+    assert "wrote" in out.getvalue() and "calibration" not in out.getvalue()
+
+
+def test_interrupted_calibration_ends_the_bar_line_and_writes_nothing(workdir, monkeypatch):
+    """Ctrl-C while the bar is drawn (the callback runs Python with the GIL back, so the signal's
+    KeyboardInterrupt surfaces there): it crosses the C++ compiler and stops compile cleanly."""
+    def interrupting_advance(self, count):
+        advance(self, count)
+        raise KeyboardInterrupt
+
+    advance = progress.Progress.advance
+    monkeypatch.setattr(progress.Progress, "advance", interrupting_advance)
+    r = mcuflow("compile", workdir / "model.pt2", "--calibration", calibration_file(workdir, 2000), "--progress",
+                "-o", workdir / "stopped.mfp")
+    assert r.returncode == 130
+    bar, stopped = r.stderr.rsplit("\n", 2)[:2]
+    assert bar.startswith("\rcalibration") and "/2000 " in bar and stopped == "mcuflow: interrupted"
+    assert not (workdir / "stopped.mfp").exists()
 
 
 def test_missing_and_empty_calibration(workdir):

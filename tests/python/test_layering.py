@@ -14,7 +14,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("errors", {"errors", "version"}),
     # firmware_sources: standard library only (a CMake script too); it locates the source tree boards read
     ("boards", {"firmware_sources", "boardfile", "boards"}),
-    ("io", {"outputs", "inputs", "program_metadata", "emulator", "uart", "qemu"}),
+    ("io", {"outputs", "inputs", "program_metadata", "emulator", "uart", "qemu", "progress"}),
     ("memory map", {"memory_map"}),
     ("front ends", {"frontend_protocol", "torch_source", "torch_graph", "torch_pt2e", "frontend", "calibration",
                     "quantizer", "streaming",

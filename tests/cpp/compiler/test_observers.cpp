@@ -219,6 +219,19 @@ TEST(Observers, ConstantTensorsKeepTheDegenerateRange) {
   EXPECT_FLOAT_EQ(g.tensors[size_t(g.inputs[0])].quant.scale, 1.0f / 255.0f);
 }
 
+// Every sample run is reported once, in order, against the runs the observer makes in all.
+TEST(Observers, CalibrationReportsEverySampleRun) {
+  for (const auto& [observer, passes] : {std::pair{Observer::kMinMax, size_t(1)}, {Observer::kMse, size_t(2)}}) {
+    Graph g = tp::conv_relu_pool_linear_graph();
+    run_graph_passes(g);
+    const Calibration calib = tp::random_calibration(g, 7, 3);
+    std::vector<std::pair<size_t, size_t>> calls;
+    calibrate(g, calib, ObserverOptions{observer}, [&](size_t done, size_t total) { calls.emplace_back(done, total); });
+    ASSERT_EQ(calls.size(), passes * calib.size()) << observer_name(observer);
+    for (size_t i = 0; i < calls.size(); ++i) EXPECT_EQ(calls[i], std::pair(i + 1, calls.size()));
+  }
+}
+
 TEST(Observers, CompiledProgramRecordsTheObserver) {
   const Graph g = tp::conv_relu_pool_linear_graph();
   CompileOptions o;

@@ -2,6 +2,7 @@
 // serialization.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -13,6 +14,10 @@
 #include "mcuflow/compiler/quantizer.h"
 
 namespace mcuflow::compiler {
+
+// Told how far calibration is: sample runs done and in all (an observer other than min/max runs
+// every sample twice). Called after every sample, on the compiling thread: it must be cheap.
+using CalibrationProgress = std::function<void(size_t done, size_t total)>;
 
 struct CompileOptions {
   std::string target = "cortex-m55";
@@ -27,6 +32,7 @@ struct CompileOptions {
   bool copy_weights = false;          // weights live in slow memory: copy the costliest to fast RAM
   ObserverOptions observer;           // int8: how calibration picks each activation's range
   std::map<std::string, std::string> source;  // provenance copied into the metadata
+  CalibrationProgress calibration_progress;    // empty: none
 };
 
 // samples × model inputs × values in PyTorch's logical order
@@ -56,6 +62,7 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
 // widens every activation's observed range. Any observer but min/max then runs the samples
 // again into a histogram per tensor over that range and narrows the range to its choice.
 // Returns the metadata's "quantization" JSON object: the observer and every narrowed range.
-std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOptions& observer = {});
+std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOptions& observer = {},
+                      const CalibrationProgress& progress = {});
 
 }  // namespace mcuflow::compiler

@@ -18,6 +18,8 @@ class Smoothing(torch.nn.Module):
     """Exponential smoothing of a linear layer's output; returns the smoothed value itself (the
     update is a program output: copied into the state at the end of the run)."""
 
+    frame_shape = (1, 6)
+
     def __init__(self, features=8):
         super().__init__()
         self.fc = torch.nn.Linear(6, features)
@@ -45,6 +47,8 @@ class SmoothingHead(Smoothing):
 class FrameStack(torch.nn.Module):
     """The last four frames as state: cat(buffer[:, 1:], x) becomes the buffer."""
 
+    frame_shape = (1, 1, 6)
+
     def __init__(self, frames=4, features=6):
         super().__init__()
         self.register_buffer("window", torch.randn(1, frames, features, generator=torch.Generator().manual_seed(3)) * 0.1)
@@ -56,10 +60,37 @@ class FrameStack(torch.nn.Module):
         return self.fc(window.flatten(1))
 
 
+class PaddedHistoryConv1d(torch.nn.Module):
+    """A Conv1d over its kept frames and the new ones, padded over time: not the streaming
+    pattern (stream_convs leaves it), so the window is built and its tail copied back each run."""
+
+    def __init__(self, c_in, c_out, k=3):
+        super().__init__()
+        self.conv = torch.nn.Conv1d(c_in, c_out, k, padding=1)
+        self.register_buffer("history", torch.randn(1, c_in, k - 1, generator=torch.Generator().manual_seed(c_in)))
+
+    def forward(self, x):
+        window = torch.cat([self.history, x], dim=2)
+        self.history.copy_(window[:, :, window.shape[2] - self.history.shape[2]:])
+        return self.conv(window)
+
+
+class StackedHistoryConvs(torch.nn.Module):
+    """Two of them stacked: each state reaches its conv through a row view (lift_rows)."""
+
+    frame_shape = (1, 4, 2)
+
+    def __init__(self):
+        super().__init__()
+        self.first, self.second = PaddedHistoryConv1d(4, 8), PaddedHistoryConv1d(8, 5)
+
+    def forward(self, x):
+        return self.second(torch.relu(self.first(x)))
+
+
 def frames(model, seed, count=FRAMES):
     g = torch.Generator().manual_seed(seed)
-    shape = (1, 1, 6) if isinstance(model, FrameStack) else (1, 6)
-    return [torch.randn(*shape, generator=g) for _ in range(count)]
+    return [torch.randn(*model.frame_shape, generator=g) for _ in range(count)]
 
 
 def eager(model, xs):
@@ -75,7 +106,8 @@ def compiled(model, precision, target="cortex-m55", **options):
     return mcuflow.compile(ep, target=target, precision=precision, calibration=calibration, **options)
 
 
-MODELS = {"smoothing": Smoothing, "smoothing_head": SmoothingHead, "frame_stack": FrameStack}
+MODELS = {"smoothing": Smoothing, "smoothing_head": SmoothingHead, "frame_stack": FrameStack,
+          "stacked_history_convs": StackedHistoryConvs}
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -163,3 +195,11 @@ def test_cli_run_on_a_sequence(tmp_path):
     assert cli.main([str(a) for a in args]) == 0
     expected = np.concatenate([program.run(x[None])[0] for x in xs])  # frame by frame from the initial state
     np.testing.assert_array_equal(np.load(tmp_path / "y.npz")["output_0"], expected)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_a_view_of_a_state_is_no_second_state(precision):
+    """The row view a Conv1d reads its state through shares the state's bytes: one state record
+    per buffer, however many views of it the program has."""
+    program = compiled(StackedHistoryConvs().eval(), precision)
+    assert [t["storage"] for t in program._host.tensors].count("state") == 2

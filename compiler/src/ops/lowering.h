@@ -165,8 +165,21 @@ class Lowering {
     return add_constant_tensor(p_, name, dtype, std::move(dims), raw_bytes(values));
   }
 
+  // A new record shaped and typed like tensor `from` (a view of it, a copy, a requantized copy).
+  // Being a state is the one tensor's role, not its type: a view of a state shares the state's
+  // bytes and a copy is an ordinary arena tensor, so neither carries the flag or the initial value
+  // (a second state record over the same bytes would fail verification).
+  ProgramTensor derived_record(int from) const {
+    ProgramTensor pt = p_.tensors[from];
+    if (pt.state) {
+      pt.state = false;
+      pt.bytes.clear();
+    }
+    return pt;
+  }
+
   int alias(int root, const std::string& name, std::vector<int32_t> dims, int ir = -1) {
-    ProgramTensor pt = p_.tensors[root];
+    ProgramTensor pt = derived_record(root);
     pt.name = name;
     pt.dims = std::move(dims);
     pt.alias_of = p_.tensors[root].alias_of >= 0 ? p_.tensors[root].alias_of : root;
@@ -325,7 +338,7 @@ class Lowering {
     std::vector<int32_t> out_dims;
     for (int d : perm) out_dims.push_back(in_dims[d]);
     if (is_trivial_permutation(perm, in_dims)) return alias(in, name, out_dims, ir);
-    ProgramTensor pt = p_.tensors[in];
+    ProgramTensor pt = derived_record(in);
     pt.name = name;
     pt.dims = out_dims;
     pt.alias_of = -1;
@@ -543,7 +556,7 @@ class Lowering {
 
   // A copy of int8 tensor `in` requantized from `from` to `to`.
   int requantized(const Op& op, int in, const Quant& from, const Quant& to) {
-    ProgramTensor pt = p_.tensors[in];
+    ProgramTensor pt = derived_record(in);
     pt.name += ".requantized";
     pt.alias_of = -1;
     pt.ir_tensor = -1;

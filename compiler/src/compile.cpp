@@ -121,6 +121,9 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
   check_observer_options(observer);
   if (calibration.empty()) throw CompileError("calibration data is empty");
   LoweredProgram lp = lower(g, LowerOptions{Precision::kFloat32, false});
+  // As for the compiled program: the planner may place a slice of a state inside it, and only
+  // without its copy is that a valid program (no op but the state's update writes its bytes).
+  drop_self_copies(lp);
   plan_memory(lp, /*reuse=*/false);
   const std::vector<uint8_t> bytes = serialize(lp);
   const Program program = load_compiled(lp, bytes, "calibration");

@@ -634,6 +634,17 @@ def _h_cat(d, node):
     return d.emit(node, "cat", [_in(d, node, t) for t in tensors], {"dim": _norm_dim(a["dim"], rank)})
 
 
+@_handles("aten.stack.default")
+def _h_stack(d, node):
+    """stack: each input viewed with the new dim of size 1, then one cat along it."""
+    a = _bind(node)
+    out = d.out_shape(node)
+    dim = _norm_dim(a["dim"], len(out))
+    one = out[:dim] + [1] + out[dim + 1:]
+    views = [d.emit(node, "reshape", [_in(d, node, t)], {"shape": one}, shape=one) for t in a["tensors"]]
+    return d.emit(node, "cat", views, {"dim": dim})
+
+
 @_handles("aten.dropout.default", "aten.feature_dropout.default", "aten.alpha_dropout.default",
           "aten.feature_alpha_dropout.default")
 def _h_dropout(d, node):
@@ -804,6 +815,23 @@ def _h_split(d, node):
     else:
         sizes = [min(int(size_arg), total - s) for s in range(0, total, int(size_arg))]
     return _pieces(d, node, x, dim, sizes)
+
+
+@_handles("aten.flip.default")
+def _h_flip(d, node):
+    """flip: along each dim, its size-1 slices cat'ed in reverse order (how a bidirectional
+    recurrent layer, decomposed, reads its sequence backwards)."""
+    a = _bind(node)
+    shape = _shape_of(d, a["self"])
+    y = _in(d, node, a["self"])
+    for dim in sorted({_norm_dim(k, len(shape)) for k in a["dims"]}):
+        if shape[dim] == 1:
+            continue
+        one = shape[:dim] + [1] + shape[dim + 1:]
+        reversed_slices = [d.emit(node, "slice", [y], {"dim": dim, "start": i, "end": i + 1, "step": 1}, shape=one)
+                           for i in reversed(range(shape[dim]))]
+        y = d.emit(node, "cat", reversed_slices, {"dim": dim}, shape=shape)
+    return y
 
 
 @_handles("aten.chunk.default")
@@ -1091,11 +1119,29 @@ def _fuse_decomposed_activations(ep):
     return ep
 
 
+# torch.export keeps nn.GRU / nn.LSTM (and nn.RNN) whole; PyTorch's own decompositions write one
+# as the linear layers, gate slices, sigmoid / tanh and element-wise ops of each layer and time
+# step, which are all in the vocabulary (int8 with LUT gates, float fallback as for any op).
+_RECURRENT = (torch.ops.aten.gru.input, torch.ops.aten.lstm.input, torch.ops.aten.rnn_tanh.input,
+              torch.ops.aten.rnn_relu.input)
+
+
+def _decompose_recurrent(ep):
+    """``ep``, or a decomposed copy of it when it has recurrent layers (the user's program is
+    never changed)."""
+    if not isinstance(ep, torch.export.ExportedProgram) or not any(
+            n.op == "call_function" and n.target in _RECURRENT for n in ep.graph.nodes):
+        return ep
+    from torch._decomp import get_decompositions
+
+    return copy.deepcopy(ep).run_decompositions(get_decompositions(list(_RECURRENT)))
+
+
 def describe(exported_program, builder) -> Description:
     """Describe ``exported_program`` to ``builder`` (a ``mcuflow._core.GraphBuilder``).
 
     Returns a ``Description`` of the inputs and outputs that were declared. Raises
     ``UnsupportedModelError`` with a one-line message for anything mcuflow cannot compile.
     """
-    return walk(_fuse_decomposed_activations(exported_program), builder, {**_HANDLERS, **torch_pt2e.HANDLERS},
+    return walk(_fuse_decomposed_activations(_decompose_recurrent(exported_program)), builder, {**_HANDLERS, **torch_pt2e.HANDLERS},
                 SUPPORTED_KINDS, torch_pt2e.HANDLERS.keys())

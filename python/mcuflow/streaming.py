@@ -5,13 +5,14 @@ mcuflow compiles that pattern into a ring buffer the convolution reads in place 
 so a frame costs its own copy into the ring, not a shifted copy of the window.
 
 Run over a sequence, a streaming layer fed T frames per call gives the outputs of the same
-causal convolution over the whole sequence (zero history before the first frame), whatever T."""
+causal convolution over the whole sequence (zero history before the first frame), whatever T.
+``StreamingRNN`` does the same for a recurrent layer: its hidden state is the kept context."""
 
 from __future__ import annotations
 
 import torch
 
-__all__ = ["StreamingConv1d", "StreamingConv2d"]
+__all__ = ["StreamingConv1d", "StreamingConv2d", "StreamingRNN"]
 
 
 def _history_frames(kernel_size: int, dilation: int) -> int:
@@ -68,3 +69,37 @@ class StreamingConv2d(_KeptFrames, torch.nn.Conv2d):
                          dilation=tuple(d), groups=groups, bias=bias)
         frames = _history_frames(self.kernel_size[0], self.dilation[0])
         self.register_buffer("history", torch.zeros(1, in_channels, frames, features))
+
+
+class StreamingRNN(torch.nn.Module):
+    """A trained ``nn.GRU``, ``nn.LSTM`` or ``nn.RNN`` (any number of layers, ``batch_first`` or
+    not, one direction) for batch 1, its hidden state kept between calls: in the buffer ``h``
+    (``(num_layers, 1, proj_size or hidden_size)``) and the LSTM's cell state in ``c``
+    (``(num_layers, 1, hidden_size)``), zero at first.
+    ``forward(x)`` takes the layer's input for any number of time steps (usually one) and returns
+    its output sequence; compiled, the buffers are the program's states (docs/streaming.md)."""
+
+    def __init__(self, rnn: torch.nn.RNNBase):
+        super().__init__()
+        if not isinstance(rnn, (torch.nn.GRU, torch.nn.LSTM, torch.nn.RNN)):
+            raise TypeError(f"StreamingRNN wraps nn.GRU, nn.LSTM or nn.RNN, not {type(rnn).__name__}")
+        if rnn.bidirectional:
+            raise ValueError("StreamingRNN: a bidirectional layer reads the future; it cannot stream")
+        self.rnn = rnn
+        self.register_buffer("h", torch.zeros(rnn.num_layers, 1, rnn.proj_size or rnn.hidden_size))
+        if isinstance(rnn, torch.nn.LSTM):
+            self.register_buffer("c", torch.zeros(rnn.num_layers, 1, rnn.hidden_size))
+
+    def reset(self) -> None:
+        """Forget the hidden state (PyTorch side; a compiled program has reset_state())."""
+        for state in self.buffers(recurse=False):
+            state.zero_()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if isinstance(self.rnn, torch.nn.LSTM):
+            y, (h, c) = self.rnn(x, (self.h, self.c))
+            self.c.copy_(c)
+        else:
+            y, h = self.rnn(x, self.h)
+        self.h.copy_(h)
+        return y

@@ -468,33 +468,6 @@ class SinModel(_Example, nn.Module):
         return torch.sin(y)  # unsupported: sin
 
 
-class GRUModel(_Example, nn.Module):
-    input_shapes = ((1, 5, 4),)
-
-    def __init__(self, seed: int = 0):
-        super().__init__()
-        with seeded(seed):
-            self.rnn = nn.GRU(4, 8, batch_first=True)
-            self.fc = nn.Linear(8, 3)
-
-    def forward(self, x):
-        out, _ = self.rnn(x)  # unsupported: gru
-        return self.fc(out[:, -1])
-
-
-class LSTMModel(_Example, nn.Module):
-    input_shapes = ((1, 5, 4),)
-
-    def __init__(self, seed: int = 0):
-        super().__init__()
-        with seeded(seed):
-            self.rnn = nn.LSTM(4, 8, batch_first=True)
-
-    def forward(self, x):
-        out, (h, c) = self.rnn(x)  # unsupported: lstm
-        return h
-
-
 class TopKModel(_Example, nn.Module):
     input_shapes = ((1, 10),)
 
@@ -510,8 +483,6 @@ class TopKModel(_Example, nn.Module):
 
 UNSUPPORTED = {
     "sin": SinModel,
-    "gru": GRUModel,
-    "lstm": LSTMModel,
     "topk": TopKModel,
 }
 

@@ -796,6 +796,64 @@ def _h_select(d, node):
     return _select(d, node, x, dim, index, d.out_shape(node))
 
 
+def _scattered(d, node, x, src, dim: int, start: int, end: int):
+    """x with ``src`` (an operand) in place of x[start:end] along ``dim``: the pieces of x
+    around it and it, cat'ed (how PyTorch writes an assignment into a slice of a buffer)."""
+    size = _shape_of(d, x)[dim]
+    parts = ([_slice(d, node, x, dim, 0, start)] if start > 0 else []) + [src] + \
+        ([_slice(d, node, x, dim, end, size)] if end < size else [])
+    return parts[0] if len(parts) == 1 else d.emit(node, "cat", parts, {"dim": dim})
+
+
+@_handles("aten.slice_scatter.default")
+def _h_slice_scatter(d, node):
+    a = _bind(node)
+    x = a["self"]
+    dim = _norm_dim(a["dim"], _rank(d, x))
+    start, end, step = slice(a["start"], a["end"], a["step"]).indices(_shape_of(d, x)[dim])
+    if step != 1:
+        raise d.unsupported(node, f"a strided assignment (slice step {step})")
+    return _scattered(d, node, x, _in(d, node, a["src"]), dim, start, end)
+
+
+@_handles("aten.select_scatter.default")
+def _h_select_scatter(d, node):
+    a = _bind(node)
+    x = a["self"]
+    dim = _norm_dim(a["dim"], _rank(d, x))
+    index = int(a["index"]) % _shape_of(d, x)[dim]
+    one = _shape_of(d, x)
+    one[dim] = 1
+    src = d.emit(node, "reshape", [_in(d, node, a["src"])], {"shape": one}, shape=one)
+    return _scattered(d, node, x, src, dim, index, index + 1)
+
+
+@_handles("aten.fill.Tensor", "aten.fill.Scalar")
+def _h_fill(d, node):
+    """fill(self, value): a constant of self's shape (``buffer[:, 0] = 0.0``, functionalized)."""
+    a = _bind(node)
+    value = _in(d, node, a["value"])
+    if isinstance(value, _Const) and value.tensor.numel() == 1:
+        value = _Scalar(float(value.tensor.item()))
+    if not isinstance(value, _Scalar):
+        raise d.unsupported(node, "fills with a computed value")
+    return _Const(torch.full(_shape_of(d, a["self"]), value.value), f"{node.name}.value")
+
+
+@_handles("aten.copy.default")
+def _h_copy(d, node):
+    """copy(self, src): src's values in self's shape, what a buffer's copy_ leaves when a later
+    op reads the buffer (functionalized)."""
+    a = _bind(node)
+    shape, src = _shape_of(d, a["self"]), a["src"]
+    if _shape_of(d, src) == shape:
+        return _in(d, node, src)
+    lead = len(shape) - len(_shape_of(d, src))
+    ranked = [1] * lead + _shape_of(d, src)
+    x = d.emit(node, "reshape", [_in(d, node, src)], {"shape": ranked}, shape=ranked) if lead else _in(d, node, src)
+    return d.emit(node, "expand", [x], {"shape": shape})
+
+
 def _pieces(d, node, x, dim: int, sizes: list[int]):
     out, start = [], 0
     for n in sizes:

@@ -60,6 +60,42 @@ class FrameStack(torch.nn.Module):
         return self.fc(window.flatten(1))
 
 
+class UpdatedTwice(torch.nn.Module):
+    """The buffer updated, read, and updated again in one forward: functionalized, the first
+    update is a value later ops read and the second the state's update."""
+
+    frame_shape = (1, 6)
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(6, 8)
+        self.register_buffer("average", torch.linspace(-0.5, 0.5, 8).reshape(1, 8))
+
+    def forward(self, x):
+        self.average.copy_(self.average * 0.5 + self.fc(x) * 0.5)
+        y = torch.relu(self.average) * 2
+        self.average.mul_(0.9)
+        return y
+
+
+class SliceAssignments(torch.nn.Module):
+    """A frame window kept by assignments into slices of the buffer: shifted, the new frame
+    written into its last row, its first column cleared (slice_scatter, select_scatter, fill)."""
+
+    frame_shape = (1, 1, 6)
+
+    def __init__(self, frames=4, features=6):
+        super().__init__()
+        self.register_buffer("window", torch.randn(1, frames, features, generator=torch.Generator().manual_seed(4)))
+        self.fc = torch.nn.Linear(frames * features, 5)
+
+    def forward(self, x):
+        self.window[:, :-1] = self.window[:, 1:].clone()
+        self.window[:, -1] = x[:, 0]
+        self.window[:, :, 0] = 0.0
+        return self.fc(self.window.flatten(1))
+
+
 class PaddedHistoryConv1d(torch.nn.Module):
     """A Conv1d over its kept frames and the new ones, padded over time: not the streaming
     pattern (stream_convs leaves it), so the window is built and its tail copied back each run."""
@@ -107,7 +143,8 @@ def compiled(model, precision, target="cortex-m55", **options):
 
 
 MODELS = {"smoothing": Smoothing, "smoothing_head": SmoothingHead, "frame_stack": FrameStack,
-          "stacked_history_convs": StackedHistoryConvs}
+          "stacked_history_convs": StackedHistoryConvs, "updated_twice": UpdatedTwice,
+          "slice_assignments": SliceAssignments}
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -180,6 +217,24 @@ class IntBuffer(torch.nn.Module):
 def test_non_float_state_is_one_clear_line():
     ep = torch.export.export(IntBuffer(), (torch.randn(1, 4),))
     with pytest.raises(UnsupportedModelError, match="buffer count of dtype torch.int64"):
+        mcuflow.compile(ep, precision="fp32")
+
+
+class StridedAssignment(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("window", torch.zeros(1, 6))
+
+    def forward(self, x):
+        self.window[:, ::2] = x
+        return self.window * 2
+
+
+def test_strided_slice_assignment_is_one_clear_line():
+    ep = torch.export.export(StridedAssignment(), (torch.randn(1, 3),))
+    with pytest.raises(UnsupportedModelError, match=r"^unsupported arguments for aten.slice_scatter.default at "
+                                                    r"\S+test_stateful.py:\d+: self.window\[:, ::2\] = x — "
+                                                    r"a strided assignment \(slice step 2\)$"):
         mcuflow.compile(ep, precision="fp32")
 
 

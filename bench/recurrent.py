@@ -27,7 +27,8 @@ FEATURES, HIDDEN = 8, 16
 def sequence(seed: int, steps: int) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
     t = torch.arange(steps, dtype=torch.float32)[:, None]
-    return torch.sin(0.3 * t + 6.28 * torch.rand(1, FEATURES, generator=g)) + 0.3 * torch.randn(steps, FEATURES, generator=g)
+    phase = 6.28 * torch.rand(1, FEATURES, generator=g)
+    return torch.sin(0.3 * t + phase) + 0.3 * torch.randn(steps, FEATURES, generator=g)
 
 
 def one_step_inputs(xs: torch.Tensor) -> list[torch.Tensor]:

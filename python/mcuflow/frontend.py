@@ -1201,5 +1201,5 @@ def describe(exported_program, builder) -> Description:
     Returns a ``Description`` of the inputs and outputs that were declared. Raises
     ``UnsupportedModelError`` with a one-line message for anything mcuflow cannot compile.
     """
-    return walk(_fuse_decomposed_activations(_decompose_recurrent(exported_program)), builder, {**_HANDLERS, **torch_pt2e.HANDLERS},
-                SUPPORTED_KINDS, torch_pt2e.HANDLERS.keys())
+    ep = _fuse_decomposed_activations(_decompose_recurrent(exported_program))
+    return walk(ep, builder, {**_HANDLERS, **torch_pt2e.HANDLERS}, SUPPORTED_KINDS, torch_pt2e.HANDLERS.keys())

@@ -22,8 +22,9 @@ pytestmark = requires_cross
 STEPS = 30
 
 
-@pytest.mark.parametrize("target, board, precision", [("cortex-m0", "qemu-m0", "int8"), ("cortex-m55", "qemu-m55", "int8"),
-                                                      ("cortex-m55", "qemu-m55", "fp32")])
+@pytest.mark.parametrize("target, board, precision",
+                         [("cortex-m0", "qemu-m0", "int8"), ("cortex-m55", "qemu-m55", "int8"),
+                          ("cortex-m55", "qemu-m55", "fp32")])
 def test_steps_host_equals_board(target, board, precision):
     for name in ("gru_stacked", "lstm_stacked"):
         model = StreamingRNN(recurrent_layer(name))

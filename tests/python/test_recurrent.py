@@ -36,7 +36,8 @@ def signal(seed, steps=STEPS):
     """A sensor-like sequence (steps, FEATURES): sines of random phase plus noise."""
     g = torch.Generator().manual_seed(seed)
     t = torch.arange(steps, dtype=torch.float32)[:, None]
-    return torch.sin(0.3 * t + 6.28 * torch.rand(1, FEATURES, generator=g)) + 0.3 * torch.randn(steps, FEATURES, generator=g)
+    phase = 6.28 * torch.rand(1, FEATURES, generator=g)
+    return torch.sin(0.3 * t + phase) + 0.3 * torch.randn(steps, FEATURES, generator=g)
 
 
 def steps_of(xs):
@@ -84,7 +85,8 @@ def test_step_by_step_equals_pytorch(name, precision):
     assert program.run(xs[0].numpy())[0].tobytes() != got[:1].tobytes()  # the state moved on
 
 
-@pytest.mark.parametrize("name, precision", [("gru_stacked", "int8"), ("lstm_stacked", "fp32"), ("lstm_stacked", "int8")])
+@pytest.mark.parametrize("name, precision",
+                         [("gru_stacked", "int8"), ("lstm_stacked", "fp32"), ("lstm_stacked", "int8")])
 def test_explicit_state_inputs_and_outputs(name, precision):
     """model(x, h) -> (y, h_next) (LSTM: (h, c)), the caller feeding the state back."""
     layer = recurrent_layer(name)

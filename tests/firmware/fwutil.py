@@ -11,7 +11,7 @@ import pytest
 import torch.nn as nn
 
 import mcuflow
-from mcuflow import boards, crossbuild, qemu
+from mcuflow import boards, crossbuild, firmware_sources, qemu
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON_DIR = REPO / "python"
@@ -71,6 +71,14 @@ def parse_calib(stdout: str):
         if m:
             end = int(m.group(1))
     return body, empty, rows, end
+
+
+def on_tier(references, board: str) -> set:
+    """The kernels that ops with these reference kernels get on `board`: its tier's kernel where
+    the tier has one (named after its reference, lut_s8 -> lut_s8_mve), else the reference."""
+    tier = boards.get_board(board).tier
+    ids = firmware_sources.kernel_ids(firmware_sources.source_root())
+    return {f"{r}_{tier}" if f"{r}_{tier}" in ids else r for r in references}
 
 
 def rejected_on_host_sent_to_board(program, altered: bytes):

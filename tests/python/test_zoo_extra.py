@@ -15,9 +15,9 @@ FLOAT_SAMPLES, CALIBRATION_SAMPLES, HELD_OUT_SAMPLES, BOARD_SAMPLES = 8, 48, 48,
 
 # model -> (kernels its int8 program must use, model ops expected on the float fallback path)
 EXPECTED = {
-    "mobilenet_v3_s": ({"lut_s8", "mul_s8_mve"}, []),  # hard-swish / hard-sigmoid tables, SE gate (MVE mul)
+    "mobilenet_v3_s": ({"lut_s8_mve", "mul_s8_mve"}, []),  # hard-swish / hard-sigmoid tables, SE gate (MVE mul)
     "kws_same_pad": ({"conv_s8_mve", "dwconv_s8_mve"}, []),
-    "kws_transformer": ({"batch_matmul_s8", "softmax_s8_mve", "lut_s8", "group_norm_s8"}, []),
+    "kws_transformer": ({"batch_matmul_s8", "softmax_s8_mve", "lut_s8_mve", "group_norm_s8"}, []),
 }
 
 

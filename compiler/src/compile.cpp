@@ -240,6 +240,10 @@ void check_options(const CompileOptions& options) {
   if (options.observer.kind != Observer::kMinMax && options.precision != Precision::kInt8)
     throw CompileError(std::string("observer '") + observer_name(options.observer.kind) +
                        "' applies to int8 compilation only");
+  if (options.precision == Precision::kInt16 && options.int8_io)
+    throw CompileError("io 'int8' keeps an int8 program's inputs and outputs; precision 'int16' needs io 'float32'");
+  if (options.precision == Precision::kInt16 && options.patches > 1)
+    throw CompileError("patches apply to int8 and fp32 programs; precision 'int16' needs patches 1");
   check_observer_options(options.observer);
 }
 
@@ -250,8 +254,9 @@ CompileOptions options_from_names(const std::string& target, const std::string& 
   options.target = target;
   find_target(target);  // the first option named, the first checked
   if (precision == "int8") options.precision = Precision::kInt8;
+  else if (precision == "int16") options.precision = Precision::kInt16;
   else if (precision == "fp32") options.precision = Precision::kFloat32;
-  else throw CompileError("unknown precision '" + precision + "' (int8 or fp32)");
+  else throw CompileError("unknown precision '" + precision + "' (int8, int16 or fp32)");
   if (io != "float32" && io != "int8") throw CompileError("unknown io '" + io + "' (float32 or int8)");
   options.int8_io = io == "int8";
   options.patches = patches;
@@ -272,14 +277,17 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
   run_graph_passes(g);
   std::string quantization_report;
   LowerOptions lowering{Precision::kFloat32, false};
-  if (options.precision == Precision::kInt8) {
+  if (options.precision != Precision::kFloat32) {
     // A graph that brings its own quantization (a PT2E model) compiles without calibration data.
     const bool given = std::any_of(g.tensors.begin(), g.tensors.end(),
                                    [](const Tensor& t) { return !t.constant && t.quant.given; });
+    if (given && options.precision == Precision::kInt16)
+      throw CompileError("the model brings its own (int8) quantization; compile it with precision 'int8'");
     quantization_report = calibration.empty() && given ? R"({"observer":"given"})"
                                                        : calibrate(g, calibration, options.observer, options.calibration_progress);
-    assign_quantization(g);  // before split_into_patches: the bands copy their tensors' scales
-    lowering = LowerOptions{Precision::kInt8, options.int8_io, options.allow_fallback};
+    // Before split_into_patches: the bands copy their tensors' scales.
+    assign_quantization(g, options.precision == Precision::kInt16 ? kWideActivationBits : kActivationBits);
+    lowering = LowerOptions{options.precision, options.int8_io, options.allow_fallback};
   }
   const auto lower_and_plan = [&](const Graph& ir) {
     LoweredProgram lp = lower(ir, lowering);
@@ -310,7 +318,7 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
     if (total(patched) < total(lp)) lp = std::move(patched);
   }
   std::vector<uint8_t> bytes = serialize(lp);
-  load_compiled(lp, bytes, lowering.precision == Precision::kInt8 ? "int8" : "fp32");
+  load_compiled(lp, bytes, precision_name(lowering.precision));
   return bytes;
 }
 

@@ -14,9 +14,9 @@ class ProgramLowering : public Lowering {
   using Lowering::Lowering;
 
   LoweredProgram run() {
-    p_.precision = int8() ? "int8" : "fp32";
-    if (!int8()) p_.flags |= format::kFlagFloatPrecision;
-    if (int8() && o_.int8_io) p_.flags |= format::kFlagInt8Io;
+    p_.precision = precision_name(o_.precision);
+    if (!is_quantized()) p_.flags |= format::kFlagFloatPrecision;
+    if (is_quantized() && o_.int8_io) p_.flags |= format::kFlagInt8Io;
     for (int t : g_.inputs) lower_input(t);
     for (const StateTensor& s : g_.states) {
       if (!s.ring) lower_state(s);  // a ring's conv lowers it (ops/conv.cpp)
@@ -32,7 +32,7 @@ class ProgramLowering : public Lowering {
  private:
   // --- state ---
 
-  // The state's tensor in the program's activation type (int8: its own spec), holding its
+  // The state's tensor in the program's activation type (quantized: int8, its own spec), holding its
   // initial value in physical order.
   void lower_state(const StateTensor& s) {
     const int t = activation(s.tensor);
@@ -40,7 +40,7 @@ class ProgramLowering : public Lowering {
     pt.state = true;
     const Tensor& ir = tensor(s.tensor);
     std::vector<uint8_t> logical;
-    if (int8()) logical = raw_bytes(narrowed<int8_t>(quantize_values(s.initial, spec_of(ir), ir.shape)));
+    if (is_quantized()) logical = quantized_bytes(quantize_values(s.initial, spec_of(ir), ir.shape), pt.dtype);
     else logical = raw_bytes(s.initial);
     pt.bytes = logical_to_physical(logical.data(), ir.shape, pt.layout, format::element_bytes(pt.dtype));
   }
@@ -57,7 +57,7 @@ class ProgramLowering : public Lowering {
     if (update.nhwc != state.nhwc) refuse("its update is stored in another layout (NHWC) than the state");
     int value = activation(s.update);
     if (p_.tensors[value].dtype != p_.tensors[activation(s.tensor)].dtype) refuse("its update is not of the state's type");
-    if (int8() && spec_of(update) != spec_of(state)) {
+    if (is_quantized() && spec_of(update) != spec_of(state)) {
       Op requantize;
       requantize.kind = "state_update";
       value = requantized(requantize, value, update.quant, state.quant);
@@ -69,7 +69,7 @@ class ProgramLowering : public Lowering {
 
   void lower_input(int ir) {
     const Tensor& t = tensor(ir);
-    if (!int8() || o_.int8_io || t.element == Element::kIds) {
+    if (!is_quantized() || o_.int8_io || t.element == Element::kIds) {
       p_.inputs.push_back(activation(ir));
       return;
     }
@@ -79,9 +79,9 @@ class ProgramLowering : public Lowering {
     const int float_in = p_.add_tensor(std::move(f));
     p_.inputs.push_back(float_in);
     const int q = activation(ir);
-    p_.tensors[q].name = t.name + ".int8";
+    p_.tensors[q].name = t.name + (is_int16(ir) ? ".int16" : ".int8");
     k::QuantizeParams qp{int32_t(t.numel()), t.quant.scale, t.quant.zero_point};
-    emit(KernelId::quantize_f32_s8, {float_in}, {q}, params_bytes(qp), nullptr);
+    emit(quantize_kernel(p_.tensors[q].dtype), {float_in}, {q}, params_bytes(qp), nullptr);
   }
 
   void lower_output(int ir) {
@@ -90,7 +90,7 @@ class ProgramLowering : public Lowering {
     const int q = activation(ir);
     // A mask leaves an int8-io program as its bytes, any other program as float32 0s and 1s.
     const bool mask = t.element == Element::kMask;
-    if ((!int8() && !mask) || o_.int8_io || p_.tensors[q].dtype == DType::kInt32) {
+    if ((!is_quantized() && !mask) || o_.int8_io || p_.tensors[q].dtype == DType::kInt32) {
       p_.outputs.push_back(q);
       return;
     }
@@ -100,7 +100,7 @@ class ProgramLowering : public Lowering {
     const int float_out = p_.add_tensor(std::move(f));
     const Quant& oq = mask ? kMaskQuant : t.quant;
     k::QuantizeParams qp{int32_t(t.numel()), oq.scale, oq.zero_point};
-    emit(KernelId::dequantize_s8_f32, {q}, {float_out}, params_bytes(qp), nullptr);
+    emit(dequantize_kernel(p_.tensors[q].dtype), {q}, {float_out}, params_bytes(qp), nullptr);
     p_.outputs.push_back(float_out);
   }
 
@@ -109,7 +109,7 @@ class ProgramLowering : public Lowering {
   void lower_op(const Op& op) {
     const OpDef* def = find_op(op.kind);
     if (def == nullptr || def->lower == nullptr) fail(op, "no lowering for this op");
-    if (!int8()) return def->lower(*this, op);
+    if (!is_quantized()) return def->lower(*this, op);
     const std::string why = def->int8_rejection ? def->int8_rejection(*this, op) : "";
     if (why.empty()) return def->lower(*this, op);
     if (!o_.allow_fallback) fail(op, "no int8 kernel: " + why + " (float fallback is disabled)");
@@ -133,7 +133,7 @@ class ProgramLowering : public Lowering {
       f.dims = p_.tensors[q].dims;
       const int fid = p_.add_tensor(std::move(f));
       k::QuantizeParams qp{int32_t(t.numel()), t.quant.scale, t.quant.zero_point};
-      emit(KernelId::dequantize_s8_f32, {q}, {fid}, params_bytes(qp), &op);
+      emit(dequantize_kernel(p_.tensors[q].dtype), {q}, {fid}, params_bytes(qp), &op);
       int8_of.push_back({ir, q});
       program_of_[ir] = fid;
     }
@@ -148,7 +148,8 @@ class ProgramLowering : public Lowering {
     for (const auto& [ir, q] : int8_of) program_of_[ir] = q;
     const Tensor& y = tensor(y_ir);
     k::QuantizeParams qp{int32_t(y.numel()), y.quant.scale, y.quant.zero_point};
-    emit(KernelId::quantize_f32_s8, {f_out}, {activation(y_ir)}, params_bytes(qp), &op);
+    const int q_out = activation(y_ir);
+    emit(quantize_kernel(p_.tensors[q_out].dtype), {f_out}, {q_out}, params_bytes(qp), &op);
     fallback_reason_.clear();
   }
 };
@@ -160,6 +161,15 @@ std::vector<int> physical_order(Layout layout, size_t rank) {
   std::iota(order.begin(), order.end(), 0);
   if (layout == Layout::kNhwc) order = {0, 2, 3, 1};
   return order;
+}
+
+const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::kInt8: return "int8";
+    case Precision::kInt16: return "int16";
+    case Precision::kFloat32: break;
+  }
+  return "fp32";
 }
 
 uint32_t ProgramTensor::byte_size() const {

@@ -900,13 +900,12 @@ std::vector<Embedding> embeddings(const LoweredProgram& p) {
     if (op.inputs.size() != 1 || op.outputs.size() != 1) continue;
     const int in = root_of(p, op.inputs[0]), out = root_of(p, op.outputs[0]);
     if (!is_root(p.tensors[in]) || !is_root(p.tensors[out]) || in == out) continue;
-    const int64_t element = format::element_bytes(p.tensors[out].dtype);
     Embedding e{int(i), -1, -1, 0};
     if (contract_of(op).walk != aliasing::Walk::kOntoSource) continue;
     const bool copy = op.kernel == KernelId::strided_copy_b8 || op.kernel == KernelId::strided_copy_b32;
     if (op.params.size() != (copy ? sizeof(kernels::StridedCopyParams) : sizeof(kernels::ConcatSliceParams))) continue;
     int64_t output_minus_input = 0;
-    if (!aliasing::onto_source_shift(op.kernel, op.params.data(), uint32_t(element), &output_minus_input)) continue;
+    if (!aliasing::onto_source_shift(op.kernel, op.params.data(), &output_minus_input)) continue;
     if (copy) {
       if (writers[out] != 1) continue;
       e.part = out, e.host = in, e.offset = output_minus_input;

@@ -21,17 +21,16 @@ QuantizedMultiplier quantize_multiplier(double real_multiplier) {
   return {static_cast<int32_t>(q), exponent};
 }
 
-AddRescale add_rescale(double in1_scale, double in2_scale, double out_scale) {
+AddRescale add_rescale(double in1_scale, double in2_scale, double out_scale, int left_shift) {
   // Both inputs are brought to the common scale 2 * max(in_scale) (so each rescale
-  // multiplier is <= 1/2), with 20 bits of headroom from the left shift; the sum is then
-  // rescaled from that common scale / 2^20 to the output scale.
-  constexpr int kLeftShift = 20;
+  // multiplier is <= 1/2), with left_shift bits of headroom; the sum is then rescaled from
+  // that common scale / 2^left_shift to the output scale.
   const double twice_max_input_scale = 2.0 * std::max(in1_scale, in2_scale);
   AddRescale r;
-  r.left_shift = kLeftShift;
+  r.left_shift = left_shift;
   r.input1 = quantize_multiplier(in1_scale / twice_max_input_scale);
   r.input2 = quantize_multiplier(in2_scale / twice_max_input_scale);
-  r.output = quantize_multiplier(twice_max_input_scale / (static_cast<double>(1 << kLeftShift) * out_scale));
+  r.output = quantize_multiplier(twice_max_input_scale / (static_cast<double>(1 << left_shift) * out_scale));
   return r;
 }
 

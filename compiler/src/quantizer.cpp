@@ -32,6 +32,17 @@ Quant quant_for_range(float lo, float hi, int bits) {
   return q;
 }
 
+Quant symmetric_range_quant(float lo, float hi, int bits) {
+  Quant q;
+  q.valid = true;
+  q.bits = bits;
+  q.symmetric = true;
+  const float m = std::max(std::fabs(lo), std::fabs(hi));
+  // As in quant_for_range, a range that never moved gets a unit one.
+  q.scale = (m < 1e-6f ? 1.0f : m) / float(q.type_max());
+  return q;
+}
+
 Quant mask_quant() {
   Quant q;
   q.valid = true;
@@ -62,7 +73,7 @@ Quant symmetric_quant(const Tensor& t, int axis, int bits) {
 Quant bias_quant(const Quant& input, const Quant& weight, int64_t channels) {
   Quant q;
   q.valid = true;
-  q.bits = kBiasBits;
+  q.bits = input.bits > kActivationBits ? kWideBiasBits : kBiasBits;
   q.symmetric = true;
   q.axis = 0;
   for (int64_t c = 0; c < channels; ++c) {
@@ -72,12 +83,12 @@ Quant bias_quant(const Quant& input, const Quant& weight, int64_t channels) {
   return q;
 }
 
-std::vector<int32_t> quantize_values(const std::vector<float>& values, const Quant& q, const Shape& shape) {
+std::vector<int64_t> quantize_values(const std::vector<float>& values, const Quant& q, const Shape& shape) {
   if (q.per_axis() && (size_t(q.axis) >= shape.size() || size_t(shape[size_t(q.axis)]) != q.scales.size()))
     throw CompileError("internal: a per-axis quantization of " + std::to_string(q.scales.size()) +
                        " scales along dim " + std::to_string(q.axis) + " of a tensor of shape " + shape_str(shape));
   const AxisWalk walk(shape, q.axis);
-  std::vector<int32_t> out(values.size());
+  std::vector<int64_t> out(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
     const size_t a = walk.index(i);
     double v;
@@ -86,7 +97,7 @@ std::vector<int32_t> quantize_values(const std::vector<float>& values, const Qua
     } else {
       v = std::round(double(values[i]) / q.scale_at(a)) + double(q.zero_point_at(a));
     }
-    out[i] = int32_t(std::clamp(v, double(q.q_min()), double(q.q_max())));
+    out[i] = int64_t(std::clamp(v, double(q.q_min()), double(q.q_max())));
   }
   return out;
 }
@@ -107,12 +118,19 @@ bool value_fits(const Op& op, const Quant& in) {
          value <= double(in.scale) * double(in.type_max() - in.zero_point);
 }
 
-Quant observed_quant(const Tensor& t) {
+bool was_observed(const Tensor& t) { return t.observed_min <= t.observed_max; }
+
+// The spec of `bits`-bit activations over range [lo, hi]: asymmetric int8, symmetric int16.
+Quant activation_quant(float lo, float hi, int bits) {
+  return bits == kActivationBits ? quant_for_range(lo, hi, bits) : symmetric_range_quant(lo, hi, bits);
+}
+
+Quant observed_quant(const Tensor& t, int bits) {
   if (t.quant.given) return t.quant;
-  if (!(t.observed_min <= t.observed_max))
+  if (!was_observed(t))
     throw CompileError("tensor " + t.name + " has no given quantization and was never observed during calibration "
                        "(pass calibration data, or quantize it in the model's graph)");
-  return quant_for_range(t.observed_min, t.observed_max, kActivationBits);
+  return activation_quant(t.observed_min, t.observed_max, bits);
 }
 
 // Softmax outputs lie in [0, 1): 2^bits steps from the lowest integer.
@@ -174,8 +192,9 @@ void check_given_output(const Op& op, const Tensor& y, const Quant& derived) {
                      (op.kind == "softmax" ? "" : " (its input's)"));
 }
 
-// The constant inputs of `op` that its int8 kernel reads as integers, by the registry's rule.
-void assign_constant_quantization(Graph& g, Op& op, ConstantQuant rule) {
+// The constant inputs of `op` that its kernel (of `bits`-bit activations) reads as integers, by
+// the registry's rule.
+void assign_constant_quantization(Graph& g, Op& op, ConstantQuant rule, int bits) {
   const auto weights = [&](int axis) {
     if (!is_constant_input(g, op, 1)) return;
     const Tensor& w = g.tensors[size_t(op.inputs[1])];
@@ -195,7 +214,7 @@ void assign_constant_quantization(Graph& g, Op& op, ConstantQuant rule) {
         if (!is_constant_input(g, op, slot)) continue;
         const std::vector<float>& v = g.tensors[size_t(op.inputs[slot])].data;
         const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-        give_constant_quant(g, op, slot, quant_for_range(v.empty() ? 0.0f : *lo, v.empty() ? 0.0f : *hi, kActivationBits));
+        give_constant_quant(g, op, slot, activation_quant(v.empty() ? 0.0f : *lo, v.empty() ? 0.0f : *hi, bits));
       }
       return;
     case ConstantQuant::kOutput:
@@ -207,8 +226,8 @@ void assign_constant_quantization(Graph& g, Op& op, ConstantQuant rule) {
   }
 }
 
-// The spec of `op`'s output by the registry's rule.
-Quant output_quant(const Graph& g, const Op& op, OutputQuant rule) {
+// The spec of `op`'s output by the registry's rule (kObserved: `bits`-bit).
+Quant output_quant(const Graph& g, const Op& op, OutputQuant rule, int bits) {
   const Quant& in = g.tensors[size_t(op.inputs[0])].quant;
   if (rule == OutputQuant::kInput || (rule == OutputQuant::kInputWhenValueFits && value_fits(op, in))) {
     Quant q = in;
@@ -218,7 +237,7 @@ Quant output_quant(const Graph& g, const Op& op, OutputQuant rule) {
   if (rule == OutputQuant::kSoftmax) return softmax_output_quant();
   if (rule == OutputQuant::kMask) return mask_quant();
   if (rule == OutputQuant::kTable) return g.tensors[size_t(op.inputs[1])].quant;
-  return observed_quant(g.tensors[size_t(op.outputs[0])]);
+  return observed_quant(g.tensors[size_t(op.outputs[0])], bits);
 }
 
 // A given spec must be one the int8 kernels take: 8-bit weights, 8-bit per-tensor activations.
@@ -245,10 +264,65 @@ void give_inputs_back(Graph& g) {
   }
 }
 
-void assign_quantization(Graph& g) {
+namespace {
+
+// The activation width `op` reads and writes in a program of `activation_bits`-bit activations:
+// int16 where its int16 kernel takes it (an op keeping its input's quantization keeps its input's
+// width), int8 elsewhere and for the ops writing a state's update (states are int8).
+int op_width(const Graph& g, const Op& op, const OpDef* def, int activation_bits, const std::map<int, Quant>& updates) {
+  if (activation_bits == kActivationBits || def == nullptr || def->int16 == nullptr || !def->int16(g, op) ||
+      updates.count(op.outputs[0]))
+    return kActivationBits;
+  if (def->output_quant == OutputQuant::kInput) return g.tensors[size_t(op.inputs[0])].quant.bits;
+  return activation_bits;
+}
+
+// The range a requantization to another width covers: the tensor's observed range, else (a
+// state, a given spec) the range its spec represents.
+Range covered_range(const Tensor& t) {
+  if (was_observed(t)) return Range{t.observed_min, t.observed_max};
+  const Quant& q = t.quant;
+  return Range{float(double(q.scale) * double(q.type_min() - q.zero_point)),
+               float(double(q.scale) * double(q.type_max() - q.zero_point))};
+}
+
+// Inserts "requantize" ops before op `at` for its activation inputs that are not `bits` wide;
+// one per tensor and width, which later readers share. Returns the index of the op after them.
+size_t read_at_width(Graph& g, size_t at, int bits, std::map<std::pair<int, int>, int>& converted) {
+  for (size_t slot = 0; slot < g.ops[at].inputs.size(); ++slot) {
+    const int x = g.ops[at].inputs[slot];
+    const Tensor& t = g.tensors[size_t(x)];
+    if (t.constant || t.element != Element::kReal || t.quant.bits == bits) continue;
+    auto found = converted.find({x, bits});
+    if (found == converted.end()) {
+      Tensor copy;
+      copy.name = t.name + (bits == kActivationBits ? ".int8" : ".int16");
+      copy.shape = t.shape;
+      copy.nhwc = t.nhwc;
+      copy.observed_min = t.observed_min;
+      copy.observed_max = t.observed_max;
+      const Range r = covered_range(t);
+      copy.quant = activation_quant(r.lo, r.hi, bits);
+      Op requantize;
+      requantize.kind = "requantize";
+      requantize.source = g.ops[at].source;
+      requantize.inputs = {x};
+      requantize.outputs = {g.add_tensor(std::move(copy))};
+      found = converted.emplace(std::make_pair(x, bits), requantize.outputs[0]).first;
+      g.ops.insert(g.ops.begin() + std::ptrdiff_t(at), std::move(requantize));
+      ++at;
+    }
+    g.ops[at].inputs[slot] = found->second;
+  }
+  return at;
+}
+
+}  // namespace
+
+void assign_quantization(Graph& g, int activation_bits) {
   for (const Tensor& t : g.tensors) check_given_quant(t);
   for (int t : g.inputs) {
-    if (g.tensors[t].element == Element::kReal) g.tensors[t].quant = observed_quant(g.tensors[t]);
+    if (g.tensors[t].element == Element::kReal) g.tensors[t].quant = observed_quant(g.tensors[t], activation_bits);
   }
   // A state and the value written into it share one spec, so that the update is stored as it is:
   // the range of both and of the initial value (a state is observed holding each run's update).
@@ -261,21 +335,26 @@ void assign_quantization(Graph& g) {
     if (!state.quant.given) state.quant = quant_for_range(lo, hi, kActivationBits);
     update_spec[s.update] = state.quant;
   }
-  for (Op& op : g.ops) {
-    const OpDef* def = find_op(op.kind);
+  std::map<std::pair<int, int>, int> converted;  // (tensor, width) -> its requantized copy
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const OpDef* def = find_op(g.ops[i].kind);
+    const int bits = op_width(g, g.ops[i], def, activation_bits, update_spec);
+    if (activation_bits != kActivationBits) i = read_at_width(g, i, bits, converted);
     if (def && def->output_quant == OutputQuant::kNone) continue;
+    Op& op = g.ops[i];
     // A table's spec comes from its values, before the rows read from it take it.
-    if (def && def->output_quant == OutputQuant::kTable) assign_constant_quantization(g, op, def->constant_quant);
+    if (def && def->output_quant == OutputQuant::kTable) assign_constant_quantization(g, op, def->constant_quant, bits);
     Tensor& y = g.tensors[op.outputs[0]];
     const OutputQuant rule = def ? def->output_quant : OutputQuant::kObserved;
     const auto state = update_spec.find(op.outputs[0]);
     if (!y.quant.given) {
-      y.quant = rule == OutputQuant::kObserved && state != update_spec.end() ? state->second : output_quant(g, op, rule);
+      y.quant = rule == OutputQuant::kObserved && state != update_spec.end() ? state->second
+                                                                             : output_quant(g, op, rule, bits);
     } else if (rule != OutputQuant::kObserved) {
-      const Quant derived = output_quant(g, op, rule);
+      const Quant derived = output_quant(g, op, rule, bits);
       if (!derived.given) check_given_output(op, y, derived);  // (a pad whose value does not fit: observed)
     }
-    assign_constant_quantization(g, op, def ? def->constant_quant : ConstantQuant::kNone);
+    assign_constant_quantization(g, op, def ? def->constant_quant : ConstantQuant::kNone, bits);
   }
 }
 

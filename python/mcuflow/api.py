@@ -230,7 +230,7 @@ class Program:
         self._host.reset_state()
 
     def trace(self, inputs) -> dict[int, np.ndarray]:
-        """Every model tensor of one sample, as float32 in PyTorch layout (int8 tensors
+        """Every model tensor of one sample, as float32 in PyTorch layout (int8 and int16 tensors
         dequantized), keyed by the compiler's tensor id: programs compiled from the same
         exported model share ids, so an int8 and an fp32 trace can be compared layer by layer."""
         arrays, batch, _ = self._batched_inputs(inputs)
@@ -243,7 +243,7 @@ class Program:
             raise run_failure(*_run_error(e)) from None
         for ir, t in traced.items():
             data = t["data"]
-            if data.dtype == np.int8:
+            if data.dtype in (np.int8, np.int16):
                 data = (data.astype(np.float32) - t["zero_point"]) * np.float32(t["scale"])
             result[ir] = data
         return result
@@ -463,10 +463,14 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     """Compiles a ``torch.export.ExportedProgram`` into an mcuflow ``Program``.
 
     ``calibration``: representative inputs (an iterable of input tuples, or one array per
-    input with a leading batch dimension); required for ``precision="int8"`` unless the graph
+    input with a leading batch dimension); required for ``precision="int8"`` and ``"int16"`` unless the graph
     carries its own quantization (quantize / dequantize nodes from ``convert_pt2e``, e.g. with
     ``mcuflow.quantizer.MCUFlowQuantizer``): its scales and zero points are used as given.
-    ``io="int8"`` keeps the program's inputs and outputs int8.
+    ``precision="int16"``: symmetric int16 activations with int8 per-channel weights and int64
+    biases (TFLite's 16x8 scheme) for the ops that have int16 kernels (convolutions, depthwise,
+    linear, add, mul, average and max pooling, views and copies), int8 elsewhere, with a
+    requantization where the two meet (docs/quantization.md "int16 activations").
+    ``io="int8"`` keeps the program's inputs and outputs int8 (int8 precision only).
     ``observer``: how int8 calibration picks each activation's range (docs/quantization.md):
     ``"minmax"`` the observed range; ``"percentile"`` each side clipped at the ``percentile``-th
     percentile of the values (default 99.99, above 50 and at most 100); ``"mse"`` the range with
@@ -512,10 +516,10 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     try:
         description = describe(exported_program, builder)
         samples: list = []
-        if options.precision == "int8" and (calibration is not None or not description.quantized_tensors):
+        if options.precision in ("int8", "int16") and (calibration is not None or not description.quantized_tensors):
             if calibration is None:
-                raise InputError("int8 compilation needs calibration data (calibration=...) or a quantized graph "
-                                 "(convert_pt2e)")
+                raise InputError(f"{options.precision} compilation needs calibration data (calibration=...) or a "
+                                 "quantized graph (convert_pt2e)")
             samples = normalize_calibration(calibration, user_inputs(exported_program), description.integer_inputs)
             source = {**(source or {}), CALIBRATION_SAMPLES_KEY: " ".join(sample_hash(s) for s in samples)}
         show_bar = calibration_bar_wanted(progress, len(samples))

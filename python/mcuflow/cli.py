@@ -47,9 +47,9 @@ def cmd_compile(args) -> int:
     if not Path(args.model).is_file():
         raise InputError(f"model file {args.model} does not exist")
     calibration = None
-    if args.precision == "int8":
+    if args.precision in ("int8", "int16"):
         if not args.calibration:
-            raise InputError("--calibration CALIB.npz is required for int8 (or pass --precision fp32)")
+            raise InputError(f"--calibration CALIB.npz is required for {args.precision} (or pass --precision fp32)")
         calibration = load_arrays(args.calibration, "calibration")
     check_output_parent(args.output)
     refuse_overwriting_inputs(args.output, {"the model": args.model, "the calibration data": args.calibration})
@@ -91,7 +91,7 @@ def cmd_inspect(args) -> int:
 
 
 def _tensor_str(t: dict) -> str:
-    q = f" q(s={t['scale']:.4g},zp={t['zero_point']})" if t["dtype"] == "int8" and t["scale"] else ""
+    q = f" q(s={t['scale']:.4g},zp={t['zero_point']})" if t["dtype"] in ("int8", "int16") and t["scale"] else ""
     return f"{t['name']}{list(t['dims'])}:{t['dtype']}{q}"
 
 
@@ -254,7 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--target", default="cortex-m55", help="cortex-m0 … cortex-m85 (default cortex-m55)")
     c.add_argument("--calibration",
                    help="CALIB.npz: one array per model input, named as the input, leading batch dimension")
-    c.add_argument("--precision", choices=["int8", "fp32"], default="int8")
+    c.add_argument("--precision", choices=["int8", "int16", "fp32"], default="int8",
+                   help="int16: int16 activations with int8 weights (A16W8) where an int16 kernel takes the op")
     c.add_argument("--io", choices=["float32", "int8"], default="float32", help="program input/output dtype")
     c.add_argument("--observer", default="minmax",
                    help="int8 activation ranges: minmax (default, as observed), percentile (each side clipped at "

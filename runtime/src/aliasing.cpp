@@ -76,7 +76,9 @@ int64_t window_shift(const Window& w, uint32_t element_bytes, bool above) {
   return int64_t(shift) * element_bytes;
 }
 
-bool onto_source_shift(KernelId k, const void* params, uint32_t element_bytes, int64_t* output_minus_input) {
+bool onto_source_shift(KernelId k, const void* params, int64_t* output_minus_input) {
+  // The kernel's unit, whatever the tensors' type (strided_copy_b8 moves int16 as byte pairs).
+  const uint32_t element_bytes = k == KernelId::concat_slice_s8 || k == KernelId::strided_copy_b8 ? 1 : 4;
   if (k == KernelId::concat_slice_s8 || k == KernelId::concat_slice_f32) {
     const auto& c = *static_cast<const kernels::ConcatSliceParams*>(params);
     *output_minus_input = -int64_t(c.offset_c) * element_bytes;

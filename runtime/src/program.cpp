@@ -144,7 +144,7 @@ bool overlap_allowed(const OpCheck& c, aliasing::Contract contract, uint32_t slo
     }
     case aliasing::Walk::kOntoSource: {
       int64_t output_minus_input = 0;
-      return slot == 0 && aliasing::onto_source_shift(KernelId(c.op->kernel), c.params, out_element, &output_minus_input) &&
+      return slot == 0 && aliasing::onto_source_shift(KernelId(c.op->kernel), c.params, &output_minus_input) &&
              out - in == output_minus_input;
     }
     default:

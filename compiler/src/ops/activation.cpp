@@ -68,7 +68,7 @@ struct ActivationLowering : Lowering {
     const float alpha = activation_alpha(op);
     const int in = activation(op.inputs[0]);
     const int out = activation(op.outputs[0]);
-    if (!int8()) {
+    if (!is_quantized()) {
       const k::ActivationParams p{int32_t(x.numel()), function, alpha};
       emit(KernelId::activation_f32, {in}, {out}, params_bytes(p), &op);
       return;
@@ -99,7 +99,7 @@ struct ActivationLowering : Lowering {
     p.outer = int32_t(x.numel() / (int64_t(p.channels) * p.inner));
     const int in = activation(op.inputs[0]);
     const int out = activation(op.outputs[0]);
-    if (!int8()) {
+    if (!is_quantized()) {
       const int wid = constant(w.name, DType::kFloat32, {p.channels}, w.data);
       emit(KernelId::prelu_f32, {in, wid}, {out}, params_bytes(p), &op);
       return;

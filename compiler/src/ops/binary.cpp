@@ -30,7 +30,7 @@ struct BinaryLowering : Lowering {
     p.in2_mode = o.mode;
     fill_activation(p, op, y);
     const int out = activation(op.outputs[0]);
-    if (int8()) {
+    if (is_quantized()) {
       p.input1_offset = -a.quant.zero_point;
       p.input2_offset = -bq.zero_point;
       p.output_offset = y.quant.zero_point;
@@ -42,14 +42,22 @@ struct BinaryLowering : Lowering {
         p.input2_multiplier = m2.multiplier;
         p.input2_shift = m2.shift;
       } else if (op.kind == "add" || op.kind == "sub") {
-        set_add_rescale(p, add_rescale(a.quant.scale, bq.scale, y.quant.scale));
+        const int left_shift = is_int16(op.outputs[0]) ? kAddLeftShiftS16 : kAddLeftShiftS8;
+        set_add_rescale(p, add_rescale(a.quant.scale, bq.scale, y.quant.scale, left_shift));
       } else {
         const QuantizedMultiplier m = mul_rescale(a.quant.scale, bq.scale, y.quant.scale);
         p.output_multiplier = m.multiplier;
         p.output_shift = m.shift;
       }
     }
-    emit(binary_kernel(op.kind, int8()), {aid, bid}, {out}, params_bytes(p), &op);
+    emit(is_int16(op.outputs[0]) ? binary_kernel_s16(op) : binary_kernel(op.kind, is_quantized()), {aid, bid}, {out},
+         params_bytes(p), &op);
+  }
+
+  static KernelId binary_kernel_s16(const Op& op) {
+    if (op.kind == "add") return KernelId::add_s16;
+    if (op.kind == "mul") return KernelId::mul_s16;
+    fail(op, "internal: no int16 kernel");
   }
 
   static KernelId binary_kernel(const std::string& kind, bool int8) {
@@ -64,11 +72,14 @@ struct BinaryLowering : Lowering {
 }  // namespace
 
 std::vector<OpDef> binary_ops() {
-  const auto binary = [](const char* kind, uint32_t more_traits = 0) {
-    return OpDef{kind, infer_binary, lower_with<BinaryLowering, &BinaryLowering::lower_binary>, kBinary | more_traits,
-                 OutputQuant::kObserved, RowLift::kElementwise, ConstantQuant::kOperandRange};
+  // add_s16 and mul_s16: the int16 kernels.
+  const auto binary = [](const char* kind, uint32_t more_traits = 0, Int16Rule int16 = nullptr) {
+    return OpDef{kind,          infer_binary,         lower_with<BinaryLowering, &BinaryLowering::lower_binary>,
+                 kBinary | more_traits, OutputQuant::kObserved, RowLift::kElementwise,
+                 ConstantQuant::kOperandRange, nullptr, int16};
   };
-  return {binary("add", kFoldable), binary("sub"), binary("mul", kFoldable), binary("minimum"), binary("maximum")};
+  return {binary("add", kFoldable, always_int16), binary("sub"), binary("mul", kFoldable, always_int16),
+          binary("minimum"), binary("maximum")};
 }
 
 }  // namespace mcuflow::compiler

@@ -23,7 +23,7 @@ struct ClampLowering : Lowering {
     if (std::isinf(hi)) hi = 3.4e38f;  // the float kernel's open bound
     k::ClampParams p{};
     p.n = int32_t(x.numel());
-    if (int8()) {
+    if (is_quantized()) {
       p.act_min = quantized_bound(lo, y.quant, false);
       p.act_max = quantized_bound(hi >= 3.4e38f ? INFINITY : hi, y.quant, true);
     }
@@ -31,7 +31,7 @@ struct ClampLowering : Lowering {
     p.act_max_f = hi;
     const int in = activation(op.inputs[0]);
     const int out = activation(op.outputs[0]);
-    if (int8() && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point)) {
+    if (is_quantized() && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point)) {
       k::RequantizeParams r{};
       r.n = p.n;
       r.input_offset = -x.quant.zero_point;
@@ -44,7 +44,7 @@ struct ClampLowering : Lowering {
       emit(KernelId::requantize_s8, {in}, {out}, params_bytes(r), &op);
       return;
     }
-    emit(int8() ? KernelId::clamp_s8 : KernelId::clamp_f32, {in}, {out}, params_bytes(p), &op);
+    emit(is_quantized() ? KernelId::clamp_s8 : KernelId::clamp_f32, {in}, {out}, params_bytes(p), &op);
   }
 };
 

@@ -58,6 +58,9 @@ Shape infer_conv_transpose2d(const Graph& g, const Op& op) {
   return out;
 }
 
+// conv_s16 and dwconv_s16 take every conv but a streaming one, whose ring holds int8 frames.
+bool conv_takes_int16(const Graph&, const Op& op) { return !op.has_attr("ring_state"); }
+
 struct ConvLowering : Lowering {
   using Lowering::Lowering;
 
@@ -108,7 +111,7 @@ struct ConvLowering : Lowering {
       p.stride_h = int32_t(stride[0]); p.stride_w = int32_t(stride[1]);
       p.pad_top = int32_t(pad[0]); p.pad_left = int32_t(pad[1]);
       p.dil_h = int32_t(dil[0]); p.dil_w = int32_t(dil[1]);
-      p.input_offset = int8() ? -x.quant.zero_point : 0;
+      p.input_offset = is_quantized() ? -x.quant.zero_point : 0;
       fill_output_stage(p, op, y);
     };
     // A streaming conv: the ring (params after the conv's) and its head, states the op writes.
@@ -133,7 +136,7 @@ struct ConvLowering : Lowering {
       p.groups = int32_t(groups);
       params = ring ? params_bytes(k::RingConvParams{p, r}) : params_bytes(p);
     }
-    if (!int8()) {
+    if (!is_quantized()) {
       const int wid = constant(name, DType::kFloat32, w_dims, gathered(w.data, device_from_logical));
       const int bid = constant(name + ".bias", DType::kFloat32, {out_c}, bias_of(op, out_c));
       const KernelId kernel = ring ? (depthwise ? KernelId::ring_dwconv_f32 : KernelId::ring_conv_f32)
@@ -144,17 +147,18 @@ struct ConvLowering : Lowering {
     int bid, mid, sid;
     requant_tables(op, x, w, y, out_c, int64_t(per_out), bid, mid, sid);
     const int wid = constant(name, DType::kInt8, w_dims, narrowed<int8_t>(gathered(quantized(w), device_from_logical)));
-    const KernelId kernel = ring ? (depthwise ? KernelId::ring_dwconv_s8 : KernelId::ring_conv_s8)
-                                 : (depthwise ? KernelId::dwconv_s8 : KernelId::conv_s8);
+    const KernelId kernel = ring         ? (depthwise ? KernelId::ring_dwconv_s8 : KernelId::ring_conv_s8)
+                            : is_int16(op.inputs[0]) ? (depthwise ? KernelId::dwconv_s16 : KernelId::conv_s16)
+                                                     : (depthwise ? KernelId::dwconv_s8 : KernelId::conv_s8);
     emit(kernel, {in, wid, bid, mid, sid}, outs, params, &op, macs);
   }
 
-  // The frames a streaming conv appends, in its ring state's spec (int8: requantized when the
-  // op computing them fixed another).
+  // The frames a streaming conv appends, in its ring state's spec (quantized: requantized when
+  // the op computing them fixed another; both int8, as streaming convs stay int8).
   int frames_in_state_spec(const Op& op, const Tensor& state) {
     const int frames = activation(op.inputs[0]);
     const Tensor& x = tensor(op.inputs[0]);
-    if (!int8() || spec_of(x) == spec_of(state)) return frames;
+    if (!is_quantized() || spec_of(x) == spec_of(state)) return frames;
     return requantized(op, frames, x.quant, state.quant);
   }
 
@@ -182,7 +186,7 @@ struct ConvLowering : Lowering {
     ring.dims = {2 * r.slots, r.frame_elements};
     ring.logical_shape = {2 * r.slots, r.frame_elements};
     ring.state = true;
-    if (int8()) {
+    if (is_quantized()) {
       ring.scale = state.quant.scale;
       ring.zero_point = state.quant.zero_point;
       ring.bytes = raw_bytes(narrowed<int8_t>(quantize_values(values, spec_of(state), ring.logical_shape)));
@@ -225,13 +229,13 @@ struct ConvLowering : Lowering {
     p.stride_h = int32_t(stride[0]); p.stride_w = second(stride);
     p.pad_top = int32_t(pad[0]); p.pad_left = second(pad);
     p.dil_h = int32_t(dil[0]); p.dil_w = second(dil);
-    p.input_offset = int8() ? -x.quant.zero_point : 0;
+    p.input_offset = is_quantized() ? -x.quant.zero_point : 0;
     fill_output_stage(p, op, y);
     const int in = activation(op.inputs[0]);
     const int out = activation(op.outputs[0]);
     const int64_t macs = x.numel() * out_c * kh * kw;
     const std::vector<int32_t> w_dims = {out_c, kh, kw, in_c};
-    if (!int8()) {
+    if (!is_quantized()) {
       const int wid = constant(w.name, DType::kFloat32, w_dims, gathered(w.data, ohwi_from_logical));
       const int bid = constant(w.name + ".bias", DType::kFloat32, {out_c}, bias_of(op, out_c));
       emit(KernelId::transpose_conv_f32, {in, wid, bid}, {out}, params_bytes(p), &op, macs);
@@ -249,7 +253,7 @@ struct ConvLowering : Lowering {
 std::vector<OpDef> conv_ops() {
   return {
       {"conv2d", infer_conv2d, lower_with<ConvLowering, &ConvLowering::lower_conv>, kImageOp | kFusesActivation,
-       OutputQuant::kObserved, RowLift::kNo, ConstantQuant::kWeightsPerChannel},
+       OutputQuant::kObserved, RowLift::kNo, ConstantQuant::kWeightsPerChannel, nullptr, conv_takes_int16},
       {"conv_transpose2d", infer_conv_transpose2d, lower_with<ConvLowering, &ConvLowering::lower_conv_transpose>,
        kImageOp | kFusesActivation, OutputQuant::kObserved, RowLift::kNo, ConstantQuant::kWeightsPerChannelDim1},
   };

@@ -69,6 +69,13 @@ Shape infer_cat(const Graph& g, const Op& op) {
   return out;
 }
 
+// A strided copy moves int16 elements as byte pairs (one more dim), filling with 0 only: a pad
+// value of 0 (0 in every int16 spec) has equal bytes.
+bool copy_takes_int16(const Graph& g, const Op& op) {
+  return g.tensors[size_t(op.outputs[0])].shape.size() < k::kMaxRank &&
+         (op.kind != "pad" || op.float_attr("value") == 0.0);
+}
+
 struct CopyLowering : Lowering {
   using Lowering::Lowering;
 
@@ -83,7 +90,7 @@ struct CopyLowering : Lowering {
       const auto& pad = op.ints_attr("pad");
       for (size_t i = 0; i < pad.size() / 2; ++i) g.start[rank - 1 - i] = -pad[2 * i];
       const float value = float(op.float_attr("value"));
-      if (int8()) g.fill = quantized_bound(value, y.quant, false);
+      if (is_quantized()) g.fill = quantized_bound(value, y.quant, false);
       else std::memcpy(&g.fill, &value, sizeof(g.fill));
     } else if (op.kind == "slice") {
       const size_t dim = dim_of(op, rank);
@@ -97,7 +104,7 @@ struct CopyLowering : Lowering {
       g.den[3] = scale.size() > 1 ? scale[1] : scale[0];
     }
     int in = in_layout_of(op, op.inputs[0], y);
-    if (int8() && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point)) {
+    if (is_quantized() && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point)) {
       in = requantized(op, in, x.quant, y.quant);
     }
     emit_gather(op, in, activation(op.outputs[0]), x.shape, y, g);
@@ -123,7 +130,7 @@ struct CopyLowering : Lowering {
       p.out_c = int32_t(y.shape[logical_dim] * after);
       p.offset_c = int32_t(offset);
       offset += p.in_c;
-      if (int8() && !x.constant && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point)) {
+      if (is_quantized() && !x.constant && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point)) {
         const QuantizedMultiplier m = quantize_multiplier(double(x.quant.scale) / y.quant.scale);
         p.requantize = 1;
         p.input_offset = -x.quant.zero_point;
@@ -131,7 +138,7 @@ struct CopyLowering : Lowering {
         p.multiplier = m.multiplier;
         p.shift = m.shift;
       }
-      emit(int8() ? KernelId::concat_slice_s8 : KernelId::concat_slice_f32,
+      emit(is_quantized() ? KernelId::concat_slice_s8 : KernelId::concat_slice_f32,
            {x.constant ? cat_constant(x, y) : activation(input)}, {out}, params_bytes(p), &op);
     }
   }
@@ -142,7 +149,7 @@ struct CopyLowering : Lowering {
     std::vector<int32_t> dims;
     for (int d : physical_order(layout_of(y), x.shape.size())) dims.push_back(int32_t(x.shape[size_t(d)]));
     const std::vector<float> phys = to_physical(x.data, x.shape, layout_of(y));
-    if (!int8()) return constant(x.name, DType::kFloat32, dims, phys);
+    if (!is_quantized()) return constant(x.name, DType::kFloat32, dims, phys);
     return constant(x.name + ".int8", DType::kInt8, dims, narrowed<int8_t>(quantize_values(phys, spec_of(x))));
   }
 
@@ -168,10 +175,14 @@ struct CopyLowering : Lowering {
 std::vector<OpDef> copy_ops() {
   const LowerRule strided_copy = lower_with<CopyLowering, &CopyLowering::lower_strided_copy>;
   return {
-      {"pad", infer_pad, strided_copy, kLayoutAgnostic, OutputQuant::kInputWhenValueFits, RowLift::kPad},
-      {"slice", infer_slice, strided_copy, kLayoutAgnostic, OutputQuant::kInput, RowLift::kDim},
-      {"expand", infer_expand, strided_copy, 0, OutputQuant::kInput},
-      {"upsample_nearest2d", infer_upsample, strided_copy, kImageOp, OutputQuant::kInput},
+      {"pad", infer_pad, strided_copy, kLayoutAgnostic, OutputQuant::kInputWhenValueFits, RowLift::kPad,
+       ConstantQuant::kNone, nullptr, copy_takes_int16},
+      {"slice", infer_slice, strided_copy, kLayoutAgnostic, OutputQuant::kInput, RowLift::kDim, ConstantQuant::kNone,
+       nullptr, copy_takes_int16},
+      {"expand", infer_expand, strided_copy, 0, OutputQuant::kInput, RowLift::kNo, ConstantQuant::kNone, nullptr,
+       copy_takes_int16},
+      {"upsample_nearest2d", infer_upsample, strided_copy, kImageOp, OutputQuant::kInput, RowLift::kNo,
+       ConstantQuant::kNone, nullptr, copy_takes_int16},
       {"cat", infer_cat, lower_with<CopyLowering, &CopyLowering::lower_cat>, kLayoutAgnostic, OutputQuant::kObserved,
        RowLift::kDim, ConstantQuant::kOutput},
       {"input_rows", infer_slice, lower_with<CopyLowering, &CopyLowering::lower_input_rows>, kInternal},

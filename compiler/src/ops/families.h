@@ -19,5 +19,6 @@ std::vector<OpDef> view_ops();        // view.cpp: reshape, permute, identity
 std::vector<OpDef> copy_ops();        // copy.cpp: pad, slice, expand, upsample_nearest2d, cat, input_rows
 std::vector<OpDef> resize_ops();      // resize.cpp: upsample_bilinear2d
 std::vector<OpDef> mask_ops();        // mask.cpp: eq, ne, lt, le, gt, ge, where, embedding
+std::vector<OpDef> convert_ops();     // convert.cpp: requantize
 
 }  // namespace mcuflow::compiler

@@ -16,6 +16,7 @@
 #include "mcuflow/compiler/op_registry.h"
 #include "mcuflow/compiler/quant_math.h"
 #include "mcuflow/compiler/quantizer.h"
+#include "mcuflow/kernels/arith.h"
 #include "mcuflow/kernels/params.h"
 #include "shape_helpers.h"
 
@@ -59,9 +60,17 @@ inline const Quant& spec_of(const Tensor& t) {
 }
 
 // Quantized constant values in the element type the kernel reads.
-template <typename T>
-std::vector<T> narrowed(const std::vector<int32_t>& values) {
+template <typename T, typename From>
+std::vector<T> narrowed(const std::vector<From>& values) {
   return std::vector<T>(values.begin(), values.end());
+}
+
+// The element type of activations quantized by `q`: int8, or int16 (an int16 program's A16W8 ops).
+inline DType quantized_dtype(const Quant& q) { return q.bits > kActivationBits ? DType::kInt16 : DType::kInt8; }
+
+// Quantized values as the bytes of elements of `dtype` (int8 or int16).
+inline std::vector<uint8_t> quantized_bytes(const std::vector<int64_t>& values, DType dtype) {
+  return dtype == DType::kInt16 ? raw_bytes(narrowed<int16_t>(values)) : raw_bytes(narrowed<int8_t>(values));
 }
 
 // values[from[i]] at each i: constant data rearranged into a kernel's layout.
@@ -73,7 +82,7 @@ std::vector<T> gathered(const std::vector<T>& values, const std::vector<size_t>&
 }
 
 // A constant's data quantized by its spec, in logical order.
-inline std::vector<int32_t> quantized(const Tensor& t) { return quantize_values(t.data, spec_of(t), t.shape); }
+inline std::vector<int64_t> quantized(const Tensor& t) { return quantize_values(t.data, spec_of(t), t.shape); }
 
 inline bool is_trivial_permutation(const std::vector<int>& perm, const std::vector<int32_t>& in_dims) {
   int last = -1;
@@ -104,14 +113,20 @@ class Lowering {
   LoweringState& state() const { return s_; }
 
  protected:
-  // In an int8 program, an op without a usable int8 kernel runs in float (lower_as_float).
-  bool int8() const { return o_.precision == Precision::kInt8 && !float_fallback_; }
-  DType act_dtype() const { return int8() ? DType::kInt8 : DType::kFloat32; }
-  // IR tensor `ir`'s element type in this program: masks are int8 and ids int32 in every program.
+  // In a quantized (int8 or int16) program, an op without a usable quantized kernel runs in
+  // float (lower_as_float).
+  bool is_quantized() const { return o_.precision != Precision::kFloat32 && !float_fallback_; }
+  DType act_dtype() const { return is_quantized() ? DType::kInt8 : DType::kFloat32; }
+  // IR tensor `ir`'s element type in this program: masks are int8 and ids int32 in every program;
+  // quantized real values int8 or int16 by their spec.
   DType dtype_of(int ir) const {
-    const Element e = tensor(ir).element;
-    return e == Element::kMask ? DType::kInt8 : e == Element::kIds ? DType::kInt32 : act_dtype();
+    const Tensor& t = tensor(ir);
+    if (t.element == Element::kMask) return DType::kInt8;
+    if (t.element == Element::kIds) return DType::kInt32;
+    return is_quantized() ? quantized_dtype(t.quant) : DType::kFloat32;
   }
+  // Whether IR tensor `ir` holds int16 values in this program.
+  bool is_int16(int ir) const { return dtype_of(ir) == DType::kInt16; }
 
   static Layout layout_of(const Tensor& t) {
     if (!t.nhwc) return Layout::kPlain;
@@ -142,7 +157,7 @@ class Lowering {
     if (t.element == Element::kMask) {
       pt.scale = kMaskQuant.scale;
       pt.zero_point = kMaskQuant.zero_point;
-    } else if (dtype == DType::kInt8) {
+    } else if (dtype == DType::kInt8 || dtype == DType::kInt16) {
       pt.scale = t.quant.scale;
       pt.zero_point = t.quant.zero_point;
     }
@@ -154,7 +169,7 @@ class Lowering {
     if (program_of_[ir] >= 0) return program_of_[ir];
     const Tensor& t = tensor(ir);
     if (t.constant) throw CompileError("constant tensor " + t.name + " used where an activation is expected");
-    if (int8() && t.element == Element::kReal && !t.quant.valid)
+    if (is_quantized() && t.element == Element::kReal && !t.quant.valid)
       throw CompileError("tensor " + t.name + " has no quantization (not reached by calibration)");
     program_of_[ir] = p_.add_tensor(activation_record(ir, dtype_of(ir)));
     return program_of_[ir];
@@ -198,7 +213,8 @@ class Lowering {
     pop.inputs = std::move(in);
     pop.outputs = std::move(out);
     pop.params = std::move(params);
-    pop.ir_kind = op ? op->kind : kernel == KernelId::quantize_f32_s8 ? "quantize_input" : "dequantize_output";
+    const bool input = kernel == KernelId::quantize_f32_s8 || kernel == KernelId::quantize_f32_s16;
+    pop.ir_kind = op ? op->kind : input ? "quantize_input" : "dequantize_output";
     pop.fallback = fallback_reason_;
     pop.source = op ? op->source : "";
     pop.macs = macs;
@@ -219,7 +235,7 @@ class Lowering {
   // y's output stage: in a quantized program its zero point and the fused activation's bounds
   // in its integers; in float the unused fields hold kUnquantized's bounds.
   k::OutputStage output_stage(const Op& op, const Tensor& y) const {
-    if (!int8()) return {0, int32_t(kUnquantized.type_min()), int32_t(kUnquantized.type_max())};
+    if (!is_quantized()) return {0, int32_t(kUnquantized.type_min()), int32_t(kUnquantized.type_max())};
     return {y.quant.zero_point, quantized_bound(op.act_min, y.quant, false), quantized_bound(op.act_max, y.quant, true)};
   }
 
@@ -245,31 +261,39 @@ class Lowering {
     fill_float_bounds(p, op);
   }
 
-  // The int32 bias (quantized by its spec; 0 without one) of `channels` outputs, and the
+  // The bias (quantized by its spec; 0 without one) of `channels` outputs, and the
   // multipliers and shifts (per output channel, or one for per-tensor weights) of input x
   // weight products to the output. `reduction` (products summed per output) bounds the
-  // accumulator: the bias is clamped so bias + accumulator always fits int32 (the verifier
-  // requires it).
+  // accumulator: the bias is clamped so bias + accumulator always fits the accumulator (the
+  // verifier requires it). int8 activations: int32 biases and accumulator, |x - zero point| <=
+  // 255; int16 ones (zero point 0): int64 biases, |x| <= 2^15, a 48-bit accumulator limit and
+  // shifts up to kernels::kWideMaxShift.
   void requant_tables(const Op& op, const Tensor& x, const Tensor& w, const Tensor& y, int32_t channels,
                       int64_t reduction, int& bias_id, int& mult_id, int& shift_id) {
     const Quant& wq = spec_of(w);
-    // |x - zero point| < 2^bits(x), |w| <= 2^(bits(w) - 1)
-    const double max_product = double(x.quant.type_max() - x.quant.type_min()) * double(-wq.type_min());
-    const double bias_limit = double(std::numeric_limits<int32_t>::max()) - double(reduction) * max_product;
-    std::vector<int32_t> b(size_t(channels), 0);
+    const bool wide = x.quant.bits > kActivationBits;
+    const double max_input = wide ? double(-x.quant.type_min()) : double(x.quant.type_max() - x.quant.type_min());
+    const double accumulator_limit = wide ? double(k::kWideAccumulatorLimit - 1) : double(std::numeric_limits<int32_t>::max());
+    const double bias_limit = accumulator_limit - double(reduction) * max_input * double(-wq.type_min());
+    if (bias_limit < 0) fail(op, "a reduction of " + std::to_string(reduction) + " products could overflow the accumulator");
+    std::vector<int64_t> b(size_t(channels), 0);
     if (op.inputs.size() > 2) {
       b = quantized(tensor(op.inputs[2]));
-      for (int32_t& v : b) v = int32_t(std::clamp(double(v), -bias_limit, bias_limit));
+      for (int64_t& v : b) v = int64_t(std::clamp(double(v), -bias_limit, bias_limit));
     }
     const size_t scales = wq.per_axis() ? wq.scales.size() : 1;
     std::vector<int32_t> m(scales), s(scales);
     for (size_t c = 0; c < scales; ++c) {
       const QuantizedMultiplier qm = quantize_multiplier(double(x.quant.scale) * wq.scale_at(c) / y.quant.scale);
+      if (wide && qm.shift > k::kWideMaxShift)
+        fail(op, "the output scale is too small for the int16 kernel (input x weight / output scale above 2^" +
+                     std::to_string(k::kWideMaxShift) + ")");
       m[c] = qm.multiplier;
       s[c] = qm.shift;
     }
     const std::string& name = w.name;
-    bias_id = constant(name + ".bias", DType::kInt32, {int32_t(b.size())}, b);
+    bias_id = wide ? constant(name + ".bias", DType::kInt64, {int32_t(b.size())}, b)
+                   : constant(name + ".bias", DType::kInt32, {int32_t(b.size())}, narrowed<int32_t>(b));
     mult_id = constant(name + ".multipliers", DType::kInt32, {int32_t(m.size())}, m);
     shift_id = constant(name + ".shifts", DType::kInt32, {int32_t(s.size())}, s);
   }
@@ -302,24 +326,26 @@ class Lowering {
     p.out_h = int32_t(y.shape.size() == 4 ? y.shape[2] : 1);  // mean without keepdim: [N, C]
     p.out_w = int32_t(y.shape.size() == 4 ? y.shape[3] : 1);
     p.k_h = kh; p.k_w = kw; p.stride_h = sh; p.stride_w = sw; p.pad_top = ph; p.pad_left = pw;
-    const Quant& q = int8() ? x.quant : kUnquantized;  // the output's too
+    const Quant& q = is_quantized() ? x.quant : kUnquantized;  // the output's too
     p.act_min = int32_t(q.type_min());
     p.act_max = int32_t(q.type_max());
     p.act_min_f = -3.4e38f;
     p.act_max_f = 3.4e38f;
-    if (int8() && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point))
+    if (is_quantized() && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point))
       fail(op, "pooling input and output must share quantization");
     const int in = activation(op.inputs[0]);
     const int out = activation(op.outputs[0]);
     const int64_t macs = int64_t(p.out_h) * p.out_w * p.c * kh * kw;
     if (padding_counts) {
-      const k::AvgPoolIncludePadParams ip{p, int8() ? x.quant.zero_point : 0};
-      emit(int8() ? KernelId::avgpool_include_pad_s8 : KernelId::avgpool_include_pad_f32, {in}, {out},
+      const k::AvgPoolIncludePadParams ip{p, is_quantized() ? x.quant.zero_point : 0};
+      emit(is_quantized() ? KernelId::avgpool_include_pad_s8 : KernelId::avgpool_include_pad_f32, {in}, {out},
            params_bytes(ip), &op, macs);
       return;
     }
-    const KernelId id = is_max ? (int8() ? KernelId::maxpool_s8 : KernelId::maxpool_f32)
-                               : (int8() ? KernelId::avgpool_s8 : KernelId::avgpool_f32);
+    const DType dtype = p_.tensors[in].dtype;
+    const KernelId id = dtype == DType::kInt16 ? (is_max ? KernelId::maxpool_s16 : KernelId::avgpool_s16)
+                        : is_max           ? (is_quantized() ? KernelId::maxpool_s8 : KernelId::maxpool_f32)
+                                           : (is_quantized() ? KernelId::avgpool_s8 : KernelId::avgpool_f32);
     emit(id, {in}, {out}, params_bytes(p), &op, macs);
   }
 
@@ -351,14 +377,19 @@ class Lowering {
       pt.layout = Layout::kPlain;
     }
     const int out = p_.add_tensor(std::move(pt));
+    // int16 elements move as byte pairs: an innermost dim of 2 bytes that stays in place.
+    const bool pairs = p_.tensors[in].dtype == DType::kInt16;
+    const int rank = int(in_dims.size()) + (pairs ? 1 : 0);
+    if (rank > int(k::kMaxRank)) fail(op, "internal: an int16 permute of rank " + std::to_string(in_dims.size()));
     k::PermuteParams p{};
-    const int pad = int(k::kMaxRank) - int(in_dims.size());
+    const int pad = int(k::kMaxRank) - rank;
     for (int d = 0; d < int(k::kMaxRank); ++d) {
-      p.in_dims[d] = d < pad ? 1 : in_dims[d - pad];
-      p.perm[d] = d < pad ? d : perm[d - pad] + pad;
+      const bool pair_dim = pairs && d == int(k::kMaxRank) - 1;
+      p.in_dims[d] = d < pad ? 1 : pair_dim ? 2 : in_dims[size_t(d - pad)];
+      p.perm[d] = d < pad || pair_dim ? d : perm[size_t(d - pad)] + pad;
     }
-    const bool bytes1 = p_.tensors[in].dtype == DType::kInt8;
-    emit(bytes1 ? KernelId::permute_b8 : KernelId::permute_b32, {in}, {out}, params_bytes(p), &op);
+    const bool bytes = p_.tensors[in].dtype == DType::kInt8 || pairs;
+    emit(bytes ? KernelId::permute_b8 : KernelId::permute_b32, {in}, {out}, params_bytes(p), &op);
     return out;
   }
 
@@ -393,7 +424,7 @@ class Lowering {
 
   // An arena tensor for an op to write: `ir_y`'s dtype and quantization, the given dims.
   int scratch(int ir_y, std::vector<int32_t> dims, bool indices = false) {
-    ProgramTensor pt = activation_record(ir_y, indices ? DType::kInt32 : act_dtype());
+    ProgramTensor pt = activation_record(ir_y, indices ? DType::kInt32 : dtype_of(ir_y));
     pt.name += ".unordered";
     pt.dims = std::move(dims);
     pt.logical_shape.assign(pt.dims.begin(), pt.dims.end());
@@ -442,23 +473,30 @@ class Lowering {
   }
 
   // strided_copy from `in` (x's data in `like`'s dim order) to `out`, shaped like `like`.
+  // int16 elements move as byte pairs (an innermost dim of 2 copied whole); their fill must then
+  // be 0, whose bytes are equal.
   void emit_gather(const Op& op, int in, int out, Shape x_shape, const Tensor& like, const Gather& g) {
+    const bool pairs = p_.tensors[out].dtype == DType::kInt16;
     const size_t rank = like.shape.size();
+    if (pairs && (rank >= k::kMaxRank || g.fill != 0))
+      fail(op, "internal: an int16 copy of rank " + std::to_string(rank) + " filled with " + std::to_string(g.fill));
     x_shape.insert(x_shape.begin(), rank - x_shape.size(), 1);
     const std::vector<int> phys = physical_order(layout_of(like), rank);
     k::StridedCopyParams p{};
-    const int lead = int(k::kMaxRank) - int(rank);
+    const int lead = int(k::kMaxRank) - int(rank) - (pairs ? 1 : 0);
     for (int d = 0; d < int(k::kMaxRank); ++d) {
-      const int logical = d < lead ? -1 : phys[size_t(d - lead)];
-      p.in_dims[d] = logical < 0 ? 1 : int32_t(x_shape[size_t(logical)]);
-      p.out_dims[d] = logical < 0 ? 1 : int32_t(like.shape[size_t(logical)]);
+      const bool pair_dim = pairs && d == int(k::kMaxRank) - 1;
+      const int logical = d < lead || pair_dim ? -1 : phys[size_t(d - lead)];
+      const int32_t whole = pair_dim ? 2 : 1;
+      p.in_dims[d] = logical < 0 ? whole : int32_t(x_shape[size_t(logical)]);
+      p.out_dims[d] = logical < 0 ? whole : int32_t(like.shape[size_t(logical)]);
       p.start[d] = logical < 0 ? 0 : int32_t(g.start[size_t(logical)]);
       p.num[d] = logical < 0 ? 1 : int32_t(g.num[size_t(logical)]);
       p.den[d] = logical < 0 ? 1 : int32_t(g.den[size_t(logical)]);
     }
     p.fill = g.fill;
-    const bool bytes1 = p_.tensors[out].dtype == DType::kInt8;
-    emit(bytes1 ? KernelId::strided_copy_b8 : KernelId::strided_copy_b32, {in}, {out}, params_bytes(p), &op);
+    const bool bytes = p_.tensors[out].dtype == DType::kInt8 || pairs;
+    emit(bytes ? KernelId::strided_copy_b8 : KernelId::strided_copy_b32, {in}, {out}, params_bytes(p), &op);
   }
 
   // Which elements of `b` (broadcast against output `y`) the kernel sees: 0 same shape,
@@ -542,9 +580,10 @@ class Lowering {
       const std::vector<float> phys = o.mode == 0 ? to_physical(b_data, y.shape, layout_of(y)) : b_data;
       // A full-size constant keeps the output's dims: flat, it could exceed the format's dim limit.
       const std::vector<int32_t> dims = o.mode == 0 ? y_dims : std::vector<int32_t>{int32_t(phys.size())};
-      if (p_.tensors[o.a].dtype == DType::kInt8) {
+      const DType dtype = p_.tensors[o.a].dtype;
+      if (dtype == DType::kInt8 || dtype == DType::kInt16) {
         o.b_quant = spec_of(b);
-        o.b = constant(b.name, DType::kInt8, dims, narrowed<int8_t>(quantize_values(phys, o.b_quant)));
+        o.b = add_constant_tensor(p_, b.name, dtype, dims, quantized_bytes(quantize_values(phys, o.b_quant), dtype));
       } else {
         o.b = constant(b.name, DType::kFloat32, dims, phys);
       }
@@ -554,17 +593,21 @@ class Lowering {
     return o;
   }
 
-  // A copy of int8 tensor `in` requantized from `from` to `to`.
+  // A copy of quantized tensor `in` requantized from `from` to `to` (int8 to int8, or between
+  // int8 and int16).
   int requantized(const Op& op, int in, const Quant& from, const Quant& to) {
+    const DType in_type = quantized_dtype(from), out_type = quantized_dtype(to);
+    if (in_type == DType::kInt16 && out_type == DType::kInt16) fail(op, "internal: an int16 to int16 requantization");
     ProgramTensor pt = derived_record(in);
     pt.name += ".requantized";
     pt.alias_of = -1;
     pt.ir_tensor = -1;
+    pt.dtype = out_type;
     pt.scale = to.scale;
     pt.zero_point = to.zero_point;
     const int out = p_.add_tensor(std::move(pt));
     k::RequantizeParams r{};
-    r.n = int32_t(p_.tensors[out].byte_size());
+    r.n = int32_t(element_count(p_.tensors[out].dims));
     r.input_offset = -from.zero_point;
     r.output_offset = to.zero_point;
     const QuantizedMultiplier m = quantize_multiplier(double(from.scale) / to.scale);
@@ -572,8 +615,23 @@ class Lowering {
     r.shift = m.shift;
     r.act_min = int32_t(to.type_min());
     r.act_max = int32_t(to.type_max());
-    emit(KernelId::requantize_s8, {in}, {out}, params_bytes(r), &op);
+    const KernelId kernel = in_type == DType::kInt16   ? KernelId::requantize_s16_s8
+                            : out_type == DType::kInt16 ? KernelId::requantize_s8_s16
+                                                        : KernelId::requantize_s8;
+    emit(kernel, {in}, {out}, params_bytes(r), &op);
     return out;
+  }
+
+  static int64_t element_count(const std::vector<int32_t>& dims) {
+    return std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<int64_t>());
+  }
+
+  // The conversions between float32 and quantized tensors of `dtype` (int8 or int16).
+  static KernelId quantize_kernel(DType dtype) {
+    return dtype == DType::kInt16 ? KernelId::quantize_f32_s16 : KernelId::quantize_f32_s8;
+  }
+  static KernelId dequantize_kernel(DType dtype) {
+    return dtype == DType::kInt16 ? KernelId::dequantize_s16_f32 : KernelId::dequantize_s8_f32;
   }
 
   LoweringState& s_;

@@ -129,7 +129,7 @@ struct MaskLowering : Lowering {
       for (float v : data) bytes.push_back(v != 0.0f);
       return constant(t.name, DType::kInt8, dims, bytes);
     }
-    if (int8()) return constant(t.name, DType::kInt8, dims, narrowed<int8_t>(quantize_values(data, spec_of(t))));
+    if (is_quantized()) return constant(t.name, DType::kInt8, dims, narrowed<int8_t>(quantize_values(data, spec_of(t))));
     return constant(t.name, DType::kFloat32, dims, data);
   }
 
@@ -145,7 +145,7 @@ struct MaskLowering : Lowering {
     const int mask = where_operand(op, 0, p.mask_single);
     const int a = where_operand(op, 1, p.a_single);
     const int b = where_operand(op, 2, p.b_single);
-    if (int8()) {
+    if (is_quantized()) {
       const auto rescale = [&](size_t slot, int32_t& offset, int32_t& multiplier, int32_t& shift) {
         const Quant& q = spec_of(tensor(op.inputs[slot]));
         const QuantizedMultiplier m = quantize_multiplier(double(q.scale) / y.quant.scale);
@@ -157,7 +157,7 @@ struct MaskLowering : Lowering {
       rescale(2, p.b_offset, p.b_multiplier, p.b_shift);
       p.output_offset = y.quant.zero_point;
     }
-    emit(int8() ? KernelId::where_s8 : KernelId::where_f32, {mask, a, b}, {activation(op.outputs[0])}, params_bytes(p),
+    emit(is_quantized() ? KernelId::where_s8 : KernelId::where_f32, {mask, a, b}, {activation(op.outputs[0])}, params_bytes(p),
          &op);
   }
 
@@ -169,9 +169,9 @@ struct MaskLowering : Lowering {
     const Tensor& y = tensor(op.outputs[0]);
     if (layout_of(y) != Layout::kPlain) fail(op, "its output must keep PyTorch's dim order");
     const int32_t rows = int32_t(table.shape[0]), dim = int32_t(table.shape[1]);
-    const int tid = int8() ? constant(table.name, DType::kInt8, {rows, dim}, narrowed<int8_t>(quantized(table)))
+    const int tid = is_quantized() ? constant(table.name, DType::kInt8, {rows, dim}, narrowed<int8_t>(quantized(table)))
                            : constant(table.name, DType::kFloat32, {rows, dim}, table.data);
-    if (int8()) {
+    if (is_quantized()) {
       p_.tensors[size_t(tid)].scale = y.quant.scale;
       p_.tensors[size_t(tid)].zero_point = y.quant.zero_point;
     }

@@ -41,15 +41,15 @@ struct MatmulLowering : Lowering {
     p.rows = int32_t(x.numel() / in_c);
     p.in_c = in_c;
     p.out_c = out_c;
-    p.per_channel = int8() && w.quant.per_axis() ? 1 : 0;
-    p.input_offset = int8() ? -x.quant.zero_point : 0;
+    p.per_channel = is_quantized() && w.quant.per_axis() ? 1 : 0;
+    p.input_offset = is_quantized() ? -x.quant.zero_point : 0;
     fill_output_stage(p, op, y);
     // A 4-D input is NHWC on device; the product runs over the logical last dim.
     const bool image = layout_of(x) == Layout::kNhwc;
     const int in = image ? reordered(op, op.inputs[0], identity_order(x.shape.size())) : activation(op.inputs[0]);
     const int out = image ? scratch(op.outputs[0], logical_dims(y)) : activation(op.outputs[0]);
     const int64_t macs = int64_t(p.rows) * in_c * out_c;
-    if (!int8()) {
+    if (!is_quantized()) {
       const int wid = constant(w.name, DType::kFloat32, {out_c, in_c}, w.data);
       const int bid = constant(w.name + ".bias", DType::kFloat32, {out_c}, bias_of(op, out_c));
       emit(KernelId::fc_f32, {in, wid, bid}, {out}, params_bytes(p), &op, macs);
@@ -57,7 +57,8 @@ struct MatmulLowering : Lowering {
       int bid, mid, sid;
       requant_tables(op, x, w, y, out_c, in_c, bid, mid, sid);
       const int wid = constant(w.name, DType::kInt8, {out_c, in_c}, narrowed<int8_t>(quantized(w)));
-      emit(KernelId::fc_s8, {in, wid, bid, mid, sid}, {out}, params_bytes(p), &op, macs);
+      emit(is_int16(op.inputs[0]) ? KernelId::fc_s16 : KernelId::fc_s8, {in, wid, bid, mid, sid}, {out},
+           params_bytes(p), &op, macs);
     }
     if (image) define_output(op, op.outputs[0], out, identity_order(y.shape.size()));
   }
@@ -72,7 +73,7 @@ struct MatmulLowering : Lowering {
     p.k = int32_t(a.shape.back());
     p.n = int32_t(b.shape.back());
     p.batch = int32_t(y.numel() / (int64_t(p.m) * p.n));
-    if (int8()) {
+    if (is_quantized()) {
       p.lhs_offset = -a.quant.zero_point;
       p.rhs_offset = -b.quant.zero_point;
       p.output_offset = y.quant.zero_point;
@@ -85,7 +86,7 @@ struct MatmulLowering : Lowering {
     const int lhs = reordered(op, op.inputs[0], order);
     const int rhs = reordered(op, op.inputs[1], order);
     const int out = scratch(op.outputs[0], logical_dims(y));
-    emit(int8() ? KernelId::batch_matmul_s8 : KernelId::batch_matmul_f32, {lhs, rhs}, {out}, params_bytes(p), &op,
+    emit(is_quantized() ? KernelId::batch_matmul_s8 : KernelId::batch_matmul_f32, {lhs, rhs}, {out}, params_bytes(p), &op,
          y.numel() * p.k);
     define_output(op, op.outputs[0], out, order);
   }
@@ -103,7 +104,7 @@ struct MatmulLowering : Lowering {
 std::vector<OpDef> matmul_ops() {
   return {
       {"linear", infer_linear, lower_with<MatmulLowering, &MatmulLowering::lower_linear>, kFusesActivation,
-       OutputQuant::kObserved, RowLift::kNo, ConstantQuant::kWeightsPerTensor},
+       OutputQuant::kObserved, RowLift::kNo, ConstantQuant::kWeightsPerTensor, nullptr, always_int16},
       {"matmul", infer_matmul, lower_with<MatmulLowering, &MatmulLowering::lower_matmul>, kFusesActivation,
        OutputQuant::kObserved, RowLift::kNo, ConstantQuant::kNone,
        int8_rejection_of<MatmulLowering, &MatmulLowering::matmul_int8_rejection>},

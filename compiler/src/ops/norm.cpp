@@ -140,7 +140,7 @@ struct NormLowering : Lowering {
     const int32_t channels = l.params.groups * l.params.group_size;
     const int in = reordered(op, op.inputs[0], l.order);
     const int out = scratch(op.outputs[0], dims_in_order(y.shape, l.order));
-    if (!int8()) {
+    if (!is_quantized()) {
       const int wid = constant(w.name, DType::kFloat32, {channels}, w.data);
       const int bid = constant(b.name, DType::kFloat32, {channels}, b.data);
       emit(KernelId::group_norm_f32, {in, wid, bid}, {out}, params_bytes(l.params), &op);

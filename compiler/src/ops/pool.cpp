@@ -46,6 +46,18 @@ Shape infer_adaptive_avg_pool(const Graph& g, const Op& op) {
   return {x[0], x[1], size[0], size[1]};
 }
 
+// avgpool_s16 divides by the taps inside the input: a padded average that counts the padding
+// (avgpool_include_pad_s8) has no int16 kernel.
+bool avg_pool_takes_int16(const Graph&, const Op& op) {
+  const auto padded = [&](const char* name) {
+    if (!op.has_attr(name)) return false;
+    const auto& v = op.ints_attr(name);
+    return std::any_of(v.begin(), v.end(), [](int64_t p) { return p != 0; });
+  };
+  const bool counts_padding = op.has_attr("count_include_pad") && op.int_attr("count_include_pad") != 0;
+  return !(counts_padding && (padded("padding") || padded("padding_end")));
+}
+
 struct PoolLowering : Lowering {
   using Lowering::Lowering;
 
@@ -75,10 +87,12 @@ struct PoolLowering : Lowering {
 std::vector<OpDef> pool_ops() {
   const LowerRule lower_pool = lower_with<PoolLowering, &PoolLowering::lower_pool>;
   return {
-      {"max_pool2d", infer_max_pool, lower_pool, kImageOp, OutputQuant::kInput},
-      {"avg_pool2d", infer_avg_pool, lower_pool, kImageOp, OutputQuant::kInput},
+      {"max_pool2d", infer_max_pool, lower_pool, kImageOp, OutputQuant::kInput, RowLift::kNo, ConstantQuant::kNone,
+       nullptr, always_int16},
+      {"avg_pool2d", infer_avg_pool, lower_pool, kImageOp, OutputQuant::kInput, RowLift::kNo, ConstantQuant::kNone,
+       nullptr, avg_pool_takes_int16},
       {"adaptive_avg_pool2d", infer_adaptive_avg_pool, lower_with<PoolLowering, &PoolLowering::lower_adaptive_pool>,
-       kImageOp, OutputQuant::kInput},
+       kImageOp, OutputQuant::kInput, RowLift::kNo, ConstantQuant::kNone, nullptr, always_int16},
   };
 }
 

@@ -107,10 +107,10 @@ struct ReduceLowering : Lowering {
     p.reduce = r.reduce;
     p.inner = r.inner;
     p.op = op.kind == "sum" ? k::kReduceSum : op.kind == "mean" ? k::kReduceMean : k::kReduceMax;
-    const Quant& q = int8() ? y.quant : kUnquantized;
+    const Quant& q = is_quantized() ? y.quant : kUnquantized;
     p.act_min = int32_t(q.type_min());
     p.act_max = int32_t(q.type_max());
-    if (int8()) {
+    if (is_quantized()) {
       p.input_offset = -x.quant.zero_point;
       p.output_offset = y.quant.zero_point;
       const double count = p.op == k::kReduceMean ? double(p.reduce) : 1.0;
@@ -120,7 +120,7 @@ struct ReduceLowering : Lowering {
     }
     const std::vector<int> order = reduced_output_order(r.order, reduced, op.int_attr("keepdim") != 0);
     const int out = scratch(op.outputs[0], dims_in_order(y.shape, order));
-    emit(int8() ? KernelId::reduce_s8 : KernelId::reduce_f32, {r.in}, {out}, params_bytes(p), &op,
+    emit(is_quantized() ? KernelId::reduce_s8 : KernelId::reduce_f32, {r.in}, {out}, params_bytes(p), &op,
          x.numel());
     define_output(op, op.outputs[0], out, order);
   }
@@ -135,7 +135,7 @@ struct ReduceLowering : Lowering {
     const k::ArgmaxParams p{r.outer, r.reduce, r.inner};
     const std::vector<int> order = reduced_output_order(r.order, reduced, op.int_attr("keepdim") != 0);
     const int out = scratch(op.outputs[0], dims_in_order(y.shape, order), /*indices=*/true);
-    emit(int8() ? KernelId::argmax_s8 : KernelId::argmax_f32, {r.in}, {out}, params_bytes(p), &op);
+    emit(is_quantized() ? KernelId::argmax_s8 : KernelId::argmax_f32, {r.in}, {out}, params_bytes(p), &op);
     define_output(op, op.outputs[0], out, order);
   }
 

@@ -8,7 +8,7 @@ const std::vector<OpDef>& op_registry() {
   static const std::vector<OpDef> kRegistry = [] {
     std::vector<OpDef> all;
     for (auto family : {conv_ops, matmul_ops, norm_ops, clamp_ops, binary_ops, activation_ops, pool_ops, reduce_ops,
-                        softmax_ops, view_ops, copy_ops, resize_ops, mask_ops}) {
+                        softmax_ops, view_ops, copy_ops, resize_ops, mask_ops, convert_ops}) {
       for (const OpDef& def : family()) all.push_back(def);
     }
     return all;
@@ -28,6 +28,8 @@ const OpDef* find_op(const std::string& kind) {
   auto it = kByKind.find(kind);
   return it == kByKind.end() ? nullptr : it->second;
 }
+
+bool always_int16(const Graph&, const Op&) { return true; }
 
 bool has_trait(const std::string& kind, OpTrait trait) {
   const OpDef* def = find_op(kind);

@@ -53,7 +53,7 @@ struct ResizeLowering : Lowering {
     const int out = activation(op.outputs[0]);
     const int32_t entries = p.out_h + p.out_w;
     const int tid = constant(y.name + ".taps", DType::kInt32, {2 * entries}, taps);
-    if (!int8()) {
+    if (!is_quantized()) {
       const int wid = constant(y.name + ".weights", DType::kFloat32, {entries}, weights);
       emit(KernelId::resize_bilinear_f32, {in, tid, wid}, {out}, params_bytes(p), &op);
       return;

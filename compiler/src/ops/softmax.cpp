@@ -20,7 +20,7 @@ struct SoftmaxLowering : Lowering {
     const int dim = int(dim_of(op, x.shape.size()));
     p.depth = int32_t(x.shape[size_t(dim)]);
     p.rows = int32_t(x.numel() / p.depth);
-    if (int8()) {
+    if (is_quantized()) {
       const SoftmaxRescale r = softmax_rescale(x.quant.scale);
       p.input_multiplier = r.input_multiplier;
       p.input_left_shift = r.input_left_shift;
@@ -34,7 +34,7 @@ struct SoftmaxLowering : Lowering {
     order.push_back(dim);
     const int in = reordered(op, op.inputs[0], order);
     const int out = scratch(op.outputs[0], dims_in_order(x.shape, order));
-    emit(int8() ? KernelId::softmax_s8 : KernelId::softmax_f32, {in}, {out}, params_bytes(p), &op);
+    emit(is_quantized() ? KernelId::softmax_s8 : KernelId::softmax_f32, {in}, {out}, params_bytes(p), &op);
     define_output(op, op.outputs[0], out, order);
   }
 

@@ -43,6 +43,9 @@ Shape infer_permute(const Graph& g, const Op& op) {
   return out;
 }
 
+// A permuting copy moves int16 elements as byte pairs, which takes one more dim.
+bool moves_int16(const Graph& g, const Op& op) { return g.tensors[size_t(op.outputs[0])].shape.size() < k::kMaxRank; }
+
 struct ViewLowering : Lowering {
   using Lowering::Lowering;
 
@@ -50,7 +53,7 @@ struct ViewLowering : Lowering {
     const Tensor& x = tensor(op.inputs[0]);
     const Tensor& y = tensor(op.outputs[0]);
     int in = activation(op.inputs[0]);
-    if (int8() && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point))
+    if (is_quantized() && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point))
       fail(op, "reshape input and output must share quantization");
     const Layout ly = layout_of(y);
     if (ly == Layout::kFlatNhwc) {  // flatten folded into the following linear layers
@@ -96,11 +99,11 @@ struct ViewLowering : Lowering {
 std::vector<OpDef> view_ops() {
   return {
       {"reshape", infer_reshape, lower_with<ViewLowering, &ViewLowering::lower_reshape>, kFoldable,
-       OutputQuant::kInput},
+       OutputQuant::kInput, RowLift::kNo, ConstantQuant::kNone, nullptr, moves_int16},
       {"permute", infer_permute, lower_with<ViewLowering, &ViewLowering::lower_permute>, kFoldable,
-       OutputQuant::kInput},
+       OutputQuant::kInput, RowLift::kNo, ConstantQuant::kNone, nullptr, moves_int16},
       {"identity", same_as_input, lower_with<ViewLowering, &ViewLowering::lower_identity>, kFoldable | kLayoutAgnostic,
-       OutputQuant::kInput, RowLift::kElementwise},
+       OutputQuant::kInput, RowLift::kElementwise, ConstantQuant::kNone, nullptr, always_int16},
   };
 }
 

@@ -21,6 +21,18 @@ inline uint64_t elements(const format::TensorRecord& t) {
   return n;
 }
 
+// A copy kernel moving units of `unit_bytes` from `in` (in_units of them) to `out` (out_units):
+// both of one type whose elements are units, or, for byte copies, int16 elements moved as byte
+// pairs (two units each).
+inline bool copied_units(const format::TensorRecord& in, const format::TensorRecord& out, uint32_t unit_bytes,
+                         uint64_t in_units, uint64_t out_units) {
+  const uint32_t bits = format::dtype_bits(in.dtype);
+  const bool pairs = unit_bytes == 1 && in.dtype == format::DType::kInt16;
+  if (in.dtype != out.dtype || (bits != 8 * unit_bytes && !pairs)) return false;
+  const uint64_t per_element = pairs ? 2 : 1;
+  return elements(in) * per_element == in_units && elements(out) * per_element == out_units;
+}
+
 // The tensor in `slot` has `dtype` and exactly `count` elements.
 // Program data the kernel only reads: a constant, or a constant Session::bind copies into fast
 // RAM (the record's offset still locates the original, which the copy equals). Not a state: runs

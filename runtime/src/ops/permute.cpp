@@ -21,8 +21,7 @@ Error check_permute(const OpCheck& c, uint32_t element_bytes) {
   if (seen != (1u << kernels::kMaxRank) - 1) return Error::kBadParams;
   const format::TensorRecord& in = c.tensor(0);
   const format::TensorRecord& out = output(c);
-  return ok_if(format::dtype_bits(in.dtype) == 8 * element_bytes && in.dtype == out.dtype &&
-               elements(in) == n && elements(out) == n);
+  return ok_if(copied_units(in, out, element_bytes, n, n));
 }
 
 Error check_b8(const OpCheck& c) { return check_permute(c, 1); }

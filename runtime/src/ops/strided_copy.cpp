@@ -24,9 +24,8 @@ Error check_strided_copy(const OpCheck& c, uint32_t element_bytes) {
   }
   const format::TensorRecord& in = c.tensor(0);
   const format::TensorRecord& out = output(c);
-  if (format::dtype_bits(in.dtype) != 8 * element_bytes || in.dtype != out.dtype) return Error::kBadParams;
   if (element_bytes == 1 && !in_range(p.fill, -128, 127)) return Error::kBadParams;
-  return ok_if(elements(in) == in_n && elements(out) == out_n);
+  return ok_if(copied_units(in, out, element_bytes, in_n, out_n));
 }
 
 Error check_b8(const OpCheck& c) { return check_strided_copy(c, 1); }

@@ -224,7 +224,7 @@ TEST(Quantizer, AssignsConstantSpecs) {
   EXPECT_EQ(q(offset), expected) << "an element-wise constant operand: asymmetric, by its range";
 
   // Quantized values follow the spec: round half away from zero, clamped to +-127 (symmetric).
-  const std::vector<int32_t> wq = quantize_values(wd, q(w), g.tensors[size_t(w)].shape);
+  const std::vector<int64_t> wq = quantize_values(wd, q(w), g.tensors[size_t(w)].shape);
   for (size_t i = 0; i < wd.size(); ++i) {
     EXPECT_EQ(wq[i], int32_t(std::lround(wd[i] / float(q(w).scales[i / 2])))) << i;
     EXPECT_LE(std::abs(wq[i]), 127);

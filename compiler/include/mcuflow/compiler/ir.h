@@ -31,7 +31,7 @@ struct Quant {
   bool valid = false;
   float scale = 0.0f;
   int32_t zero_point = 0;
-  int bits = 8;                 // 4, 8, 16 (activations, weights) or 32 (biases)
+  int bits = 8;                 // 4, 8, 16 (activations, weights), 32 or 48 (biases; 48: stored as int64)
   bool symmetric = false;
   int axis = -1;                // the logical dim of per-axis scales, -1 per tensor
   std::vector<double> scales;   // per axis

@@ -6,15 +6,20 @@
 
 namespace mcuflow::compiler {
 
-enum class Precision { kInt8, kFloat32 };
+// kInt16: int16 activations where an int16 kernel takes the op, int8 elsewhere (quantizer.h
+// assign_quantization); lowering reads each tensor's width from its spec.
+enum class Precision { kInt8, kInt16, kFloat32 };
+
+// "int8", "int16", "fp32": the names the options and the program's metadata use.
+const char* precision_name(Precision p);
 
 struct LowerOptions {
   Precision precision = Precision::kInt8;
   bool int8_io = false;  // int8 programs: keep inputs/outputs int8 (no quantize/dequantize ops)
-  bool allow_fallback = true;  // int8 programs: ops without a usable int8 kernel run in float32
+  bool allow_fallback = true;  // quantized programs: ops without a usable quantized kernel run in float32
 };
 
-// int8 lowering needs every activation's Quant assigned (quantizer.h).
+// Quantized lowering needs every activation's Quant assigned (quantizer.h).
 LoweredProgram lower(const Graph& g, const LowerOptions& options);
 
 // Memory order of a tensor's logical dims for a layout (e.g. NHWC: 0, 2, 3, 1).

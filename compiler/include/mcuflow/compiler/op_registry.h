@@ -63,6 +63,9 @@ using ShapeRule = Shape (*)(const Graph& g, const Op& op);
 using LowerRule = void (*)(Lowering& l, const Op& op);
 // Why an int8 kernel cannot take this op ("" when it can): the op then runs in float.
 using Int8Rejection = std::string (*)(Lowering& l, const Op& op);
+// Whether an int16 kernel (or a byte copy that moves int16 values exactly) takes this op: in an
+// int16 program its activations are then int16 (quantizer.h assign_quantization).
+using Int16Rule = bool (*)(const Graph& g, const Op& op);
 
 struct OpDef {
   const char* kind;
@@ -73,7 +76,11 @@ struct OpDef {
   RowLift row_lift = RowLift::kNo;
   ConstantQuant constant_quant = ConstantQuant::kNone;
   Int8Rejection int8_rejection = nullptr;  // none: an int8 kernel takes every such op
+  Int16Rule int16 = nullptr;               // none: only int8 kernels take it
 };
+
+// An Int16Rule for the kinds whose int16 kernels take every such op.
+bool always_int16(const Graph& g, const Op& op);
 
 // Every kind, grouped by family.
 const std::vector<OpDef>& op_registry();

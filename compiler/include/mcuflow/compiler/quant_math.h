@@ -15,12 +15,16 @@ struct QuantizedMultiplier {
 // real = multiplier * 2^(shift - 31)
 QuantizedMultiplier quantize_multiplier(double real_multiplier);
 
-// add_s8: the TFLite scheme (left_shift 20, both inputs rescaled to twice the larger input scale).
+// add_s8 / add_s16: the TFLite scheme (both inputs rescaled to twice the larger input scale
+// with left_shift bits of headroom: 20 for int8, 15 for int16, whose |x| <= 2^15 keeps the
+// shifted value within int32).
+constexpr int kAddLeftShiftS8 = 20;
+constexpr int kAddLeftShiftS16 = 15;
 struct AddRescale {
   int32_t left_shift;
   QuantizedMultiplier input1, input2, output;
 };
-AddRescale add_rescale(double in1_scale, double in2_scale, double out_scale);
+AddRescale add_rescale(double in1_scale, double in2_scale, double out_scale, int left_shift = kAddLeftShiftS8);
 // Writes r into the add kernels' rescale fields (shift, both inputs, output).
 void set_add_rescale(kernels::BinaryParams& p, const AddRescale& r);
 

@@ -12,10 +12,14 @@ namespace mcuflow::compiler {
 // Widens `t`'s observed range with `n` calibration values.
 void observe_range(Tensor& t, const float* values, size_t n);
 
-// The element widths the quantizer gives: activations and weights, and int32 biases.
+// The element widths the quantizer gives: activations and weights, and int32 biases. An int16
+// program's int16 activations (A16W8) have int8 weights too, and int64 biases whose values the
+// int16 kernels' accumulator bounds to 48 bits (|bias| < 2^47).
 constexpr int kActivationBits = 8;
+constexpr int kWideActivationBits = 16;
 constexpr int kWeightBits = 8;
 constexpr int kBiasBits = 32;
+constexpr int kWideBiasBits = 48;
 
 // A mask's quantization: its 0/1 bytes are its real values (scale 1, zero point 0).
 Quant mask_quant();
@@ -23,17 +27,22 @@ Quant mask_quant();
 // Asymmetric `bits`-bit quantization covering [lo, hi] ∪ {0} in 2^bits - 1 steps.
 Quant quant_for_range(float lo, float hi, int bits = kActivationBits);
 
+// Symmetric `bits`-bit quantization (zero point 0) covering [-m, m], m = max(|lo|, |hi|), in
+// 2^bits - 2 steps: the int16 activations of TFLite's 16x8 scheme.
+Quant symmetric_range_quant(float lo, float hi, int bits);
+
 // Symmetric `bits`-bit quantization of constant `t` by its largest magnitude, per tensor
 // (axis -1) or per index along logical dim `axis`; an all-zero group gets scale 1.
 Quant symmetric_quant(const Tensor& t, int axis, int bits);
 
-// The int32 spec of a bias added to products of `input` and `weight`: per output channel,
-// scale input scale × weight scale (exact in double), zero point 0.
+// The spec of a bias added to products of `input` and `weight` (int32 for int8 inputs, 48-bit
+// for int16 ones): per output channel, scale input scale × weight scale (exact in double),
+// zero point 0.
 Quant bias_quant(const Quant& input, const Quant& weight, int64_t channels);
 
 // `values`, a tensor of logical `shape` (row-major; only read for per-axis specs), as the
 // integers of `q`: rounded half away from zero, clamped to [q_min, q_max].
-std::vector<int32_t> quantize_values(const std::vector<float>& values, const Quant& q, const Shape& shape = {});
+std::vector<int64_t> quantize_values(const std::vector<float>& values, const Quant& q, const Shape& shape = {});
 
 // The index along `axis` of each flat row-major index of a tensor of `shape` (0 if axis < 0).
 class AxisWalk {
@@ -50,7 +59,12 @@ class AxisWalk {
 // outputs get 1/2^bits and the lowest integer; the rest come from their observed ranges.
 // Constants the int8 kernels read as integers get theirs (weights, biases, constant
 // operands). A spec the front end gave (Quant::given) is kept as it is.
-void assign_quantization(Graph& g);
+// activation_bits 16 (an int16 program): the ops whose int16 kernels take them (OpDef::int16)
+// read and write symmetric int16 activations, the others int8 ones; where a tensor's width is
+// not the one its reader takes, a "requantize" op is inserted before the reader, converting it
+// to a tensor of the reader's width over the same observed range. Graph inputs are int16;
+// states (and the ops writing their updates) stay int8.
+void assign_quantization(Graph& g, int activation_bits = kActivationBits);
 
 // A spec the front end gave to the output of an op that keeps its input's (a view, a pool) is its
 // input's too: it flows back to the producer (a Conv1d sent as reshape, conv2d, reshape). Runs

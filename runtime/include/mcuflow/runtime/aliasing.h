@@ -84,7 +84,9 @@ inline int64_t elementwise_shift(uint32_t in_bytes, uint32_t out_bytes) {
 // its output starts `*output_minus_input` bytes after its input: a strided copy of one contiguous
 // block of its input (no stepping, no fill), lying inside the input at the block's offset, or a
 // cat slice of one row (outer 1), its input lying inside the output at the slice's offset. False
-// for other params. `params` are the kernel's StridedCopyParams or ConcatSliceParams.
-bool onto_source_shift(KernelId k, const void* params, uint32_t element_bytes, int64_t* output_minus_input);
+// for other params. `params` are the kernel's StridedCopyParams or ConcatSliceParams, which
+// count the kernel's own units (bytes for the _b8 and _s8 kernels, which move int16 tensors as
+// byte pairs, 4 bytes otherwise).
+bool onto_source_shift(KernelId k, const void* params, int64_t* output_minus_input);
 
 }  // namespace mcuflow::aliasing

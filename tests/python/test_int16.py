@@ -20,22 +20,9 @@ import mcuflow
 from mcuflow import cli, zoo
 from mcuflow.errors import InputError
 from mcuflow.options import CompileOptions
+from test_ops import Fn, randn
 
 TARGET = "reference"
-
-
-class Fn(nn.Module):
-    def __init__(self, fn, *modules):
-        super().__init__()
-        self.fn = fn
-        self.layers = nn.ModuleList(modules)
-
-    def forward(self, *xs):
-        return self.fn(self, *xs)
-
-
-def randn(shape, seed, scale=1.0):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)) * scale
 
 
 def snr_db(y, ref):

@@ -602,6 +602,8 @@ class Lowering {
     pt.name += ".requantized";
     pt.alias_of = -1;
     pt.ir_tensor = -1;
+    pt.state = pt.streamed = false;  // a copy of a state or of a streamed input is an arena tensor
+    pt.bytes.clear();
     pt.dtype = out_type;
     pt.scale = to.scale;
     pt.zero_point = to.zero_point;

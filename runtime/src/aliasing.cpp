@@ -54,26 +54,55 @@ Window window_of(Geometry g, const void* params) {
   return w;
 }
 
-// One function for both walks (flash on a device): below, the forward lead visits the pixels from
-// the last, tracking the lowest first pixel of the windows still to come; above, the backward
-// lead visits them from the first, tracking the highest end of the windows already seen. 32-bit:
-// the windows are at most kMaxWindowElements.
+namespace {
+
+// The first input row (rows) or column of output row or column `o`'s window in the walk's
+// order: raster order for the forward walk; for the backward walk both orders reversed (index
+// extent - 1 - i), which turns its lead into the forward one (window_shift). -1: all taps in padding.
+int32_t first_tap(const Window& w, bool rows, int32_t o, bool above) {
+  const int32_t out = rows ? w.out_h : w.out_w, extent = rows ? w.in_h : w.in_w;
+  const int32_t start = (above ? out - 1 - o : o) * (rows ? w.stride_h : w.stride_w) - (rows ? w.pad_top : w.pad_left);
+  const int32_t i = tap(start, rows ? w.k_h : w.k_w, rows ? w.dil_h : w.dil_w, extent, above);
+  return i < 0 || !above ? i : extent - 1 - i;
+}
+
+}  // namespace
+
+// The forward lead, max over pixels q of (q + 1) * out_c - unread(q) * in_c with unread(q) the
+// lowest first pixel of the windows from q on (at most in_h * in_w), in O(out_h + out_w) taps,
+// not one per pixel: the window of (oy, ox) starts at row iy(oy), column ix(ox), so unread(q) =
+// min(R, iy(oy) * in_w + C(ox)), R the lowest first pixel of the rows after oy's and C(ox) the
+// lowest first column from ox on. A maximum of (q + 1) * out_c minus the larger of two terms
+// splits in two: with R, largest at the row's last pixel; with C, oy * out_w * out_c - iy(oy) *
+// in_w * in_c plus the column maximum X below, the same for every row. The backward walk is the
+// forward one in reversed orders (first_tap): unread'(q') = in_h * in_w - unread(q) and q' =
+// out_h * out_w - 1 - q give lead(q) = lead'(q') + in_h * in_w * in_c - out_h * out_w * out_c.
+// 64-bit: no term can wrap whatever the geometry.
 int64_t window_shift(const Window& w, uint32_t element_bytes, bool above) {
-  if (int64_t(w.in_h) * w.in_w * w.in_c > kMaxWindowElements || int64_t(w.out_h) * w.out_w * w.out_c > kMaxWindowElements)
-    return kNever;
-  int32_t unread = above ? 0 : w.in_h * w.in_w, shift = 0;
-  for (int32_t k = 0; k < w.out_h * w.out_w; ++k) {
-    const int32_t q = above ? k : w.out_h * w.out_w - 1 - k, oy = q / w.out_w, ox = q % w.out_w;
-    const int32_t iy = tap(oy * w.stride_h - w.pad_top, w.k_h, w.dil_h, w.in_h, above);
-    const int32_t ix = tap(ox * w.stride_w - w.pad_left, w.k_w, w.dil_w, w.in_w, above);
-    if (iy >= 0 && ix >= 0) {
-      const int32_t pixel = iy * w.in_w + ix;
-      if (above ? pixel + 1 > unread : pixel < unread) unread = above ? pixel + 1 : pixel;
-    }
-    const int32_t lead = above ? unread * w.in_c - q * w.out_c : (q + 1) * w.out_c - unread * w.in_c;
-    if (lead > shift) shift = lead;
+  const int64_t in_pixels = int64_t(w.in_h) * w.in_w, out_pixels = int64_t(w.out_h) * w.out_w;
+  if (in_pixels * w.in_c > kMaxWindowElements || out_pixels * w.out_c > kMaxWindowElements) return kNever;
+  constexpr int64_t kNone = INT64_MIN;
+  int64_t first_column = INT32_MAX, columns = kNone;  // C(0) and X = max over ox of (ox + 1) * out_c - C(ox) * in_c
+  for (int32_t ox = w.out_w - 1; ox >= 0; --ox) {
+    const int32_t ix = first_tap(w, false, ox, above);
+    if (ix >= 0 && ix < first_column) first_column = ix;
+    if (first_column != INT32_MAX && (ox + 1) * int64_t(w.out_c) - first_column * w.in_c > columns)
+      columns = (ox + 1) * int64_t(w.out_c) - first_column * w.in_c;
   }
-  return int64_t(shift) * element_bytes;
+  int64_t unread_after = in_pixels, lead = kNone;  // R
+  for (int32_t oy = w.out_h - 1; oy >= 0; --oy) {
+    const int64_t row = int64_t(oy) * w.out_w;
+    const int64_t with_rows = (row + w.out_w) * w.out_c - unread_after * w.in_c;
+    if (with_rows > lead) lead = with_rows;
+    const int32_t iy = first_tap(w, true, oy, above);
+    if (iy < 0 || columns == kNone) continue;
+    const int64_t with_columns = row * w.out_c - int64_t(iy) * w.in_w * w.in_c + columns;
+    if (with_columns > lead) lead = with_columns;
+    if (iy * int64_t(w.in_w) + first_column < unread_after) unread_after = iy * int64_t(w.in_w) + first_column;
+  }
+  if (lead == kNone) return 0;  // no output pixel
+  if (above) lead += in_pixels * w.in_c - out_pixels * w.out_c;
+  return lead > 0 ? lead * element_bytes : 0;
 }
 
 bool onto_source_shift(KernelId k, const void* params, int64_t* output_minus_input) {

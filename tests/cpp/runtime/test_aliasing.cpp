@@ -5,6 +5,7 @@
 // placements that host and board kernels would compute differently are refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <vector>
@@ -271,6 +272,53 @@ TEST(Aliasing, ScratchSharesNoByteWithTheOpsOtherTensors) {
     fix_crc(f);
     EXPECT_EQ(Program::load(f.cspan(), all_kernels()).error(), Error::kBadAliasing) << "slot " << onto;
   }
+}
+
+// window_shift from its definition (aliasing.h), pixel by pixel and tap by tap: the lowest
+// (forward) or highest (backward) input pixel any tap of the windows still to come touches.
+int64_t window_shift_by_pixel(const aliasing::Window& w, bool above) {
+  const int64_t pixels = int64_t(w.out_h) * w.out_w;
+  int64_t unread = above ? 0 : int64_t(w.in_h) * w.in_w, shift = 0;
+  for (int64_t k = 0; k < pixels; ++k) {
+    const int64_t q = above ? k : pixels - 1 - k;
+    const int64_t oy = q / w.out_w, ox = q % w.out_w;
+    for (int64_t ty = 0; ty < w.k_h; ++ty) {
+      for (int64_t tx = 0; tx < w.k_w; ++tx) {
+        const int64_t iy = oy * w.stride_h - w.pad_top + ty * w.dil_h, ix = ox * w.stride_w - w.pad_left + tx * w.dil_w;
+        if (iy < 0 || iy >= w.in_h || ix < 0 || ix >= w.in_w) continue;
+        const int64_t pixel = iy * w.in_w + ix;
+        unread = above ? std::max(unread, pixel + 1) : std::min(unread, pixel);
+      }
+    }
+    shift = std::max(shift, above ? unread * w.in_c - q * w.out_c : (q + 1) * w.out_c - unread * w.in_c);
+  }
+  return shift;
+}
+
+// The verifier's window_shift visits rows and columns, not pixels: it must give the per-pixel
+// result for every geometry, dilation and padding beyond the kernel included (windows all in
+// padding, first taps that move back as the window moves on).
+TEST(Aliasing, WindowShiftEqualsItsPixelByPixelDefinition) {
+  int compared = 0;
+  for (int32_t in_h : {1, 3, 6}) for (int32_t in_w : {1, 2, 5}) for (int32_t k : {1, 2, 3})
+  for (int32_t stride : {1, 2, 3}) for (int32_t pad : {0, 1, 3}) for (int32_t dil : {1, 2})
+  for (int32_t extra : {-1, 0, 1}) for (int32_t in_c : {1, 3}) for (int32_t out_c : {1, 2, 4}) {
+    const int32_t out_h = (in_h + 2 * pad - dil * (k - 1) - 1) / stride + 1 + extra;
+    const int32_t out_w = (in_w + pad - dil * (k - 1) - 1) / stride + 1;  // padding on the left only
+    if (out_h < 1 || out_w < 1) continue;
+    // Rows and columns of different kernels, strides and dilations.
+    const aliasing::Window w{in_h, in_w, in_c, out_h, out_w, out_c, k, 4 - k, stride, 4 - stride, pad, (pad + 1) % 3,
+                             dil, 3 - dil};
+    for (bool above : {false, true}) {
+      for (uint32_t element : {1u, 4u}) {
+        ASSERT_EQ(aliasing::window_shift(w, element, above), window_shift_by_pixel(w, above) * element)
+            << "in " << in_h << "x" << in_w << "x" << in_c << " out " << out_h << "x" << out_w << "x" << out_c
+            << " k " << k << " stride " << stride << " pad " << pad << " dil " << dil << (above ? " above" : " below");
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 10000);
 }
 
 // The host runs a tier kernel's reference in its place: a placement the tier kernel's contract

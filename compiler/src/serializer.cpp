@@ -194,8 +194,7 @@ std::vector<uint8_t> serialize(const LoweredProgram& p) {
 
   h.file_bytes = uint32_t(out.size());
   std::memcpy(out.data(), &h, sizeof(h));
-  h.crc32 = crc32(out.data() + kChecksumStart, h.file_bytes - kChecksumStart);
-  std::memcpy(out.data(), &h, sizeof(h));
+  write_checksums(out.data(), h.file_bytes);
   return out;
 }
 
@@ -204,16 +203,17 @@ std::vector<uint8_t> strip_metadata(const std::vector<uint8_t>& program) {
   if (program.size() < sizeof(h)) throw std::invalid_argument("program too short to strip");
   std::memcpy(&h, program.data(), sizeof(h));
   // Renewing the checksum must never bless bytes that no longer match it.
-  if (h.file_bytes != program.size() || h.metadata_offset > h.file_bytes ||
-      crc32(program.data() + format::kChecksumStart, h.file_bytes - format::kChecksumStart) != h.crc32)
-    throw std::invalid_argument("program does not match its checksum: not stripping it");
+  std::vector<uint8_t> resealed(program);
+  write_checksums(resealed.data(), uint32_t(resealed.size()));
+  if (h.file_bytes != program.size() || h.metadata_offset > h.file_bytes || h.constants_offset > h.metadata_offset ||
+      resealed != program)
+    throw std::invalid_argument("program does not match its checksums: not stripping it");
   // Metadata is the last section and starts 4-aligned (it follows the 16-aligned constants).
   std::vector<uint8_t> out(program.begin(), program.begin() + h.metadata_offset);
   h.metadata_bytes = 0;
   h.file_bytes = uint32_t(out.size());
   std::memcpy(out.data(), &h, sizeof(h));
-  h.crc32 = crc32(out.data() + format::kChecksumStart, h.file_bytes - format::kChecksumStart);
-  std::memcpy(out.data(), &h, sizeof(h));
+  write_checksums(out.data(), h.file_bytes);
   return out;
 }
 

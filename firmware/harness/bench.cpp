@@ -8,7 +8,8 @@
 // input's bytes), so every run computes the same thing. Console lines, printed only between
 // timed regions, carry raw counter deltas (the counter's own overhead is not subtracted):
 //   mcuflow-bench: overhead <n>           two back-to-back counter reads
-//   mcuflow-bench: init <n>               Program::load (verify everything) + Session::bind
+//   mcuflow-bench: init <n>               Program::load (Verify::kFull: everything) + Session::bind
+//   mcuflow-bench: wake <n>               the same at Verify::kStructure (a later wake: weights unchecked)
 //   mcuflow-bench: cold <n>               first execution of the inference ops after bind
 //   mcuflow-bench: warmup <k> <n>         further executions of the inference ops, not measured
 //   mcuflow-bench: inference <k> <n>      measured executions of the inference ops
@@ -96,6 +97,18 @@ void report_arena_high_water(const mcuflow::Program& p, const mcuflow::InputRead
   for (uint32_t r = 0; r < MCUFLOW_REGION_COUNT; ++r) report("arena", r, reached[r]);
 }
 
+// A later wake's init: load at Verify::kStructure + bind, into a session of its own.
+uint32_t wake_init(mcuflow::Span<const uint8_t> bytes) {
+  const uint32_t start = board_counter();
+  auto program = mcuflow::Program::load(bytes, mcuflow_kernels(), nullptr, mcuflow::Verify::kStructure);
+  auto session = program.ok() ? mcuflow::Session::bind(program.value(), firmware_arena_regions(), MCUFLOW_REGION_COUNT)
+                              : mcuflow::Result<mcuflow::Session>(program.error());
+  const uint32_t elapsed = board_counter() - start;
+  if (!program.ok()) fail("program rejected at Verify::kStructure", program.error());
+  if (!session.ok()) fail("bind failed", session.error());
+  return elapsed;
+}
+
 }  // namespace
 
 int main() {
@@ -121,6 +134,7 @@ int main() {
   const mcuflow::Session& run = session.value();
   if (s.first_op > s.end_op || s.end_op > p.op_count()) harness::fail_io("op range out of bounds in", "bench.bin");
   report("init", init);
+  report("wake", wake_init(bytes));
   harness::StreamedInputFiles files{0};
   const mcuflow::InputReader reader = files.reader();
 

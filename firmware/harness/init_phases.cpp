@@ -1,7 +1,8 @@
 // The init-phase harness (`mcuflow bench`'s init breakdown, issue 22): built with
 // MCUFLOW_LOAD_PROFILE, so Program::load, the adapters' checks and Session::bind mark each phase
 // (mcuflow/runtime/load_profile.h); this harness counts the instructions between marks with
-// board_counter(). One load + bind of the embedded program; no host files. Console lines:
+// board_counter(). One load + bind of the embedded program at each verification level (prefix
+// mcuflow-init: Verify::kFull, mcuflow-wake: Verify::kStructure); no host files. Console lines:
 //   mcuflow-init: total <n>              load + bind, marks included (two counter reads apart)
 //   mcuflow-init: marks <count> <n>      marks made, and what one costs (two marks in a row)
 //   mcuflow-init: phase <p> <n>          instructions counted for phase p (load_profile::Phase)
@@ -32,8 +33,8 @@ struct Profile {
 };
 Profile profile;
 
-void line(const char* what, const uint32_t* values, uint32_t count) {
-  board_puts("mcuflow-init: ");
+void line(const char* prefix, const char* what, const uint32_t* values, uint32_t count) {
+  board_puts(prefix);
   board_puts(what);
   for (uint32_t i = 0; i < count; ++i) {
     board_puts(" ");
@@ -61,17 +62,15 @@ extern "C" void mcuflow_load_phase(uint32_t phase, uint32_t op) {
   p.since = board_counter();
 }
 
-int main() {
-  // What a mark costs the count: one right after another (attributed to a phase no op has).
-  mcuflow_load_phase(kPhaseCount - 1, mcuflow::load_profile::kNoOp);
-  mcuflow_load_phase(kPhaseCount, mcuflow::load_profile::kNoOp);
-  const uint32_t mark_cost = profile.phases[kPhaseCount - 1];
-  profile = Profile{};
+namespace {
 
+// One profiled load + bind at `verify`, its lines prefixed with `prefix`.
+void profile_load(mcuflow::Verify verify, const char* prefix, uint32_t mark_cost) {
+  profile = Profile{};
   const mcuflow::Span<const uint8_t> bytes{mcuflow_program, mcuflow_program_size()};
   const uint32_t start = board_counter();
   mcuflow::LoadFailure where;
-  auto program = mcuflow::Program::load(bytes, mcuflow_kernels(), &where);
+  auto program = mcuflow::Program::load(bytes, mcuflow_kernels(), &where, verify);
   auto session = program.ok() ? mcuflow::Session::bind(program.value(), firmware_arena_regions(), MCUFLOW_REGION_COUNT)
                               : mcuflow::Result<mcuflow::Session>(program.error());
   mcuflow_load_phase(kPhaseCount, mcuflow::load_profile::kNoOp);  // closes the last phase
@@ -79,20 +78,31 @@ int main() {
   if (!program.ok()) harness::fail("program rejected", program.error(), &where);
   if (!session.ok()) harness::fail("bind failed", session.error());
 
-  line("total", &total, 1);
+  line(prefix, "total", &total, 1);
   const uint32_t marks[] = {profile.marks, mark_cost};
-  line("marks", marks, 2);
+  line(prefix, "marks", marks, 2);
   for (uint32_t i = 0; i < kPhaseCount; ++i) {
     const uint32_t values[] = {i, profile.phases[i]};
-    line("phase", values, 2);
+    line(prefix, "phase", values, 2);
   }
   const uint32_t ops = program.value().op_count() < kMaxOps ? program.value().op_count() + 1 : kMaxOps;
   for (uint32_t i = 0; i < ops; ++i) {
     for (uint32_t k = 0; k < kOpPhases; ++k) {
       const uint32_t values[] = {i, kFirstOpPhase + k, profile.ops[i][k]};
-      line("op", values, 3);
+      line(prefix, "op", values, 3);
     }
   }
+}
+
+}  // namespace
+
+int main() {
+  // What a mark costs the count: one right after another (attributed to a phase no op has).
+  mcuflow_load_phase(kPhaseCount - 1, mcuflow::load_profile::kNoOp);
+  mcuflow_load_phase(kPhaseCount, mcuflow::load_profile::kNoOp);
+  const uint32_t mark_cost = profile.phases[kPhaseCount - 1];
+  profile_load(mcuflow::Verify::kFull, "mcuflow-init: ", mark_cost);
+  profile_load(mcuflow::Verify::kStructure, "mcuflow-wake: ", mark_cost);
   board_puts("mcuflow: ok\n");
   return 0;
 }

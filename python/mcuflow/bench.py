@@ -30,11 +30,11 @@ from .measure import analyze, measurement_record, parse_stack, sample_inputs
 
 MAX_RUNS = 100_000
 _LINE = re.compile(r"^mcuflow-bench: (\w+)((?: \d+)+)$")
-_INIT_LINE = re.compile(r"^mcuflow-init: (\w+)((?: \d+)+)$")
+_INIT_LINE = re.compile(r"^mcuflow-(init|wake): (\w+)((?: \d+)+)$")  # Verify::kFull, Verify::kStructure
 # runtime/include/mcuflow/runtime/load_profile.h's Phase, in order: what each phase checks.
 INIT_PHASES = (
     ("header", "magic, version, header fields and sections"),
-    ("checksum", "CRC-32 of the file body"),
+    ("checksum", "the CRC-32s: the structure's, and at Verify::kFull the data's (weights, tables, metadata)"),
     ("tensors", "every tensor record"),
     ("io", "the input and output table"),
     ("op_checks", "each op's record and its kernel adapter's check (prepared tables apart)"),
@@ -83,14 +83,15 @@ def parse_output(stdout: str) -> dict[str, list[list[int]]]:
     return lines
 
 
-def parse_init_phases(stdout: str, overhead: int) -> dict:
-    """The init_phases harness's lines as instructions per phase (and per op), each net of the
-    counter overhead once per mark that closed it (the marks' cost is shown, not hidden)."""
+def parse_init_phases(stdout: str, overhead: int, level: str = "init") -> dict:
+    """The init_phases harness's lines of one verification level ("init": Verify::kFull, "wake":
+    Verify::kStructure) as instructions per phase (and per op), each net of the counter overhead
+    once per mark that closed it (the marks' cost is shown, not hidden)."""
     lines: dict[str, list[list[int]]] = {}
     for line in stdout.splitlines():
         m = _INIT_LINE.match(line.strip())
-        if m:
-            lines.setdefault(m.group(1), []).append([int(v) for v in m.group(2).split()])
+        if m and m.group(1) == level:
+            lines.setdefault(m.group(2), []).append([int(v) for v in m.group(3).split()])
     marks, mark_cost = lines["marks"][0]
     phases = {INIT_PHASES[p][0]: n for p, n in lines["phase"]}
     ops: dict[int, dict[str, int]] = {}
@@ -121,7 +122,10 @@ def _region_text(program: Program, first: int, end: int) -> dict[str, str]:
         inference += f"; the output dequantization ({_ops(end, n)}) is not run"
     conversion = " (input quantization, inference, output dequantization)" if first > 0 or end < n else ""
     return {
-        "init": "Program::load (header, CRC-32 of the whole program, every tensor and op verified) + Session::bind",
+        "init": ("Program::load at Verify::kFull (header, both CRC-32s: the whole program, every tensor and op "
+                 "verified, prepared tables recomputed) + Session::bind: a first boot"),
+        "wake_init": ("Program::load at Verify::kStructure (the structure's CRC-32 and every memory-safety check; "
+                      "weights and prepared values unchecked) + Session::bind: a later wake"),
         "cold_inference": f"the first execution of {_ops(first, end)} after bind, timed as inference is",
         "warmup": f"further executions of {_ops(first, end)}, not counted in the statistics",
         "inference": inference,
@@ -175,6 +179,8 @@ def run_bench(program: Program, board: str, *, warmup: int = 2, runs: int = 20, 
     regions = {
         "init": {"contains": text["init"], "observations": net([lines["init"][0][0]]),
                  "phases": parse_init_phases(phases_stdout, overhead)},
+        "wake_init": {"contains": text["wake_init"], "observations": net([lines["wake"][0][0]]),
+                      "phases": parse_init_phases(phases_stdout, overhead, "wake")},
         "cold_inference": {"contains": text["cold_inference"], "observations": net([lines["cold"][0][0]])},
         "warmup": {"contains": text["warmup"], "observations": net([v for _, v in lines.get("warmup", [])])},
     }
@@ -233,7 +239,8 @@ def format_report(r: dict, program_path: str) -> str:
              f"unit: instructions (QEMU), counter overhead of {r['counter']['overhead_subtracted']} subtracted; "
              "not cycles",
              "", f"{'region':<26} {'median':>12} {'p90':>12} {'p99':>12} {'min':>12} {'max':>12}"]
-    for name, label in (("init", "init (load+verify+bind)"), ("cold_inference", "cold first inference")):
+    for name, label in (("init", "init (load+verify+bind)"), ("wake_init", "init on a later wake"),
+                        ("cold_inference", "cold first inference")):
         v = r["regions"][name]["observations"][0]
         lines.append(f"{label:<26} {v:>12}")
     for name in ("inference", "application"):
@@ -241,11 +248,12 @@ def format_report(r: dict, program_path: str) -> str:
         lines.append(f"{name:<26} {s['median']:>12} {s['p90']:>12} {s['p99']:>12} {s['min']:>12} {s['max']:>12}")
     for name in ("inference", "application"):
         lines.append(f"  {name}: {r['regions'][name]['contains']}")
-    phases = r["regions"]["init"]["phases"]
-    lines += ["", f"init by phase (one load + bind with {phases['marks']} phase marks of about "
-                  f"{phases['mark_cost']} instructions each: {phases['total']} in all):"]
-    for name, n in phases["phases"].items():
-        lines.append(f"  {name:<16} {n:>12}  {phases['phase_descriptions'][name]}")
+    for region, level in (("init", "Verify::kFull"), ("wake_init", "Verify::kStructure")):
+        phases = r["regions"][region]["phases"]
+        lines += ["", f"{region} by phase ({level}; one load + bind with {phases['marks']} phase marks of about "
+                      f"{phases['mark_cost']} instructions each: {phases['total']} in all):"]
+        for name, n in phases["phases"].items():
+            lines.append(f"  {name:<16} {n:>12}  {phases['phase_descriptions'][name]}")
     lines += ["", "per-op profile (one run):",
               f"{'#':>3}  {'kind':<20} {'kernel':<22} {'tier':<9} {'MACs':>9} {'instructions':>13} {'share':>7}"]
     for p in r["profile"]["ops"]:

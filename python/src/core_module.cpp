@@ -554,7 +554,8 @@ class HostProgram {
     return {{"file_bytes", h->file_bytes},         {"constants_bytes", h->constants_bytes},
             {"params_bytes", h->params_bytes},     {"metadata_bytes", h->metadata_bytes},
             {"arena_bytes", h->arena_bytes},       {"arena_lower_bound", h->arena_lower_bound},
-            {"version", h->version},               {"crc32", h->crc32}};
+            {"version", h->version},               {"structure_crc32", h->structure_crc32},
+            {"data_crc32", h->data_crc32}};
   }
 
  private:

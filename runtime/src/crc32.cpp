@@ -1,3 +1,5 @@
+#include <cstring>
+
 #include "mcuflow/runtime/runtime.h"
 
 namespace mcuflow {
@@ -16,6 +18,18 @@ uint32_t crc32(const uint8_t* data, uint32_t size) {
     crc = (crc >> 4) ^ kNibble[crc & 0xF];
   }
   return ~crc;
+}
+
+// The data's checksum first: the structure's covers the header field that holds it.
+void write_checksums(uint8_t* file, uint32_t size) {
+  if (size < sizeof(format::Header)) return;
+  format::Header h;
+  std::memcpy(&h, file, sizeof(h));
+  if (h.file_bytes > size || h.constants_offset < format::kChecksumStart || h.constants_offset > h.file_bytes) return;
+  h.data_crc32 = crc32(file + h.constants_offset, h.file_bytes - h.constants_offset);
+  std::memcpy(file, &h, sizeof(h));
+  h.structure_crc32 = crc32(file + format::kChecksumStart, h.constants_offset - format::kChecksumStart);
+  std::memcpy(file, &h, sizeof(h));
 }
 
 }  // namespace mcuflow

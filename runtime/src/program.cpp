@@ -53,9 +53,11 @@ Error verify_header(const Header& h, uint32_t span_bytes) {
                                   {h.constants_offset, h.constants_bytes},
                                   {h.metadata_offset, h.metadata_bytes}};
   static constexpr uint8_t kAlign[] = {4, 4, 2, 4, format::kConstantAlign, 1};  // powers of two: masks
+  // The records and params end before the constants: the structure's checksum covers them.
+  constexpr uint32_t kStructureSections = 4;
   for (uint32_t i = 0; i < sizeof(kAlign); ++i) {
-    const uint32_t offset = sections[i][0];
-    if ((offset & (kAlign[i] - 1)) != 0 || offset < sizeof(Header) || !within(offset, sections[i][1], n))
+    const uint32_t offset = sections[i][0], end = i < kStructureSections ? h.constants_offset : n;
+    if ((offset & (kAlign[i] - 1)) != 0 || offset < sizeof(Header) || !within(offset, sections[i][1], end))
       return Error::kBadSection;
   }
   if (h.region_count < 1 || h.region_count > format::kMaxRegions) return Error::kBadHeader;
@@ -171,7 +173,7 @@ __attribute__((noinline)) Error verify_overlaps(const OpCheck& c, const KernelEn
 }
 
 Error verify_op(const OpRecord& op, const Header& h, const TensorRecord* tensors, const uint16_t* io,
-                const uint8_t* base, KernelTable kernels) {
+                const uint8_t* base, KernelTable kernels, Verify verify) {
   if (!kernel_id_defined(op.kernel)) return Error::kUnknownKernel;
   if (op.kernel >= kernels.count || kernels.entries[op.kernel] == nullptr) return Error::kKernelNotLinked;
   const KernelEntry& k = *kernels.entries[op.kernel];
@@ -188,7 +190,7 @@ Error verify_op(const OpRecord& op, const Header& h, const TensorRecord* tensors
       !within(op.params_offset, op.params_bytes, h.params_bytes))
     return Error::kBadParams;
   OpCheck check{&op, tensors, base + h.constants_offset, base + h.params_offset + op.params_offset, io,
-                h.input_count};
+                h.input_count, verify != Verify::kStructure};
   const Error e = k.check(check);
   MCUFLOW_LOAD_PHASE(kOverlaps, load_profile::kSameOp);
   return e != Error::kOk ? e : verify_overlaps(check, k);
@@ -307,7 +309,7 @@ Error verify_io(const uint16_t* io, const Header& h, const TensorRecord* tensors
 
 }  // namespace
 
-Result<Program> Program::load(Span<const uint8_t> bytes, KernelTable kernels, LoadFailure* failure) {
+Result<Program> Program::load(Span<const uint8_t> bytes, KernelTable kernels, LoadFailure* failure, Verify verify) {
   MCUFLOW_LOAD_PHASE(kHeader, load_profile::kNoOp);
   if (bytes.data == nullptr || bytes.size < sizeof(Header)) return Error::kTruncated;
   if (reinterpret_cast<uintptr_t>(bytes.data) % format::kConstantAlign != 0) return Error::kBadArgument;
@@ -317,7 +319,10 @@ Result<Program> Program::load(Span<const uint8_t> bytes, KernelTable kernels, Lo
   Error e = verify_header(h, bytes.size);
   if (e != Error::kOk) return e;
   MCUFLOW_LOAD_PHASE(kChecksum, load_profile::kNoOp);
-  if (crc32(bytes.data + format::kChecksumStart, h.file_bytes - format::kChecksumStart) != h.crc32)
+  // verify_header: kChecksumStart < sizeof(Header) <= constants_offset <= file_bytes.
+  if (crc32(bytes.data + format::kChecksumStart, h.constants_offset - format::kChecksumStart) != h.structure_crc32 ||
+      (verify != Verify::kStructure &&
+       crc32(bytes.data + h.constants_offset, h.file_bytes - h.constants_offset) != h.data_crc32))
     return Error::kBadChecksum;
 
   Program p;
@@ -342,7 +347,7 @@ Result<Program> Program::load(Span<const uint8_t> bytes, KernelTable kernels, Lo
     const uint16_t* reads = is_op ? p.ops_[i].tensors : p.io_ + h.input_count;
     const uint32_t count = is_op ? p.ops_[i].input_count : h.output_count;
     MCUFLOW_LOAD_PHASE(kOpChecks, i);
-    e = is_op ? verify_op(p.ops_[i], h, p.tensors_, p.io_, bytes.data, kernels) : Error::kOk;
+    e = is_op ? verify_op(p.ops_[i], h, p.tensors_, p.io_, bytes.data, kernels, verify) : Error::kOk;
     const uint32_t scratch = is_op && e == Error::kOk ? kernels.entries[p.ops_[i].kernel]->scratch_slot : 0;
     MCUFLOW_LOAD_PHASE(kDataflow, i);
     uint32_t s = 0;

@@ -405,9 +405,7 @@ inline int find_op(uint8_t* file, KernelId kernel) {
   }
   return -1;
 }
-inline void fix_crc(uint8_t* file, size_t size) {
-  header(file).crc32 = crc32(file + format::kChecksumStart, uint32_t(size) - format::kChecksumStart);
-}
+inline void fix_crc(uint8_t* file, size_t size) { write_checksums(file, uint32_t(size)); }
 inline void fix_crc(std::vector<uint8_t>& v) { fix_crc(v.data(), v.size()); }
 inline void fix_crc(AlignedBytes& b) { fix_crc(b.data(), b.size()); }
 

@@ -46,19 +46,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > UINT32_MAX) return 0;
   Exact file(size);
   if (size) std::memcpy(file.p, data, size);
-  // The CRC recomputed over the file size the header states (as a buggy writer would), so that
-  // mutations reach the verifier instead of stopping at the checksum.
-  uint32_t file_bytes = 0;
-  if (size >= sizeof(mcuflow::format::Header)) std::memcpy(&file_bytes, file.p + 8, 4);
-  if (file_bytes >= mcuflow::format::kChecksumStart && file_bytes <= size) {
-    const uint32_t crc = mcuflow::crc32(file.p + mcuflow::format::kChecksumStart,
-                                        file_bytes - mcuflow::format::kChecksumStart);
-    std::memcpy(file.p + 12, &crc, 4);
-  }
+  // The checksums recomputed over the file size the header states (as a buggy writer would), so
+  // that mutations reach the verifier instead of stopping at a checksum.
+  mcuflow::write_checksums(file.p, uint32_t(size));
   Exact original(size);
   if (size) std::memcpy(original.p, file.p, size);
-  auto loaded = Program::load(Span<const uint8_t>{file.p, uint32_t(size)}, mcuflow::all_kernels());
-  if (!loaded.ok()) return 0;
+  // The lighter level (weights unchecked) must still be memory safe, and refuse nothing kFull accepts.
+  const Span<const uint8_t> bytes{file.p, uint32_t(size)};
+  auto loaded = Program::load(bytes, mcuflow::all_kernels(), nullptr, mcuflow::Verify::kStructure);
+  if (!loaded.ok()) {
+    if (Program::load(bytes, mcuflow::all_kernels()).ok()) finding("Verify::kStructure refuses what kFull accepts", loaded.error());
+    return 0;
+  }
   const Program& program = loaded.value();
 
   uint64_t total = 0;

@@ -8,18 +8,23 @@ import struct
 import zlib
 
 FILE_BYTES_OFFSET = 8   # Header.file_bytes
-CRC_OFFSET = 12         # Header.checksum
-CHECKSUM_START = 16     # kChecksumStart: the CRC32 covers bytes [16, file_bytes)
+CRC_OFFSET = 12         # Header.structure_crc32: bytes [16, constants_offset)
+CHECKSUM_START = 16     # kChecksumStart
 CONSTANTS_OFFSET = 48   # Header.constants_offset
+DATA_CRC_OFFSET = 88    # Header.data_crc32: bytes [constants_offset, file_bytes)
 
 
 def with_crc(data: bytes | bytearray) -> bytes:
-    """`data` with its CRC recomputed over the file size its header states (where that lies inside
-    it; else the loader refuses it anyway)."""
+    """`data` with both checksums recomputed over the file size and constants offset its header
+    states (where those lie inside it; else the loader refuses it anyway)."""
     v = bytearray(data)
+    if len(v) < DATA_CRC_OFFSET + 4:
+        return bytes(v)
     file_bytes = struct.unpack_from("<I", v, FILE_BYTES_OFFSET)[0]
-    if CHECKSUM_START <= file_bytes <= len(v):
-        struct.pack_into("<I", v, CRC_OFFSET, zlib.crc32(bytes(v[CHECKSUM_START:file_bytes])))
+    constants = constants_offset(v)
+    if file_bytes <= len(v) and CHECKSUM_START <= constants <= file_bytes:
+        struct.pack_into("<I", v, DATA_CRC_OFFSET, zlib.crc32(bytes(v[constants:file_bytes])))
+        struct.pack_into("<I", v, CRC_OFFSET, zlib.crc32(bytes(v[CHECKSUM_START:constants])))
     return bytes(v)
 
 

@@ -10,9 +10,12 @@
 #include <map>
 #include <random>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "../test_programs.h"
+#include "mcuflow/kernels/kernels_dsp.h"
+#include "mcuflow/kernels/kernels_mve.h"
 #include "mcuflow/kernels/params.h"
 
 namespace mcuflow {
@@ -226,7 +229,8 @@ TEST(Verifier, Header) {
               header(f).arena_lower_bound = header(f).arena_bytes + 32;
             }),
             Error::kOk);
-  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).crc32 ^= 1; }, false), Error::kBadChecksum);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).structure_crc32 ^= 1; }, false), Error::kBadChecksum);
+  EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).data_crc32 ^= 1; }, false), Error::kBadChecksum);
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).flags ^= 4; }, false), Error::kBadChecksum);
   // A header change with a fixed-up CRC that keeps everything consistent still loads.
   EXPECT_EQ(corrupt_and_load(b, [](uint8_t* f) { header(f).arena_bytes += 16; }), Error::kOk);
@@ -263,6 +267,63 @@ TEST(Verifier, SectionsOutOfRange) {
               header(f).metadata_bytes = 0;
             }),
             Error::kOk);
+}
+
+// The records and params end before the constants, so that the structure's checksum covers them.
+TEST(Verifier, RecordsAndParamsComeBeforeTheConstants) {
+  const auto& b = conv_int8();
+  auto load = [&](auto corrupt) { return corrupt_and_load(b, corrupt); };
+  EXPECT_EQ(load([](uint8_t* f) { header(f).params_offset = header(f).constants_offset; }), Error::kBadSection);
+  EXPECT_EQ(load([](uint8_t* f) { header(f).params_bytes += 16; }), Error::kBadSection);  // into the constants
+  EXPECT_EQ(load([](uint8_t* f) { header(f).constants_offset = header(f).params_offset; }), Error::kBadSection);
+}
+
+// Verify::kStructure checks the structure's checksum and all that memory safety needs; it skips
+// only the data's checksum and the recomputation of the MVE kernels' prepared values.
+TEST(Verifier, StructureLevelSkipsOnlyTheDataChecksumAndMvePreparedValues) {
+  const std::vector<uint8_t> base = compile_int8(conv_relu_pool_linear_graph(), 1, 8, false, "cortex-m55");
+  AlignedBytes probe(base);
+  const int op = find_op(probe.data(), KernelId::conv_s8_mve);
+  ASSERT_GE(op, 0);
+  const auto rec = op_record(probe.data(), uint32_t(op));
+  const uint16_t weights = rec.tensors[kernels::kWeightsSlot], prepared = rec.tensors[kernels::kMvePreparedSlot];
+  auto load_at = [&](Verify level, auto corrupt, bool fix) {
+    AlignedBytes f(base);
+    corrupt(f.data());
+    if (fix) fix_crc(f);
+    return Program::load(f.cspan(), all_kernels(), nullptr, level).error();
+  };
+  auto both = [&](auto corrupt, bool fix) {
+    return std::pair{load_at(Verify::kFull, corrupt, fix), load_at(Verify::kStructure, corrupt, fix)};
+  };
+  using Levels = std::pair<Error, Error>;
+  EXPECT_EQ(both([](uint8_t*) {}, false), Levels(Error::kOk, Error::kOk));
+  // A weight byte flipped, checksums as written: the data's checksum catches it, at kFull only.
+  EXPECT_EQ(both([&](uint8_t* f) { constant_data(f, weights)[0] ^= 1; }, false), Levels(Error::kBadChecksum, Error::kOk));
+  // A record's byte flipped: the structure's checksum, at both levels.
+  EXPECT_EQ(both([&](uint8_t* f) { tensor_record(f, weights).offset ^= 16; }, false),
+            Levels(Error::kBadChecksum, Error::kBadChecksum));
+  EXPECT_EQ(both([](uint8_t* f) { header(f).data_crc32 ^= 1; }, false), Levels(Error::kBadChecksum, Error::kBadChecksum));
+  // A prepared value changed, checksums renewed: its recomputation refuses it, at kFull only.
+  EXPECT_EQ(both([&](uint8_t* f) { constant_data(f, prepared)[0] ^= 1; }, true), Levels(Error::kBadParams, Error::kOk));
+  // Its record, which the kernel's addresses follow, at both levels.
+  EXPECT_EQ(both([&](uint8_t* f) { op_record(f, uint32_t(op)).tensors[kernels::kMvePreparedSlot] = weights; }, true),
+            Levels(Error::kBadParams, Error::kBadParams));
+}
+
+// The prepared inputs of the other tiers feed C++ arithmetic (shifts, sums) that must stay
+// defined: recomputed at every level.
+TEST(Verifier, StructureLevelStillRecomputesDspPreparedInputs) {
+  const std::vector<uint8_t> base = compile_int8(mixed_graph(), 1, 8, false, "cortex-m4");
+  AlignedBytes probe(base);
+  int op = find_op(probe.data(), KernelId::dwconv_s8_dsp);
+  if (op < 0) op = find_op(probe.data(), KernelId::dwconv_s8_3x3_dsp);
+  ASSERT_GE(op, 0);
+  AlignedBytes f(base);
+  constant_data(f.data(), op_record(f.data(), uint32_t(op)).tensors[kernels::kDspDwPreparedSlot])[0] ^= 1;
+  fix_crc(f);
+  EXPECT_EQ(Program::load(f.cspan(), all_kernels(), nullptr, Verify::kFull).error(), Error::kBadParams);
+  EXPECT_EQ(Program::load(f.cspan(), all_kernels(), nullptr, Verify::kStructure).error(), Error::kBadParams);
 }
 
 TEST(Verifier, TensorRecords) {

@@ -8,21 +8,26 @@
 namespace mcuflow::format {
 
 constexpr uint8_t kMagic[4] = {'M', 'F', 'P', '1'};
-constexpr uint16_t kVersion = 4;  // 2: memory regions, constants copied to RAM; 3: rank-6 tensors; 4: ConvParams.groups, OutputStage
+constexpr uint16_t kVersion = 5;  // 2: memory regions, constants copied to RAM; 3: rank-6 tensors; 4: ConvParams.groups,
+                                  // OutputStage; 5: two checksums, the structure's and the data's
 constexpr uint32_t kConstantAlign = 16;
 constexpr uint32_t kArenaAlign = 16;
 constexpr uint32_t kMaxOpTensors = 8;
 constexpr uint32_t kMaxRank = kernels::kMaxRank;  // dims of a tensor record
 constexpr int32_t kMaxDim = kernels::kMaxDim;     // largest size of one dim (and of kernel extents)
 constexpr uint32_t kMaxRegions = 4;  // memory regions an arena may be split into
-constexpr uint32_t kChecksumStart = 16;  // CRC32 covers bytes [16, file_bytes)
+// Two CRC-32s split the file: structure_crc32 covers bytes [16, constants_offset) (the header
+// from byte 16 on, data_crc32 included, and every record and param the verifier reads; they all
+// end before the constants), data_crc32 covers [constants_offset, file_bytes) (weights, tables,
+// metadata). Program::load at Verify::kStructure checks the first only (docs/program_format.md).
+constexpr uint32_t kChecksumStart = 16;
 
 struct Header {
   uint8_t magic[4];
   uint16_t version;
   uint16_t header_bytes;
   uint32_t file_bytes;
-  uint32_t crc32;
+  uint32_t structure_crc32;  // CRC-32 of bytes [kChecksumStart, constants_offset)
   uint32_t flags;            // Flags below
   uint16_t tensor_count;
   uint16_t op_count;
@@ -41,8 +46,9 @@ struct Header {
   uint32_t arena_lower_bound;// largest total of tensors live at one step (all regions)
   uint32_t region_count;     // memory regions the arena is split into, fastest first (1 … kMaxRegions)
   uint32_t region_bytes[kMaxRegions - 1];  // planned sizes of regions 1, 2, 3 (0 when unused)
+  uint32_t data_crc32;       // CRC-32 of bytes [constants_offset, file_bytes)
 };
-static_assert(sizeof(Header) == 88, "header layout");
+static_assert(sizeof(Header) == 92, "header layout");
 
 enum Flags : uint32_t {
   kFlagFloatPrecision = 1u << 0,  // compiled with --precision fp32

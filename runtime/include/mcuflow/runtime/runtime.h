@@ -18,6 +18,7 @@ struct OpCheck {
   const uint8_t* params;
   const uint16_t* io;                   // the program's input then output tensor indices
   uint32_t input_count;                 // of the program
+  bool values;  // Verify::kFull: prepared tables recomputed and compared (memory safety needs only their records)
   const format::TensorRecord& tensor(uint32_t slot) const { return tensors[op->tensors[slot]]; }
   template <typename P> const P& get_params() const { return *reinterpret_cast<const P*>(params); }
 };
@@ -78,11 +79,26 @@ struct LoadFailure {
   int32_t slot = -1;
 };
 
+// What Program::load verifies besides memory safety, which it proves at every level: no kernel
+// reads or writes outside its buffers and every byte read was defined, whatever the bytes hold
+// (docs/program_format.md, "Verification levels").
+enum class Verify : uint8_t {
+  // Both checksums, and every prepared table equal to its recomputation from the reference's
+  // weights (the board computes what the host's reference computes): a program's first boot.
+  kFull,
+  // The structure's checksum only: the weights, tables and metadata are not read, a prepared
+  // table's values not recomputed. For the later wakes of a program that passed kFull in the
+  // same flash; host and board refuse the same programs at each level.
+  kStructure,
+};
+
 class Program {
  public:
   Program() = default;
-  // Verifies everything (header, CRC, sections, every tensor and op) before returning.
-  static Result<Program> load(Span<const uint8_t> bytes, KernelTable kernels, LoadFailure* failure = nullptr);
+  // Verifies the header, the checksums `verify` asks for, the sections, every tensor and op
+  // before returning.
+  static Result<Program> load(Span<const uint8_t> bytes, KernelTable kernels, LoadFailure* failure = nullptr,
+                              Verify verify = Verify::kFull);
 
   // A Program not made by load (a failed Result's value) has no records: every count is 0, and
   // an index past a count gives an empty TensorInfo (rank 0, no dims).
@@ -154,5 +170,10 @@ class Session {
 };
 
 uint32_t crc32(const uint8_t* data, uint32_t size);
+
+// Writes both checksums of the program in `file` (size bytes) as the compiler does, over the
+// file_bytes and constants_offset its header states; where those lie outside the file, none
+// (the loader refuses it before a checksum). For writers and tools that edit a program's bytes.
+void write_checksums(uint8_t* file, uint32_t size);
 
 }  // namespace mcuflow

@@ -36,6 +36,11 @@ bool prepared_input_valid(const OpCheck& c, const Layout& layout, int32_t input_
       per_channel_requant, input_offset};
   const uint8_t* prepared = constant_data<uint8_t>(c, kMvePreparedSlot);
   if (!tensor_is(c, kMvePreparedSlot, format::DType::kInt8, uint64_t(bytes)) || !prepared) return false;
+  // Memory safety needs only the record above: the kernels address the prepared bytes by the
+  // layout (the params), never by a value, and feed the values to MVE instructions alone, which
+  // are defined for every value. Recomputing them proves that the board computes the host's
+  // reference result (Verify::kFull).
+  if (!c.values) return true;
   int32_t at = 0;
   const load_profile::PreparedTableScope profiled;
   return kernels::mve_emit_prepared(layout, reference, [&](uint8_t byte) { return prepared[at++] == byte; });

@@ -59,7 +59,8 @@ namespace {
 // The first input row (rows) or column of output row or column `o`'s window in the walk's
 // order: raster order for the forward walk; for the backward walk both orders reversed (index
 // extent - 1 - i), which turns its lead into the forward one (window_shift). -1: all taps in padding.
-int32_t first_tap(const Window& w, bool rows, int32_t o, bool above) {
+// Out of line: one copy serves rows and columns (flash).
+__attribute__((noinline)) int32_t first_tap(const Window& w, bool rows, int32_t o, bool above) {
   const int32_t out = rows ? w.out_h : w.out_w, extent = rows ? w.in_h : w.in_w;
   const int32_t start = (above ? out - 1 - o : o) * (rows ? w.stride_h : w.stride_w) - (rows ? w.pad_top : w.pad_left);
   const int32_t i = tap(start, rows ? w.k_h : w.k_w, rows ? w.dil_h : w.dil_w, extent, above);
@@ -77,32 +78,32 @@ int32_t first_tap(const Window& w, bool rows, int32_t o, bool above) {
 // in_w * in_c plus the column maximum X below, the same for every row. The backward walk is the
 // forward one in reversed orders (first_tap): unread'(q') = in_h * in_w - unread(q) and q' =
 // out_h * out_w - 1 - q give lead(q) = lead'(q') + in_h * in_w * in_c - out_h * out_w * out_c.
-// 64-bit: no term can wrap whatever the geometry.
+// 32-bit: every term is within kMaxWindowElements.
 int64_t window_shift(const Window& w, uint32_t element_bytes, bool above) {
-  const int64_t in_pixels = int64_t(w.in_h) * w.in_w, out_pixels = int64_t(w.out_h) * w.out_w;
-  if (in_pixels * w.in_c > kMaxWindowElements || out_pixels * w.out_c > kMaxWindowElements) return kNever;
-  constexpr int64_t kNone = INT64_MIN;
-  int64_t first_column = INT32_MAX, columns = kNone;  // C(0) and X = max over ox of (ox + 1) * out_c - C(ox) * in_c
+  if (int64_t(w.in_h) * w.in_w * w.in_c > kMaxWindowElements || int64_t(w.out_h) * w.out_w * w.out_c > kMaxWindowElements)
+    return kNever;
+  constexpr int32_t kNone = INT32_MIN;
+  int32_t first_column = INT32_MAX, columns = kNone;  // C(0) and X = max over ox of (ox + 1) * out_c - C(ox) * in_c
   for (int32_t ox = w.out_w - 1; ox >= 0; --ox) {
     const int32_t ix = first_tap(w, false, ox, above);
     if (ix >= 0 && ix < first_column) first_column = ix;
-    if (first_column != INT32_MAX && (ox + 1) * int64_t(w.out_c) - first_column * w.in_c > columns)
-      columns = (ox + 1) * int64_t(w.out_c) - first_column * w.in_c;
+    if (first_column == INT32_MAX) continue;  // no window from ox on touches the input
+    const int32_t lead = (ox + 1) * w.out_c - first_column * w.in_c;
+    if (lead > columns) columns = lead;
   }
-  int64_t unread_after = in_pixels, lead = kNone;  // R
+  int32_t unread_after = w.in_h * w.in_w, lead = kNone;  // R
   for (int32_t oy = w.out_h - 1; oy >= 0; --oy) {
-    const int64_t row = int64_t(oy) * w.out_w;
-    const int64_t with_rows = (row + w.out_w) * w.out_c - unread_after * w.in_c;
+    const int32_t row = oy * w.out_w * w.out_c, with_rows = row + w.out_w * w.out_c - unread_after * w.in_c;
     if (with_rows > lead) lead = with_rows;
     const int32_t iy = first_tap(w, true, oy, above);
     if (iy < 0 || columns == kNone) continue;
-    const int64_t with_columns = row * w.out_c - int64_t(iy) * w.in_w * w.in_c + columns;
+    const int32_t with_columns = row - iy * w.in_w * w.in_c + columns;
     if (with_columns > lead) lead = with_columns;
-    if (iy * int64_t(w.in_w) + first_column < unread_after) unread_after = iy * int64_t(w.in_w) + first_column;
+    if (iy * w.in_w + first_column < unread_after) unread_after = iy * w.in_w + first_column;
   }
   if (lead == kNone) return 0;  // no output pixel
-  if (above) lead += in_pixels * w.in_c - out_pixels * w.out_c;
-  return lead > 0 ? lead * element_bytes : 0;
+  if (above) lead += w.in_h * w.in_w * w.in_c - w.out_h * w.out_w * w.out_c;
+  return lead > 0 ? int64_t(lead) * element_bytes : 0;
 }
 
 bool onto_source_shift(KernelId k, const void* params, int64_t* output_minus_input) {
@@ -129,6 +130,18 @@ bool onto_source_shift(KernelId k, const void* params, int64_t* output_minus_inp
   }
   *output_minus_input = offset;
   return true;
+}
+
+bool placement_allowed(Contract c, KernelId kernel, const void* params, uint32_t in_element, bool same_dtype,
+                       int64_t output_minus_input) {
+  if (c.walk == Walk::kOntoSource) {
+    int64_t shift = 0;
+    return onto_source_shift(kernel, params, &shift) && output_minus_input == shift;
+  }
+  const bool above = output_minus_input > 0;
+  if (!same_dtype || (above && c.walk != Walk::kBothWays)) return false;
+  const int64_t shift = window_shift(window_of(c.geometry, params), in_element, above);
+  return above ? output_minus_input >= shift : -output_minus_input >= shift;
 }
 
 }  // namespace mcuflow::aliasing

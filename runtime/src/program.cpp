@@ -126,32 +126,16 @@ __attribute__((noinline)) bool share_bytes(const TensorRecord& a, const TensorRe
 
 // Whether the output of `c`'s op may share bytes with its input `slot` (aliasing.h): only where
 // the kernel still computes its separate-buffer result, and the host's reference with it.
-bool overlap_allowed(const OpCheck& c, aliasing::Contract contract, uint32_t slot) {
+bool overlap_allowed(const OpCheck& c, const KernelEntry& k, uint32_t slot) {
   const TensorRecord& input = c.tensor(slot);
   const TensorRecord& output = c.tensor(c.op->input_count);
   const int64_t in = ram_start(input), out = ram_start(output);
   const uint32_t in_element = format::element_bytes(input.dtype), out_element = format::element_bytes(output.dtype);
-  switch (contract.walk) {
-    case aliasing::Walk::kElementwise:
-      // As many elements (cross-multiplied: no division).
-      return uint64_t(input.bytes) * out_element == uint64_t(output.bytes) * in_element &&
-             out + aliasing::elementwise_shift(input.bytes, output.bytes) <= in;
-    case aliasing::Walk::kForward:
-    case aliasing::Walk::kBothWays: {
-      if (slot != 0 || input.dtype != output.dtype) return false;
-      const bool above = out > in;
-      if (above && contract.walk != aliasing::Walk::kBothWays) return false;
-      const int64_t shift = aliasing::window_shift(aliasing::window_of(contract.geometry, c.params), in_element, above);
-      return above ? out >= in + shift : out + shift <= in;
-    }
-    case aliasing::Walk::kOntoSource: {
-      int64_t output_minus_input = 0;
-      return slot == 0 && aliasing::onto_source_shift(KernelId(c.op->kernel), c.params, &output_minus_input) &&
-             out - in == output_minus_input;
-    }
-    default:
-      return false;
-  }
+  if (k.access.walk == aliasing::Walk::kElementwise)  // as many elements (cross-multiplied: no division)
+    return uint64_t(input.bytes) * out_element == uint64_t(output.bytes) * in_element &&
+           out + aliasing::elementwise_shift(input.bytes, output.bytes) <= in;
+  return slot == 0 && k.placement != nullptr &&
+         k.placement(k.access, KernelId(c.op->kernel), c.params, in_element, input.dtype == output.dtype, out - in);
 }
 
 // Every pair of the op's slots that share bytes: an output and an input only as the kernel's
@@ -164,7 +148,7 @@ __attribute__((noinline)) Error verify_overlaps(const OpCheck& c, const KernelEn
       if (!share_bytes(c.tensor(a), c.tensor(b))) continue;
       if (b < inputs && a != scratch && b != scratch) continue;  // inputs are only read
       if (a < inputs && b == inputs && c.op->output_count == 1 && a != scratch &&
-          overlap_allowed(c, k.access, a))
+          overlap_allowed(c, k, a))
         continue;
       return Error::kBadAliasing;
     }

@@ -36,10 +36,12 @@ TEST(Serializer, Crc32CheckValues) {
   EXPECT_EQ(crc32_bitwise(reinterpret_cast<const uint8_t*>(check), 9), 0xCBF43926u);
   EXPECT_EQ(crc32(nullptr, 0), 0u);
   tp::Rng rng(1);
-  for (int len : {1, 2, 3, 15, 16, 17, 255, 1000, 4096}) {
+  for (int len : {1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 255, 1000, 4096}) {
     std::vector<uint8_t> v(static_cast<size_t>(len));
     for (auto& b : v) b = uint8_t(rng.uniform_int(0, 255));
     EXPECT_EQ(crc32(v.data(), uint32_t(len)), crc32_bitwise(v.data(), v.size())) << len;
+    // words from an odd address, then a tail of every length
+    EXPECT_EQ(crc32(v.data() + 1, uint32_t(len - 1)), crc32_bitwise(v.data() + 1, v.size() - 1)) << len;
   }
 }
 

@@ -89,4 +89,17 @@ inline int64_t elementwise_shift(uint32_t in_bytes, uint32_t out_bytes) {
 // byte pairs, 4 bytes otherwise).
 bool onto_source_shift(KernelId k, const void* params, int64_t* output_minus_input);
 
+// Whether the output of a window kernel (Walk::kForward, kBothWays) or a copy (kOntoSource)
+// starting `output_minus_input` bytes from its input 0 keeps its separate-buffer result: the
+// window leads above for a window kernel (input and output of one dtype, `in_element` bytes
+// each), onto_source_shift for a copy. The verifier reaches it through the kernel's entry
+// (KernelEntry::placement): a firmware without such a kernel links none of the geometry above.
+bool placement_allowed(Contract c, KernelId kernel, const void* params, uint32_t in_element, bool same_dtype,
+                       int64_t output_minus_input);
+using PlacementRule = decltype(&placement_allowed);
+constexpr PlacementRule placement_rule(Contract c) {
+  return c.walk == Walk::kForward || c.walk == Walk::kBothWays || c.walk == Walk::kOntoSource ? &placement_allowed
+                                                                                                : nullptr;
+}
+
 }  // namespace mcuflow::aliasing

@@ -48,6 +48,8 @@ struct KernelEntry {
   // Set instead of eval for a kernel that can refuse its input values (an id outside its
   // table): its error ends the run.
   Error (*fallible_eval)(const OpCall&) = nullptr;
+  // The overlap rule of a window or copy contract, null for the others (aliasing.h).
+  aliasing::PlacementRule placement = aliasing::placement_rule(access);
 };
 
 // Kernels available to this build, indexed by KernelId; null entries are not linked.

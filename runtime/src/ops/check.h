@@ -142,11 +142,17 @@ inline Error ok_if(bool condition) { return condition ? Error::kOk : Error::kBad
 
 // A prepared table: the constant at `slot` holds `count` elements of T (dtype `dtype`), aligned
 // for T, element i equal to entry(i), its recomputation from the params.
+// The table's elements, or null where its record is not such a table.
+template <typename T>
+const T* table_of(const OpCheck& c, uint32_t slot, format::DType dtype, int32_t count) {
+  const format::TensorRecord& t = c.tensor(slot);
+  if (!tensor_is(c, slot, dtype, uint64_t(count)) || !read_only(t) || t.offset % sizeof(T) != 0) return nullptr;
+  return reinterpret_cast<const T*>(c.constants + t.offset);
+}
 template <typename T, typename Entry>
 bool table_matches(const OpCheck& c, uint32_t slot, format::DType dtype, int32_t count, Entry entry) {
-  const format::TensorRecord& t = c.tensor(slot);
-  if (!tensor_is(c, slot, dtype, uint64_t(count)) || !read_only(t) || t.offset % sizeof(T) != 0) return false;
-  const T* table = reinterpret_cast<const T*>(c.constants + t.offset);
+  const T* table = table_of<T>(c, slot, dtype, count);
+  if (table == nullptr) return false;
   const load_profile::PreparedTableScope profiled;
   for (int32_t i = 0; i < count; ++i) {
     if (table[i] != entry(i)) return false;

@@ -57,18 +57,28 @@ inline int64_t add_rescaled_input(const BinaryParams& p, int32_t input, int32_t 
   const int32_t shift = input == 0 ? p.input1_shift : p.input2_shift;
   return multiply_by_quantized_multiplier(wrapping_left_shift(int8_t(byte) + offset, p.left_shift), multiplier, shift);
 }
-inline int32_t add_table_entry(const BinaryParams& p, int32_t input, int32_t byte) {
-  return int32_t(add_rescaled_input(p, input, byte) * (int64_t{2} << (p.output_shift > 0 ? p.output_shift : 0)));
+inline int32_t add_table_value(const BinaryParams& p, int64_t rescaled) {
+  return int32_t(rescaled * (int64_t{2} << (p.output_shift > 0 ? p.output_shift : 0)));
 }
-inline bool add_tables_fit(const BinaryParams& p) {
+inline int32_t add_table_entry(const BinaryParams& p, int32_t input, int32_t byte) {
+  return add_table_value(p, add_rescaled_input(p, input, byte));
+}
+// visit(input, byte, rescaled) sees every rescaled input once (false: stop, not fit), so that a
+// check comparing the tables computes each only once (64-bit arithmetic: dear on a Cortex-M).
+template <typename Visit>
+bool add_tables_fit(const BinaryParams& p, Visit visit) {
   int64_t largest[2] = {0, 0};
   for (int32_t input = 0; input < 2; ++input) {
     for (int32_t b = 0; b < kByteValues; ++b) {
-      const int64_t v = wide_abs(add_rescaled_input(p, input, b));
+      const int64_t rescaled = add_rescaled_input(p, input, b), v = wide_abs(rescaled);
+      if (!visit(input, b, rescaled)) return false;
       largest[input] = v > largest[input] ? v : largest[input];
     }
   }
   return doubled_fits(largest[0] + largest[1], p.output_shift);
+}
+inline bool add_tables_fit(const BinaryParams& p) {
+  return add_tables_fit(p, [](int32_t, int32_t, int64_t) { return true; });
 }
 
 // mul_s8: the product of the offset inputs, doubled and shifted left, stays within int32.

@@ -12,9 +12,11 @@ using kernels::kByteValues;
 Error check_add_s8_dsp(const OpCheck& c) {
   if (const Error e = check_binary_s8(c); e != Error::kOk) return e;
   const auto& p = c.get_params<BinaryParams>();
-  return ok_if(kernels::add_s8_dsp_refusal(p) == kernels::Refusal::kNone &&
-               table_matches<int32_t>(c, kernels::kAddTablesSlot, format::DType::kInt32, 2 * kByteValues, [&p](int32_t i) {
-                 return kernels::add_table_entry(p, i / kByteValues, i % kByteValues);
+  // The kernel's refusal (add_tables_fit) and the tables' comparison in one pass.
+  const int32_t* tables = table_of<int32_t>(c, kernels::kAddTablesSlot, format::DType::kInt32, 2 * kByteValues);
+  const load_profile::PreparedTableScope profiled;
+  return ok_if(tables != nullptr && kernels::add_tables_fit(p, [&](int32_t input, int32_t byte, int64_t rescaled) {
+                 return tables[input * kByteValues + byte] == kernels::add_table_value(p, rescaled);
                }));
 }
 

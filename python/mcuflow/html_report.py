@@ -338,7 +338,8 @@ def bench_page(report: dict, program, program_name: str) -> str:
                f"warm-up {report['settings']['warmup']}, {report['settings']['runs']} measured runs; unit: "
                f"instructions (QEMU), not cycles.",
                f"Inference median {_number(inference['median'])}, p90 {inference['p90']:,}, p99 {inference['p99']:,}; "
-               f"init (load + verify + bind) {report['regions']['init']['observations'][0]:,}; cold first inference "
+               f"init (load + verify + bind) {report['regions']['init']['observations'][0]:,}, on a later wake "
+               f"(Verify::kStructure) {report['regions']['wake_init']['observations'][0]:,}; cold first inference "
                f"{report['regions']['cold_inference']['observations'][0]:,}."]
     ops = report["profile"]["ops"]
     share = sorted(ops, key=lambda p: -p["instructions"])[:3]

@@ -228,6 +228,7 @@ void assign_constant_quantization(Graph& g, Op& op, ConstantQuant rule, int bits
 
 // The spec of `op`'s output by the registry's rule (kObserved: `bits`-bit).
 Quant output_quant(const Graph& g, const Op& op, OutputQuant rule, int bits) {
+  if (g.tensors[size_t(op.outputs[0])].element == Element::kMask) return mask_quant();  // (a where of masks)
   const Quant& in = g.tensors[size_t(op.inputs[0])].quant;
   if (rule == OutputQuant::kInput || (rule == OutputQuant::kInputWhenValueFits && value_fits(op, in))) {
     Quant q = in;
@@ -236,6 +237,7 @@ Quant output_quant(const Graph& g, const Op& op, OutputQuant rule, int bits) {
   }
   if (rule == OutputQuant::kSoftmax) return softmax_output_quant();
   if (rule == OutputQuant::kMask) return mask_quant();
+  if (rule == OutputQuant::kUnitRange) return quant_for_range(0.0f, 1.0f, kActivationBits);
   if (rule == OutputQuant::kTable) return g.tensors[size_t(op.inputs[1])].quant;
   return observed_quant(g.tensors[size_t(op.outputs[0])], bits);
 }

@@ -76,6 +76,7 @@ class GraphBuilder {
       const std::string name = item.first.cast<std::string>();
       op.attrs[name] = to_attr(kind, name, item.second);
     }
+    read_masks_as_numbers(graph_, op);
     const std::vector<Shape> shapes = infer_shapes(graph_, op);
     if (!output_shapes.empty() && output_shapes.size() != shapes.size())
       throw CompileError(op.where() + ": expected " + std::to_string(output_shapes.size()) + " outputs");

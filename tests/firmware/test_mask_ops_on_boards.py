@@ -1,5 +1,6 @@
-"""Masks and ids on emulated boards: comparisons (compare_s8 with two scales, a compare table),
-where and masked_fill, and a keyword-id model (int32 ids into gather_rows) bit-identical to the
+"""Masks and ids on emulated boards: comparisons (compare_s8 with two scales, a compare table,
+exact codes of a constant tensor), where and masked_fill, masks read as numbers, where and cat
+between masks, and a keyword-id model (int32 ids into gather_rows) bit-identical to the
 host runtime on Armv6-M (no DSP, no FPU), the DSP core and the MVE core, int8 and fp32; an id
 outside the embedding table is the board's index_out_of_range as on the host."""
 
@@ -34,6 +35,19 @@ class Masks(nn.Module):
         return torch.where(x.eq(y.relu()), b, x - y), (a >= b)
 
 
+class MaskNumbers(nn.Module):
+    """A comparison with a constant tensor, where and cat between masks, masks read as numbers."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("limits", torch.linspace(-1.3, 1.1, 5))
+
+    def forward(self, x, y):
+        near = torch.where(x > 0, x < self.limits, y > self.limits)
+        both = torch.cat([near, x.eq(y)], dim=1)
+        return both.float().mean(dim=1) + x[:, :1] * (y > 0), both
+
+
 class Keywords(nn.Module):
     def __init__(self):
         super().__init__()
@@ -57,6 +71,7 @@ def id_inputs(seed, n):
 MODELS = {
     "masks": (Masks, float_inputs, ("compare_s8", "where_s8", "lut_s8")),
     "keywords": (Keywords, id_inputs, ("gather_rows",)),
+    "mask_numbers": (MaskNumbers, float_inputs, ("compare_s8", "where_s8", "concat_slice_s8", "lut_s8")),
 }
 
 

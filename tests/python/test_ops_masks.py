@@ -173,6 +173,151 @@ def test_mask_output_is_float_zeros_and_ones():
 
 
 # --------------------------------------------------------------------------------------------
+# a comparison with a constant tensor compares with its real values
+
+
+class WithConstant(nn.Module):
+    def __init__(self, op, values, constant_first=False):
+        super().__init__()
+        self.op, self.constant_first = op, constant_first
+        self.register_buffer("c", torch.tensor(values, dtype=torch.float32))
+
+    def forward(self, x):
+        return self.op(self.c, x) if self.constant_first else self.op(x, self.c)
+
+
+# x's calibrated range is [-2, 2]: values between x's steps, on them (0.5 is 0.5 / (4 / 255)
+# steps from 0: not on the grid; 0.0 is), beyond either end of the range on one side
+CONSTANTS = {"inside": [-1.37, -0.5, -0.013, 0.0, 0.007, 0.49, 1.21, 1.99]
+                       + np.random.default_rng(0).uniform(-2, 2, 56).round(4).tolist(),
+             "beyond_high": [0.3, 2.5, 100.0, -1.0, 0.0, 1e30, 0.03, -0.031],
+             "beyond_low": [-0.3, -2.5, -100.0, 1.0, 0.0, -1e30, 0.03, -0.031]}
+
+
+def every_code_per_column(columns):
+    """(256, columns) int8 inputs: every int8 code against every constant element."""
+    return np.repeat(np.arange(-128, 128, dtype=np.int8)[:, None], columns, axis=1)
+
+
+@pytest.mark.parametrize("kind", sorted(COMPARISONS))
+@pytest.mark.parametrize("constants", sorted(CONSTANTS))
+@pytest.mark.parametrize("constant_first", [False, True])
+def test_int8_comparison_with_a_constant_tensor_compares_its_real_values(kind, constants, constant_first):
+    op = COMPARISONS[kind]
+    model = WithConstant(op, CONSTANTS[constants], constant_first)
+    n = len(CONSTANTS[constants])
+    ep = export(model, [(256, n)])
+    program = mcuflow.compile(ep, target=TARGET, calibration=[(torch.linspace(-2, 2, 256 * n).reshape(256, n),)],
+                              io="int8")
+    q = every_code_per_column(n)
+    real = torch.from_numpy(dequantize(q, program.inputs[0]))
+    c = model.c.double()
+    want = (op(c, real) if constant_first else op(real, c)).numpy().astype(np.int8)
+    np.testing.assert_array_equal(program.run([q])[0], want)
+    fp32 = mcuflow.compile(ep, target=TARGET, precision="fp32")
+    x = randn((256, n), 3)
+    np.testing.assert_array_equal(fp32.run([x.numpy()])[0], model(x).float().numpy())
+
+
+def test_int8_comparison_with_constants_on_both_sides_of_the_range_is_refused():
+    ep = export(WithConstant(torch.gt, [-100.0, 0.5, 100.0]), [(4, 3)])
+    with pytest.raises(mcuflow.UnsupportedModelError,
+                       match=r"^gt at .*test_ops_masks.py:\d+: .*its constant tensor holds values on both sides of "
+                             r"the int8 range \[-?[0-9.]+, [0-9.]+\] of the tensor it is compared with"):
+        mcuflow.compile(ep, target=TARGET, calibration=[(torch.linspace(-2, 2, 12).reshape(4, 3),)])
+
+
+def test_mask_compared_with_a_constant_bool_tensor():
+    class MaskEqualsConstant(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("expected", torch.tensor([True, False, True, True, False, False]))
+
+        def forward(self, x):
+            return (x > 0) == self.expected
+
+    model = MaskEqualsConstant().eval()
+    ep = export(model, [(4, 6)])
+    x = randn((4, 6), 8)
+    for program in (mcuflow.compile(ep, target=TARGET, precision="fp32"),
+                    mcuflow.compile(ep, target=TARGET, calibration=calibration([(4, 6)]))):
+        np.testing.assert_array_equal(program.run([x.numpy()])[0], model(x).float().numpy())
+
+
+# --------------------------------------------------------------------------------------------
+# masks as numbers (mask.float(), a mask in arithmetic) and where / cat between masks
+
+AS_NUMBERS = {
+    "float_times_x": (lambda x: (x > 0).float() * x + 1.0, [(4, 8)]),
+    "to_dtype_plus_x": (lambda x: (x > 0.3).to(torch.float32) + x, [(4, 8)]),
+    "mean_of_mask": (lambda x: (x > 0).float().mean(dim=1), [(4, 8)]),
+    "x_times_bool_mask": (lambda x, y: x * (x > y), [(1, 3, 4, 5), (1, 3, 4, 5)]),
+    "relu_of_float_mask": (lambda x: torch.relu((x < 0).float()) - 0.5 * x, [(2, 6)]),
+    "mask_and_real_in_one_cat": (lambda x: torch.cat([(x > 0).float(), x], dim=1), [(3, 4)]),
+    "mask_compared_with_real": (lambda x, y: (x > 0).float() > y, [(2, 5), (2, 5)]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(AS_NUMBERS))
+def test_mask_read_as_a_number_fp32_equals_eager_and_int8_within_one_step(case):
+    fn, shapes = AS_NUMBERS[case]
+    model = Fn(fn)
+    ep = export(model, shapes)
+    xs = [randn(s, 40 + i) for i, s in enumerate(shapes)]
+    fp32 = mcuflow.compile(ep, target=TARGET, precision="fp32")
+    np.testing.assert_allclose(fp32.run([x.numpy() for x in xs])[0], model(*xs).float().numpy(), rtol=1e-6, atol=1e-6)
+    program = mcuflow.compile(ep, target=TARGET, calibration=calibration(shapes), io="int8")
+    assert not program.fallbacks()
+    qs = int8_inputs(program, 12)
+    real = model(*[torch.from_numpy(dequantize(q, spec)) for q, spec in zip(qs, program.inputs)]).double().numpy()
+    got = program.run(qs)[0].astype(np.float64)
+    if program.outputs[0].get("scale", 1.0) == 1.0 and program.outputs[0]["zero_point"] == 0:  # a mask output
+        np.testing.assert_array_equal(got, real)
+    else:
+        assert np.abs(got - quantize(real, program.outputs[0])).max() <= 1, case
+
+
+def test_mask_as_number_holds_0_and_1_whatever_calibration_saw():
+    """x > 2.5 is rarely true in calibration, and a 99th-percentile observer would clip such a
+    range to [0, 0]: the mask's numbers get the fixed [0, 1] spec instead (0 and 1 exact)."""
+    ep = export(Fn(lambda x: (x > 2.5).float() * 3.0 + x), [(1, 64)])
+    program = mcuflow.compile(ep, target=TARGET, calibration=calibration([(1, 64)]), observer="percentile",
+                              percentile=99.0)
+    numbers = [t for t in program.describe()["tensors"] if t["name"].endswith(".number")]
+    assert len(numbers) == 1
+    scale, zero_point = numbers[0]["scale"], numbers[0]["zero_point"]
+    assert np.float32(scale) == np.float32(1.0 / 255.0) and zero_point == -128  # 0 -> -128, 1 -> 127
+
+
+MASK_PICKS = {
+    "where_of_two_masks": (lambda x, y: torch.where(x > 0, x > y, x < -y), [(2, 3, 5), (2, 3, 5)]),
+    "where_mask_or_false": (lambda x: torch.where(x > 0, x > 0.5, False), [(4, 6)]),
+    "where_broadcast_masks": (lambda x, y: torch.where(x > 0, y > 0, x < -0.5), [(3, 5), (1, 5)]),
+    "where_of_masks_picks_values": (lambda x: torch.where(torch.where(x > 0, x > 1, x < -1), x, -x), [(4, 6)]),
+    "cat_of_masks": (lambda x, y: torch.cat([x > 0, y < 0], dim=1), [(3, 4), (3, 2)]),
+    "cat_of_masks_as_number": (lambda x, y: torch.cat([x > 0, y < 0], dim=1).float().sum(dim=1), [(3, 4), (3, 2)]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MASK_PICKS))
+def test_where_and_cat_between_masks(case):
+    fn, shapes = MASK_PICKS[case]
+    model = Fn(fn)
+    ep = export(model, shapes)
+    xs = [randn(s, 50 + i) for i, s in enumerate(shapes)]
+    want = model(*xs).float().numpy()
+    fp32 = mcuflow.compile(ep, target=TARGET, precision="fp32")
+    np.testing.assert_allclose(fp32.run([x.numpy() for x in xs])[0], want, rtol=1e-6, atol=1e-6)
+    program = mcuflow.compile(ep, target=TARGET, calibration=calibration(shapes))
+    assert not program.fallbacks()
+    got = program.run([x.numpy() for x in xs])[0]
+    if want.dtype == np.float32 and case in ("where_of_masks_picks_values", "cat_of_masks_as_number"):
+        assert np.abs(got - want).max() <= 0.05 * max(1.0, float(np.ptp(want))), case
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+# --------------------------------------------------------------------------------------------
 # integer ids: a keyword-id model
 
 

@@ -120,6 +120,7 @@ struct CopyLowering : Lowering {
     for (size_t d = 0; d < axis; ++d) outer *= y_dims[d];
     for (size_t d = axis + 1; d < y_dims.size(); ++d) after *= y_dims[d];
     const int out = activation(op.outputs[0]);
+    const bool masks = y.element == Element::kMask;  // a cat of masks: their bytes, in every program
     int64_t offset = 0;
     for (int input : op.inputs) {
       const Tensor& x = tensor(input);
@@ -130,7 +131,7 @@ struct CopyLowering : Lowering {
       p.out_c = int32_t(y.shape[logical_dim] * after);
       p.offset_c = int32_t(offset);
       offset += p.in_c;
-      if (is_quantized() && !x.constant && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point)) {
+      if (is_quantized() && !masks && !x.constant && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point)) {
         const QuantizedMultiplier m = quantize_multiplier(double(x.quant.scale) / y.quant.scale);
         p.requantize = 1;
         p.input_offset = -x.quant.zero_point;
@@ -138,7 +139,7 @@ struct CopyLowering : Lowering {
         p.multiplier = m.multiplier;
         p.shift = m.shift;
       }
-      emit(is_quantized() ? KernelId::concat_slice_s8 : KernelId::concat_slice_f32,
+      emit(is_quantized() || masks ? KernelId::concat_slice_s8 : KernelId::concat_slice_f32,
            {x.constant ? cat_constant(x, y) : activation(input)}, {out}, params_bytes(p), &op);
     }
   }

@@ -18,7 +18,10 @@ std::vector<OpDef> softmax_ops();     // softmax.cpp: softmax
 std::vector<OpDef> view_ops();        // view.cpp: reshape, permute, identity
 std::vector<OpDef> copy_ops();        // copy.cpp: pad, slice, expand, upsample_nearest2d, cat, input_rows
 std::vector<OpDef> resize_ops();      // resize.cpp: upsample_bilinear2d
-std::vector<OpDef> mask_ops();        // mask.cpp: eq, ne, lt, le, gt, ge, where, embedding
+std::vector<OpDef> mask_ops();        // mask.cpp: eq, ne, lt, le, gt, ge, where, embedding, mask_to_number
 std::vector<OpDef> convert_ops();     // convert.cpp: requantize
+
+// mask.cpp: true for a where whose two values, or a cat whose inputs, are all masks (its output is one).
+bool picks_masks(const Graph& g, const Op& op);
 
 }  // namespace mcuflow::compiler

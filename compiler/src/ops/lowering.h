@@ -544,7 +544,14 @@ class Lowering {
     bool swapped = false;
   };
 
-  BinaryOperands binary_operands(const Op& op, bool commutative) {
+  // Int8 codes for a constant operand, chosen by the caller (an exact comparison), in the
+  // constant's logical order, and their spec.
+  struct ConstantCodes {
+    std::vector<float> codes;
+    Quant spec;
+  };
+
+  BinaryOperands binary_operands(const Op& op, bool commutative, const ConstantCodes* b_codes = nullptr) {
     BinaryOperands o{op.inputs[0], op.inputs[1], -1, -1, 0, 0, 0, {}};
     const Tensor& y = tensor(op.outputs[0]);
     if (commutative) {
@@ -560,10 +567,11 @@ class Lowering {
       fail(op, "constant first operand of a subtraction (the front end sends c - x as neg and add)");
     if (a.constant) fail(op, "both operands are constants (constant folding computes such ops)");
     o.mode = broadcast_mode(b, y);
-    std::vector<float> b_data = b.data;
+    std::vector<float> b_data = b_codes ? b_codes->codes : b.data;
     if (o.mode < 0 && b.constant) {
+      const std::vector<float> values = b_data;
       b_data.resize(size_t(y.numel()));
-      for (int64_t i = 0; i < y.numel(); ++i) b_data[size_t(i)] = b.data[size_t(broadcast_index(y.shape, b.shape, i))];
+      for (int64_t i = 0; i < y.numel(); ++i) b_data[size_t(i)] = values[size_t(broadcast_index(y.shape, b.shape, i))];
       o.mode = 0;
     }
     auto matches = [&](const Tensor& t) { return t.shape == y.shape && layout_of(t) == layout_of(y); };
@@ -582,8 +590,14 @@ class Lowering {
       const std::vector<int32_t> dims = o.mode == 0 ? y_dims : std::vector<int32_t>{int32_t(phys.size())};
       const DType dtype = p_.tensors[o.a].dtype;
       if (dtype == DType::kInt8 || dtype == DType::kInt16) {
-        o.b_quant = spec_of(b);
-        o.b = add_constant_tensor(p_, b.name, dtype, dims, quantized_bytes(quantize_values(phys, o.b_quant), dtype));
+        o.b_quant = b_codes ? b_codes->spec : spec_of(b);
+        std::vector<int64_t> codes;
+        if (b_codes) {
+          for (float c : phys) codes.push_back(int64_t(c));  // already the int8 codes
+        } else {
+          codes = quantize_values(phys, o.b_quant);
+        }
+        o.b = add_constant_tensor(p_, b.name, dtype, dims, quantized_bytes(codes, dtype));
       } else {
         o.b = constant(b.name, DType::kFloat32, dims, phys);
       }

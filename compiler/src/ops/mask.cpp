@@ -1,6 +1,9 @@
 // Masks and lookups: the comparisons eq, ne, lt, le, gt, ge (a mask of 0/1 bytes out,
-// Element::kMask), where (a mask picks between two values; masked_fill is a where) and
-// embedding (rows of a constant table by int32 ids). Every case has an int8 kernel.
+// Element::kMask), where (a mask picks between two values, or two masks; masked_fill is a
+// where), embedding (rows of a constant table by int32 ids) and the internal mask_to_number (a
+// mask read as the numbers 0.0 and 1.0). Every case has an int8 kernel.
+#include <bitset>
+
 #include "families.h"
 #include "lowering.h"
 
@@ -26,6 +29,31 @@ Shape infer_embedding(const Graph& g, const Op& op) {
   Shape out = ids.shape;
   out.push_back(table.shape[1]);
   return out;
+}
+
+bool is_mask(const Graph& g, int t) { return g.tensors[size_t(t)].element == Element::kMask; }
+
+bool is_comparison(const std::string& kind) {
+  return kind == "eq" || kind == "ne" || kind == "lt" || kind == "le" || kind == "gt" || kind == "ge";
+}
+
+// A constant whose every value is 0 or 1: a bool constant, which may stand beside a mask.
+bool is_constant_bool(const Graph& g, int t) {
+  const Tensor& c = g.tensors[size_t(t)];
+  return c.constant && std::all_of(c.data.begin(), c.data.end(), [](float v) { return v == 0.0f || v == 1.0f; });
+}
+
+// Whether `op` reads the mask in input `slot` as a mask: the ops that move bytes, comparisons
+// with a mask or a constant, where's condition, and where / cat picking between masks.
+bool takes_mask(const Graph& g, const Op& op, size_t slot) {
+  static const char* const kMovers[] = {"reshape", "permute", "identity", "slice", "expand", "upsample_nearest2d"};
+  if (std::find(std::begin(kMovers), std::end(kMovers), op.kind) != std::end(kMovers)) return slot == 0;
+  if (is_comparison(op.kind)) {
+    const int other = op.inputs[1 - slot];
+    return is_mask(g, other) || g.tensors[size_t(other)].constant;
+  }
+  if (op.kind == "where" && slot == 0) return true;
+  return picks_masks(g, op);
 }
 
 // CompareOp of a comparison kind, and the one that gives the same result with the operands swapped.
@@ -59,6 +87,73 @@ bool compare_values(k::CompareOp op, double a, double b) {
   }
 }
 
+// The thresholds compare_s8 can stand for: t in [-129, 128], where -129 stands for every t <= -129
+// and 128 for every t >= 128 (they compare alike with every int8 q).
+constexpr int kLowestThreshold = -129, kHighestThreshold = 128;
+
+// Per threshold t from kLowestThreshold: which int8 q pass `q cmp t`.
+std::vector<std::bitset<256>> threshold_patterns(k::CompareOp cmp) {
+  std::vector<std::bitset<256>> patterns;
+  for (int t = kLowestThreshold; t <= kHighestThreshold; ++t) {
+    std::bitset<256> passing;
+    for (int q = -128; q <= 127; ++q) passing[size_t(q + 128)] = compare_values(cmp, q, t);
+    patterns.push_back(passing);
+  }
+  return patterns;
+}
+
+// The int8 code in [-128, 127] of one of the `agreeing` thresholds when t = code + k, or false.
+bool code_for(const std::vector<int>& agreeing, int k, int32_t& code) {
+  for (int t : agreeing) {
+    const int lo = t == kLowestThreshold ? -1000 : t, hi = t == kHighestThreshold ? 1000 : t;
+    const int c = std::clamp(lo - k, -128, 127);
+    if (c + k >= lo && c + k <= hi) {
+      code = c;
+      return true;
+    }
+  }
+  return false;
+}
+
+// A constant operand of a comparison with int8 values x (spec `xq`, x first: `x cmp c`), as int8
+// codes in a spec of x's scale: compare_s8 then compares q - zp with code - zero point exactly, so
+// `q cmp code + k` (k = zp - the codes' zero point), and each code is chosen so that this is the
+// exact comparison of x's real value with the constant's real value, as the one-constant table
+// is. False when no zero point serves every value (constants on both sides of x's range).
+bool exact_codes(k::CompareOp cmp, const Quant& xq, const std::vector<float>& values, std::vector<float>& codes,
+                 Quant& spec) {
+  const std::vector<std::bitset<256>> patterns = threshold_patterns(cmp);
+  std::map<float, std::vector<int>> agreeing;  // per distinct value: the thresholds giving its truth
+  for (float v : values) {
+    if (std::isnan(v)) return false;
+    if (agreeing.count(v)) continue;
+    std::bitset<256> truth;
+    for (int q = -128; q <= 127; ++q)
+      truth[size_t(q + 128)] = compare_values(cmp, double(xq.scale) * double(q - xq.zero_point), double(v));
+    std::vector<int>& ts = agreeing[v];
+    for (size_t i = 0; i < patterns.size(); ++i) {
+      if (patterns[i] == truth) ts.push_back(kLowestThreshold + int(i));
+    }
+  }
+  for (int distance = 0; distance < 256; ++distance) {  // the codes' zero point nearest x's first
+    for (int zp : {xq.zero_point - distance, xq.zero_point + distance}) {
+      if (zp < -128 || zp > 127) continue;
+      codes.clear();
+      int32_t code = 0;
+      for (float v : values) {
+        if (!code_for(agreeing[v], xq.zero_point - zp, code)) break;
+        codes.push_back(float(code));
+      }
+      if (codes.size() == values.size()) {
+        spec = xq;
+        spec.zero_point = zp;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 struct MaskLowering : Lowering {
   using Lowering::Lowering;
 
@@ -82,7 +177,9 @@ struct MaskLowering : Lowering {
       emit(KernelId::lut_s8, {in, tid}, {activation(op.outputs[0])}, params_bytes(k::LutParams{int32_t(y.numel())}), &op);
       return;
     }
-    const BinaryOperands o = binary_operands(op, true);
+    ConstantCodes codes;
+    const bool exact = exact_constant_operand(op, cmp, codes);
+    const BinaryOperands o = binary_operands(op, true, exact ? &codes : nullptr);
     if (o.swapped) cmp = swapped(cmp);
     const bool int8_operands = p_.tensors[o.a].dtype == DType::kInt8;
     if (int8_operands != (p_.tensors[o.b].dtype == DType::kInt8))
@@ -104,11 +201,31 @@ struct MaskLowering : Lowering {
          params_bytes(p), &op);
   }
 
-  // One where operand: a program tensor of the output's shape and layout, or of one value
-  // (`single`). A constant is stored in the value's type (int8: the output's spec, which the
-  // quantizer gave it); a constant mask as its 0/1 bytes.
-  int where_operand(const Op& op, size_t slot, int32_t& single) {
-    const int ir = op.inputs[slot];
+  // An int8 activation (quantized, or a mask) against a constant tensor: `codes` for the
+  // constant that make compare_s8 compare real values exactly (exact_codes); false for other
+  // operands. A constant that no codes serve is refused.
+  bool exact_constant_operand(const Op& op, k::CompareOp cmp, ConstantCodes& codes) {
+    const int slot = tensor(op.inputs[1]).constant ? 1 : tensor(op.inputs[0]).constant ? 0 : -1;
+    if (slot < 0) return false;
+    const int x_ir = op.inputs[size_t(1 - slot)];
+    const Tensor& c = tensor(op.inputs[size_t(slot)]);
+    if (c.numel() == 1 || dtype_of(x_ir) != DType::kInt8) return false;
+    const Quant& xq = tensor(x_ir).element == Element::kMask ? kMaskQuant : tensor(x_ir).quant;
+    if (!exact_codes(slot == 1 ? cmp : swapped(cmp), xq, c.data, codes.codes, codes.spec)) {
+      const double lo = double(xq.scale) * (xq.type_min() - xq.zero_point);
+      const double hi = double(xq.scale) * (xq.type_max() - xq.zero_point);
+      fail(op, "its constant tensor holds values on both sides of the int8 range [" + std::to_string(lo) + ", " +
+                   std::to_string(hi) + "] of the tensor it is compared with: no int8 comparison of one spec gives "
+                   "every element exactly (clamp the constant to that range, or compile in fp32)");
+    }
+    return true;
+  }
+
+  // One where operand, IR tensor `ir`: a program tensor of the output's shape and layout, or of
+  // one value (`single`). A constant is stored in the value's type (int8: the output's spec, which
+  // the quantizer gave it), or as 0/1 bytes when it stands for a mask (`as_mask`: the condition,
+  // or a value of a where between masks).
+  int where_operand(const Op& op, int ir, bool as_mask, int32_t& single) {
     const Tensor& t = tensor(ir);
     const Tensor& y = tensor(op.outputs[0]);
     single = t.numel() == 1 ? 1 : 0;
@@ -124,7 +241,7 @@ struct MaskLowering : Lowering {
       data = to_physical(data, y.shape, layout_of(y));
       dims = physical_dims(y);
     }
-    if (slot == 0) {
+    if (as_mask) {
       std::vector<int8_t> bytes;
       for (float v : data) bytes.push_back(v != 0.0f);
       return constant(t.name, DType::kInt8, dims, bytes);
@@ -137,28 +254,51 @@ struct MaskLowering : Lowering {
     const Tensor& y = tensor(op.outputs[0]);
     if (tensor(op.inputs[0]).element != Element::kMask && !tensor(op.inputs[0]).constant)
       fail(op, "its condition must be a mask (a comparison's result)");
+    const bool masks = y.element == Element::kMask;  // picks between masks: mask bytes, in every program
     for (size_t slot : {size_t(1), size_t(2)}) {
-      if (tensor(op.inputs[slot]).element != Element::kReal) fail(op, "picks between masks or ids; it takes real values");
+      if (!masks && tensor(op.inputs[slot]).element != Element::kReal) fail(op, "picks between ids; it takes real values");
     }
     k::WhereParams p{};
     p.count = int32_t(y.numel());
-    const int mask = where_operand(op, 0, p.mask_single);
-    const int a = where_operand(op, 1, p.a_single);
-    const int b = where_operand(op, 2, p.b_single);
-    if (is_quantized()) {
+    const int mask = where_operand(op, op.inputs[0], true, p.mask_single);
+    const int a = where_operand(op, op.inputs[1], masks, p.a_single);
+    const int b = where_operand(op, op.inputs[2], masks, p.b_single);
+    if (is_quantized() || masks) {
+      const Quant& yq = masks ? kMaskQuant : y.quant;
       const auto rescale = [&](size_t slot, int32_t& offset, int32_t& multiplier, int32_t& shift) {
-        const Quant& q = spec_of(tensor(op.inputs[slot]));
-        const QuantizedMultiplier m = quantize_multiplier(double(q.scale) / y.quant.scale);
+        const Quant& q = masks ? kMaskQuant : spec_of(tensor(op.inputs[slot]));
+        const QuantizedMultiplier m = quantize_multiplier(double(q.scale) / yq.scale);
         offset = -q.zero_point;
         multiplier = m.multiplier;
         shift = m.shift;
       };
       rescale(1, p.a_offset, p.a_multiplier, p.a_shift);
       rescale(2, p.b_offset, p.b_multiplier, p.b_shift);
-      p.output_offset = y.quant.zero_point;
+      p.output_offset = yq.zero_point;
     }
-    emit(is_quantized() ? KernelId::where_s8 : KernelId::where_f32, {mask, a, b}, {activation(op.outputs[0])}, params_bytes(p),
-         &op);
+    emit(is_quantized() || masks ? KernelId::where_s8 : KernelId::where_f32, {mask, a, b}, {activation(op.outputs[0])},
+         params_bytes(p), &op);
+  }
+
+  // A mask as the numbers 0 and 1: int8, a table from its bytes to the output's codes of 0 and 1
+  // (kUnitRange); float32, a where between the two.
+  void lower_mask_to_number(const Op& op) {
+    const Tensor& y = tensor(op.outputs[0]);
+    const int in = activation(op.inputs[0]);
+    if (is_quantized()) {
+      std::vector<int8_t> table;
+      for (int v = kMaskQuant.type_min(); v <= kMaskQuant.type_max(); ++v)
+        table.push_back(int8_t(quantize_values({v != 0 ? 1.0f : 0.0f}, y.quant)[0]));
+      const int tid = constant(y.name + ".table", DType::kInt8, {int32_t(table.size())}, table);
+      emit(KernelId::lut_s8, {in, tid}, {activation(op.outputs[0])}, params_bytes(k::LutParams{int32_t(y.numel())}), &op);
+      return;
+    }
+    k::WhereParams p{};
+    p.count = int32_t(y.numel());
+    p.a_single = p.b_single = 1;
+    const int one = constant(y.name + ".one", DType::kFloat32, {1}, std::vector<float>{1.0f});
+    const int zero = constant(y.name + ".zero", DType::kFloat32, {1}, std::vector<float>{0.0f});
+    emit(KernelId::where_f32, {in, one, zero}, {activation(op.outputs[0])}, params_bytes(p), &op);
   }
 
   // The table is stored in the output's element type: int8 in its per-tensor spec (which the
@@ -183,6 +323,28 @@ struct MaskLowering : Lowering {
 
 }  // namespace
 
+bool picks_masks(const Graph& g, const Op& op) {
+  if (op.kind == "cat")
+    return std::all_of(op.inputs.begin(), op.inputs.end(), [&](int t) { return is_mask(g, t); });
+  if (op.kind != "where" || op.inputs.size() != 3) return false;
+  const int a = op.inputs[1], b = op.inputs[2];
+  return (is_mask(g, a) || is_mask(g, b)) && (is_mask(g, a) || is_constant_bool(g, a)) &&
+         (is_mask(g, b) || is_constant_bool(g, b));
+}
+
+void read_masks_as_numbers(Graph& g, Op& op) {
+  for (size_t slot = 0; slot < op.inputs.size(); ++slot) {
+    const int m = op.inputs[slot];
+    if (!is_mask(g, m) || takes_mask(g, op, slot)) continue;
+    Tensor number;
+    number.name = g.tensors[size_t(m)].name + ".number";
+    number.shape = g.tensors[size_t(m)].shape;
+    const int y = g.add_tensor(number);
+    g.ops.push_back(Op{"mask_to_number", {m}, {y}, {}, op.source});
+    op.inputs[slot] = y;
+  }
+}
+
 std::vector<OpDef> mask_ops() {
   const auto comparison = [](const char* kind) {
     return OpDef{kind, infer_compare, lower_with<MaskLowering, &MaskLowering::lower_compare>, kLayoutAgnostic,
@@ -192,7 +354,9 @@ std::vector<OpDef> mask_ops() {
           {"where", infer_where, lower_with<MaskLowering, &MaskLowering::lower_where>, kLayoutAgnostic,
            OutputQuant::kObserved, RowLift::kNo, ConstantQuant::kOutput},
           {"embedding", infer_embedding, lower_with<MaskLowering, &MaskLowering::lower_embedding>, 0, OutputQuant::kTable,
-           RowLift::kNo, ConstantQuant::kOperandRange}};
+           RowLift::kNo, ConstantQuant::kOperandRange},
+          {"mask_to_number", same_as_input, lower_with<MaskLowering, &MaskLowering::lower_mask_to_number>,
+           kInternal | kLayoutAgnostic, OutputQuant::kUnitRange}};
 }
 
 }  // namespace mcuflow::compiler

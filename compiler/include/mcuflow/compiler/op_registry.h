@@ -28,6 +28,8 @@ enum class OutputQuant {
   kInputWhenValueFits,    // the input's when the "value" attribute (a pad value) is inside its range
   kSoftmax,               // probabilities: scale 1/256, zero point -128
   kMask,                  // a mask (Element::kMask): scale 1, zero point 0
+  kUnitRange,             // values in [0, 1] (a mask read as a number): scale 1/255, zero point -128,
+                          // so 0 and 1 are exact whatever calibration saw
   kTable,                 // rows of its constant input 1 (an embedding table): that table's spec,
                           // the table quantized per tensor by its values' range
   kNone,                  // not quantized (int32 indices)
@@ -94,9 +96,15 @@ bool has_trait(const std::string& kind, OpTrait trait);
 // The kinds a front end may send (all but kInternal ones), in registry order.
 std::vector<std::string> frontend_kinds();
 
-// What the elements of `op`'s outputs are: masks for comparisons, the input's for ops that move
-// values without changing them (kInput), real values otherwise.
+// What the elements of `op`'s outputs are: masks for comparisons, for where and cat picking
+// between masks only, the input's for ops that move values without changing them (kInput),
+// real values otherwise.
 Element output_element(const Graph& g, const Op& op);
+
+// Before `op` joins graph `g`: every mask it reads as a number (mul by a mask, mask.float()
+// into a mean, a mask and a real value in one cat) is replaced by the mask's 0.0 / 1.0 values,
+// through an internal mask_to_number op appended to `g` (compiler/src/ops/mask.cpp).
+void read_masks_as_numbers(Graph& g, Op& op);
 
 // relu and clamp: the bounds the op clamps its input to (relu: [0, +inf)); false for other ops.
 bool clamp_bounds(const Op& op, float& lo, float& hi);

@@ -9,6 +9,7 @@ tcn               activity recognition, 6 channels × 64, TCN, 6 classes
 unet_bilinear     segmentation, 16×16×3, 2 classes per pixel
 vit_tiny          image classification, 32×32×3, ViT (timm-style attention), 10 classes
 regnet_x_tiny     image classification, 64×64×3, RegNetX (grouped 3×3 convolutions), 10 classes
+group_norm_cnn    image classification, 24×24×3, Conv + GroupNorm + ReLU ×3, 10 classes
 ================  ==================================================
 
 * ``har_cnn1d``: the usual 1-D CNN of human-activity recognition (UCI-HAR style windows of
@@ -36,6 +37,10 @@ regnet_x_tiny     image classification, 64×64×3, RegNetX (grouped 3×3 convolu
   shape changes; ReLU after the residual add), widths 32, 64, 128, 256 (2, 4, 8, 16 groups),
   depths 1, 1, 2, 2 where regnet_x_400mf has widths 32, 64, 160, 400 and depths 1, 2, 7, 12;
   global average pooling and a linear classifier.
+* ``group_norm_cnn``: the small-batch CNN of Wu and He ("Group Normalization", 2018): three
+  3×3 Conv2d + GroupNorm (4 groups) + ReLU blocks of 16, 32 and 32 channels (stride 2 in the
+  last two), global average pooling and a linear classifier; the normalization needs no batch
+  statistics, so there is no BatchNorm to fold and every norm runs (int8, group_norm_s8).
 
 Counts are not published for these configurations: ``reference_parameters`` and
 ``reference_macs`` are left unset.
@@ -51,7 +56,7 @@ import torch.nn.functional as F
 from . import ModelSpec, register
 from .mlperf import natural_images
 
-__all__ = ["HarCnn1d", "RegNetX", "Tcn", "UNetBilinear", "VitTiny", "accelerometer_windows"]
+__all__ = ["GroupNormCnn", "HarCnn1d", "RegNetX", "Tcn", "UNetBilinear", "VitTiny", "accelerometer_windows"]
 
 
 def _conv_bn_relu_1d(cin: int, cout: int, kernel: int) -> nn.Sequential:
@@ -215,6 +220,23 @@ class RegNetX(nn.Module):
         return self.fc(self.trunk(self.stem(x)).mean((2, 3)))
 
 
+class GroupNormCnn(nn.Module):
+    """(Conv2d 3×3 + GroupNorm + ReLU) × 3, global average pooling, FC → 10 classes."""
+
+    def __init__(self, channels: int = 3, num_classes: int = 10, groups: int = 4):
+        super().__init__()
+        widths = [channels, 16, 32, 32]
+        layers = []
+        for i in range(3):
+            layers += [nn.Conv2d(widths[i], widths[i + 1], 3, stride=2 if i else 1, padding=1),
+                       nn.GroupNorm(groups, widths[i + 1]), nn.ReLU()]
+        self.features = nn.Sequential(*layers)
+        self.fc = nn.Linear(widths[-1], num_classes)
+
+    def forward(self, x):
+        return self.fc(self.features(x).mean(dim=(2, 3)))
+
+
 def accelerometer_windows(channels: int, length: int):
     """``(n, channels, length)`` windows of body motion: a per-window gait frequency and phase
     per axis, gravity on one axis, harmonics and sensor noise, about unit variance."""
@@ -245,3 +267,6 @@ register(ModelSpec("vit_tiny", "image classification (ViT, timm-style attention,
 register(ModelSpec("regnet_x_tiny", "image classification (RegNetX, grouped 3×3 convolutions, 64×64×3)", RegNetX,
                    (1, 3, 64, 64), lambda rng, n: natural_images(rng, n, 64),
                    reference="Radosavovic et al. 2020 / torchvision regnet_x_400mf blocks, MCU size"))
+register(ModelSpec("group_norm_cnn", "image classification (Conv + GroupNorm + ReLU ×3, 24×24×3)", GroupNormCnn,
+                   (1, 3, 24, 24), lambda rng, n: natural_images(rng, n, 24),
+                   reference="Wu and He 2018 (Group Normalization), toy size"))

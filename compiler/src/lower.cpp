@@ -159,7 +159,9 @@ class ProgramLowering : public Lowering {
 std::vector<int> physical_order(Layout layout, size_t rank) {
   std::vector<int> order(rank);
   std::iota(order.begin(), order.end(), 0);
-  if (layout == Layout::kNhwc) order = {0, 2, 3, 1};
+  if (layout == Layout::kNhwc && rank >= 3) {  // channels last: [N, H, W, C], or [N, L, C]
+    std::rotate(order.begin() + 1, order.begin() + 2, order.end());
+  }
   return order;
 }
 

@@ -89,10 +89,10 @@ class Program:
         self.metadata = program_metadata.parse(self.data, len(self._host.tensors), len(self._host.ops))
         for kind, io in (("input", self._host.inputs), ("output", self._host.outputs)):
             for i, spec in enumerate(io):  # what the host converts from and to PyTorch's order
-                if spec["layout"] != "plain" and (spec["layout"] != "nhwc" or len(spec["shape"]) != 4):
+                if spec["layout"] != "plain" and (spec["layout"] != "nhwc" or len(spec["shape"]) not in (3, 4)):
                     raise InputError(f"corrupt program: {kind} {i} (tensor {spec['tensor']}) has layout "
                                      f"{spec['layout']} at rank {len(spec['shape'])}; program inputs and outputs "
-                                     f"are plain or rank-4 NHWC")
+                                     f"are plain or NHWC of rank 3 or 4")
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Program":

@@ -227,9 +227,7 @@ py::object numpy_dtype(format::DType t) {
 }
 
 std::vector<int64_t> logical_shape(const TensorInfo& t) {
-  std::vector<int64_t> dims(t.dims, t.dims + t.rank);
-  if (t.layout == format::Layout::kNhwc) return {dims[0], dims[3], dims[1], dims[2]};
-  return dims;
+  return logical_shape_of(std::vector<int64_t>(t.dims, t.dims + t.rank), t.layout);
 }
 
 // Reorders `a`'s elements between logical and physical order. The result keeps the logical

@@ -92,7 +92,7 @@ uint32_t ram_start(const TensorRecord& t) { return traits(t) & kInSection ? t.co
 Error verify_tensor(const TensorRecord& t, const Header& h) {
   if (!valid_dtype(t.dtype) || t.rank > format::kMaxRank || uint8_t(t.layout) > uint8_t(format::Layout::kFlatNhwc))
     return Error::kBadTensor;
-  if (t.layout == format::Layout::kNhwc && t.rank != 4) return Error::kBadTensor;  // [N, H, W, C]
+  if (t.layout == format::Layout::kNhwc && t.rank != 4 && t.rank != 3) return Error::kBadTensor;  // [N, H, W, C], [N, L, C]
   uint32_t elements = 1;
   for (uint32_t d = 0; d < format::kMaxRank; ++d) {
     if (t.dims[d] < 1 || t.dims[d] > format::kMaxDim || (d >= t.rank && t.dims[d] != 1)) return Error::kBadTensor;

@@ -419,10 +419,7 @@ inline Error load_error(const std::vector<uint8_t>& v, KernelTable k = all_kerne
 
 // PyTorch order shape of a tensor as the runtime describes it.
 inline Shape logical_shape(const TensorInfo& t) {
-  Shape s;
-  for (uint32_t d = 0; d < t.rank; ++d) s.push_back(t.dims[d]);
-  if (t.layout == format::Layout::kNhwc && s.size() == 4) s = {s[0], s[3], s[1], s[2]};
-  return s;
+  return compiler::logical_shape_of(Shape(t.dims, t.dims + t.rank), t.layout);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -62,15 +62,18 @@ def test_conv1d_fp32_matches_eager_and_int8_stays_close(name):
 
 
 def test_batch_norm_and_causal_pad_fold_and_no_copy_runs_between_layers():
-    """Conv1d+BN+ReLU, a causal pad, a residual add, a pool: one input reshape (a transposing
-    copy to NHWC) and then only the 2-D kernels, the BN and pad folded into the convolutions."""
+    """Conv1d+BN+ReLU, a causal pad, a residual add, a pool: only the 2-D kernels, the BN and pad
+    folded into the convolutions, and no copy at the boundary either: the (N, C, L) input and
+    output are stored channels last, (N, L, C), as the row views' NHWC bytes."""
     model = reset(Fn(lambda m, x: F.max_pool1d(F.relu(m.layers[2](F.pad(
         F.relu(m.layers[1](m.layers[0](x))), (2, 0))) + x), 2),
         nn.Conv1d(4, 4, 3, padding=1), nn.BatchNorm1d(4), nn.Conv1d(4, 4, 3))).eval()
     ep = export(model, [L3])
     program = mcuflow.compile(ep, target=TARGET, calibration=calibration([L3]))
-    assert kernels(program) == ["quantize_f32_s8", "permute_b8", "conv_s8", "conv_s8", "add_s8", "maxpool_s8",
-                                "permute_b8", "dequantize_s8_f32"], kernels(program)
+    assert kernels(program) == ["quantize_f32_s8", "conv_s8", "conv_s8", "add_s8", "maxpool_s8",
+                                "dequantize_s8_f32"], kernels(program)
+    assert [(io["shape"], io["layout"]) for io in program.inputs + program.outputs] == [
+        ([1, 4, 17], "nhwc"), ([1, 4, 8], "nhwc")]
     x = randn(L3, 3)
     with torch.no_grad():
         ref = model(x).numpy()
@@ -80,6 +83,48 @@ def test_batch_norm_and_causal_pad_fold_and_no_copy_runs_between_layers():
     decomposed = mcuflow.compile(ep.run_decompositions(), target=TARGET, calibration=calibration([L3]))
     assert kernels(decomposed) == kernels(program)
     np.testing.assert_array_equal(decomposed.run([x.numpy()])[0], program.run([x.numpy()])[0])
+
+
+CHANNELS_LAST_IO = {
+    # name -> (forward, layers, (input layout, first output's layout))
+    "conv1d_out_3d": (lambda m, x: m.layers[0](x), [nn.Conv1d(4, 6, 3, padding=1)], ("nhwc", "nhwc")),
+    "conv1d_to_logits": (lambda m, x: m.layers[1](m.layers[0](x).mean(-1)), [nn.Conv1d(4, 6, 3), nn.Linear(6, 3)],
+                         ("nhwc", "plain")),
+    "input_also_transposed": (lambda m, x: m.layers[0](x).mean(-1) + x.transpose(1, 2)[:, 0, :1],
+                              [nn.Conv1d(4, 6, 3)], ("plain", "plain")),
+    # a slice of a 1-D layer's output stays on the row view: the output is still only its reshape
+    "conv1d_output_also_sliced": (lambda m, x: (m.layers[0](x), m.layers[0](x)[..., 2:5].transpose(1, 2)),
+                                  [nn.Conv1d(4, 6, 3)], ("nhwc", "nhwc")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHANNELS_LAST_IO))
+@pytest.mark.parametrize("io", ["float32", "int8"])
+def test_1d_inputs_and_outputs_are_channels_last_where_only_1d_layers_touch_them(name, io):
+    """An (N, C, L) model input or output read or written only by 1-D layers is stored (N, L, C)
+    (layout "nhwc", like an image's NHWC), so no transposing copy runs; Program.run takes and
+    returns PyTorch's (N, C, L) either way, fp32 equal to eager, int8 within 5 % of the range."""
+    fn, layers, (in_layout, out_layout) = CHANNELS_LAST_IO[name]
+    model = reset(Fn(fn, *layers)).eval()
+    ep = export(model, [L3])
+    x = randn(L3, 6)
+    with torch.no_grad():
+        out = model(x)
+    refs = [t.numpy() for t in (out if isinstance(out, tuple) else (out,))]
+    fp32 = mcuflow.compile(ep, target=TARGET, precision="fp32")
+    int8 = mcuflow.compile(ep, target=TARGET, calibration=calibration([L3]), io=io)
+    for program in (fp32, int8):
+        assert program.inputs[0]["layout"] == in_layout and program.outputs[0]["layout"] == out_layout
+        assert program.inputs[0]["shape"] == list(L3)
+    if name == "conv1d_out_3d":  # nothing but the convolution (and the float I/O's quantization)
+        assert [k for k in kernels(int8) if "quantize" not in k] == ["conv_s8"]
+    for got, ref in zip(fp32.run([x.numpy()]), refs):
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+    xs = [x.numpy()] if io == "float32" else [quantize(x.numpy(), int8.inputs[0]).astype(np.int8)]
+    for got, ref, spec in zip(int8.run(xs), refs, int8.outputs):
+        real = got if io == "float32" else dequantize(got, spec)
+        assert real.shape == ref.shape
+        assert np.abs(real - ref).max() <= 0.05 * float(np.ptp(ref)), name
 
 
 @pytest.mark.parametrize("target, conv, depthwise", [("cortex-m0", "conv_s8_scalar", "dwconv_s8"),

@@ -130,7 +130,7 @@ class Lowering {
 
   static Layout layout_of(const Tensor& t) {
     if (!t.nhwc) return Layout::kPlain;
-    return t.shape.size() == 4 ? Layout::kNhwc : Layout::kFlatNhwc;
+    return t.shape.size() >= 3 ? Layout::kNhwc : Layout::kFlatNhwc;  // rank 3: a 1-D layers' (N, C, L) I/O
   }
 
   static std::vector<int32_t> physical_dims(const Tensor& t) {

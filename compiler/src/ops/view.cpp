@@ -49,6 +49,13 @@ bool moves_int16(const Graph& g, const Op& op) { return g.tensors[size_t(op.outp
 struct ViewLowering : Lowering {
   using Lowering::Lowering;
 
+  // True when `rows` is the NHWC row view (N, C, 1, L) of the channels-last (N, C, L) `x`: both
+  // are stored (N, L, C).
+  static bool channels_last_row_view(const Tensor& x, const Tensor& rows) {
+    return layout_of(x) == Layout::kNhwc && layout_of(rows) == Layout::kNhwc && x.shape.size() == 3 &&
+           rows.shape == Shape{x.shape[0], x.shape[1], 1, x.shape[2]};
+  }
+
   void lower_reshape(const Op& op) {
     const Tensor& x = tensor(op.inputs[0]);
     const Tensor& y = tensor(op.outputs[0]);
@@ -57,6 +64,10 @@ struct ViewLowering : Lowering {
       fail(op, "reshape input and output must share quantization");
     const Layout ly = layout_of(y);
     if (ly == Layout::kFlatNhwc) {  // flatten folded into the following linear layers
+      program_of_[op.outputs[0]] = alias(in, y.name, physical_dims(y), op.outputs[0]);
+      return;
+    }
+    if (channels_last_row_view(x, y) || channels_last_row_view(y, x)) {  // the same bytes
       program_of_[op.outputs[0]] = alias(in, y.name, physical_dims(y), op.outputs[0]);
       return;
     }

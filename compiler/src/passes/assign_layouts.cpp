@@ -12,6 +12,28 @@ bool is_image_op(const Graph& g, const Op& op) {
          (has_trait(op.kind, kImageOpOnRank4) && g.tensors[op.inputs[0]].shape.size() == 4);
 }
 
+// True when rank-3 `t` (N, C, L) is read only as its NHWC row view (N, C, 1, L): the reshape
+// between them moves no bytes when `t` is stored (N, L, C).
+bool read_only_as_nhwc_rows(const Graph& g, int t) {
+  const Shape& s = g.tensors[t].shape;
+  if (g.tensors[t].constant || s.size() != 3) return false;
+  const Shape rows = {s[0], s[1], 1, s[2]};
+  for (int u : g.consumers(t)) {
+    const Op& r = g.ops[u];
+    if (r.kind != "reshape" || g.tensors[r.outputs[0]].shape != rows || !g.tensors[r.outputs[0]].nhwc) return false;
+  }
+  return true;
+}
+
+// True when rank-3 `t` is written as the reshape of an NHWC row view (N, C, 1, L).
+bool written_from_nhwc_rows(const Graph& g, int t) {
+  const int p = g.producer(t);
+  if (p < 0 || g.ops[p].kind != "reshape") return false;
+  const Tensor& rows = g.tensors[g.ops[p].inputs[0]];
+  const Shape& s = g.tensors[t].shape;
+  return s.size() == 3 && rows.nhwc && rows.shape == Shape{s[0], s[1], 1, s[2]};
+}
+
 }  // namespace
 
 void assign_layouts(Graph& g) {
@@ -38,6 +60,15 @@ void assign_layouts(Graph& g) {
         if (any_nhwc && is_activation4(t) && !g.tensors[t].nhwc) g.tensors[t].nhwc = changed = true;
       }
     }
+  }
+  // The (N, C, L) inputs and outputs of 1-D layers are channels last, as images are NHWC: the
+  // application's bytes are the row views' own, with no transposing copy at the boundary.
+  for (int t : g.inputs) {
+    if (read_only_as_nhwc_rows(g, t) && !g.consumers(t).empty()) g.tensors[t].nhwc = true;
+  }
+  for (int t : g.outputs) {
+    if (written_from_nhwc_rows(g, t) && read_only_as_nhwc_rows(g, t) && g.tensors[t].element == Element::kReal)
+      g.tensors[t].nhwc = true;
   }
 }
 

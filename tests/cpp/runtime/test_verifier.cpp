@@ -440,8 +440,8 @@ TEST(Verifier, TensorRecords) {
             Error::kBadAliasing);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).storage = Storage::kCopiedConstant; }), Error::kBadOp);
   EXPECT_EQ(load([&](uint8_t* f) { tensor_record(f, act).layout = format::Layout(3); }), Error::kBadTensor);
-  // NHWC is [N, H, W, C]: the host reads a rank-4 tensor's dims as such (a bit flip in a rank-2
-  // output's layout made it read past them).
+  // NHWC is [N, H, W, C] (or [N, L, C] at rank 3): the host reads the dims as such (a bit flip
+  // in a rank-2 output's layout made it read past them).
   EXPECT_EQ(load([&](uint8_t* f) {
               const int out = io_table(f)[header(f).input_count];
               tensor_record(f, out).layout = format::Layout::kNhwc;

@@ -61,8 +61,10 @@ struct Tensor {
   Element element = Element::kReal;
   bool constant = false;
   std::vector<float> data;        // constant values in logical order
-  // Physical layout: rank-4 activations are stored NHWC on device. A "flat NHWC" tensor is a
-  // rank-2 view whose bytes are an NHWC tensor's bytes (flatten folded into a linear layer).
+  // Physical layout: rank-4 activations are stored NHWC on device, and so are (N, C, L) model
+  // inputs and outputs read and written only through their row views (N, L, C: channels last).
+  // A "flat NHWC" tensor is a rank-2 view whose bytes are an NHWC tensor's bytes (flatten
+  // folded into a linear layer).
   bool nhwc = false;
   float observed_min = std::numeric_limits<float>::infinity();
   float observed_max = -std::numeric_limits<float>::infinity();

@@ -78,7 +78,7 @@ struct InputRowsParams {
 // How the physical dims relate to PyTorch's logical shape (tools convert I/O with it).
 enum class Layout : uint8_t {
   kPlain = 0,     // physical order == logical order
-  kNhwc = 1,      // logical [N, C, H, W] stored as [N, H, W, C]
+  kNhwc = 1,      // logical [N, C, H, W] stored as [N, H, W, C]; at rank 3, [N, C, L] as [N, L, C]
   kFlatNhwc = 2,  // logical [N, C*H*W] holding the bytes of an NHWC tensor (internal only)
 };
 

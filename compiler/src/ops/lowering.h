@@ -616,7 +616,7 @@ class Lowering {
     pt.name += ".requantized";
     pt.alias_of = -1;
     pt.ir_tensor = -1;
-    pt.state = pt.streamed = false;  // a copy of a state or of a streamed input is an arena tensor
+    pt.streamed = false;  // a copy of a streamed input is an arena tensor (derived_record: of a state)
     pt.bytes.clear();
     pt.dtype = out_type;
     pt.scale = to.scale;

@@ -41,6 +41,7 @@ KiB = 1024
 ADDRESS_SPACE = 1 << 32
 MIN_STACK = 0x100
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_NAME_OR_DASH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*\Z")
 _SIZE = re.compile(r"(0x[0-9A-Fa-f]+|[0-9]+)([KM]?)\Z")
 
 
@@ -68,7 +69,8 @@ class MemoryRegion:
 
 @dataclass(frozen=True)
 class BoardLayout:
-    """What a board file says: the regions and which of them hold what."""
+    """What a board file says: the regions and which of them hold what, and (``facts``) the
+    rest of the board: the fields of :class:`mcuflow.boards.Board` besides the memory map."""
 
     name: str
     description: str
@@ -77,6 +79,18 @@ class BoardLayout:
     ram_region: str
     arena_region: str
     stack_size: int
+    facts: Optional[dict] = None
+
+
+# The cores the compiler targets (compiler/src/compile.cpp): architecture and kernel tier.
+CORES = {
+    "cortex-m0": ("armv6-m", "scalar"), "cortex-m0plus": ("armv6-m", "scalar"),
+    "cortex-m3": ("armv7-m", "scalar"), "cortex-m23": ("armv8-m.base", "scalar"),
+    "cortex-m4": ("armv7e-m", "dsp"), "cortex-m7": ("armv7e-m", "dsp"),
+    "cortex-m33": ("armv8-m.main", "dsp"), "cortex-m35p": ("armv8-m.main", "dsp"),
+    "cortex-m55": ("armv8.1-m.main", "mve"), "cortex-m85": ("armv8.1-m.main", "mve"),
+}
+CONSOLES = ("semihosting", "uart")
 
 
 class BoardFileError(ValueError):
@@ -85,11 +99,13 @@ class BoardFileError(ValueError):
 
 def firmware_dir() -> Path:
     """The firmware/ tree (override with MCUFLOW_FIRMWARE_DIR) of the source tree."""
-    from .firmware_sources import source_root  # here, not at the top: main() runs as a plain script
-
     env = os.environ.get("MCUFLOW_FIRMWARE_DIR")
     if env:
         return Path(env).resolve()
+    if not __package__:  # run as a plain script (CMake builds): python/mcuflow/ of the source tree
+        return Path(__file__).resolve().parents[2] / "firmware"
+    from .firmware_sources import source_root  # here, not at the top: main() runs as a plain script
+
     return source_root() / "firmware"
 
 
@@ -188,8 +204,60 @@ def load(path) -> BoardLayout:
         raise BoardFileError(f"{where}: stack_size must be a multiple of 8 of at least {MIN_STACK} bytes")
     if stack >= ram.size:
         raise BoardFileError(f"{where}: a {stack}-byte stack does not fit {ram.name} ({ram.size} bytes)")
-    return BoardLayout(_field(where, d, "name", str), _field(where, d, "description", str, ""), tuple(regions),
-                       code.name, ram.name, arena.name, stack)
+    name = _field(where, d, "name", str)
+    facts = _facts(where, d, Path(path), {r.name: r for r in regions}) if "core" in d else None
+    return BoardLayout(name, _field(where, d, "description", str, ""), tuple(regions),
+                       code.name, ram.name, arena.name, stack, facts)
+
+
+def _facts(where: str, d: dict, path: Path, regions: dict) -> dict:
+    """The board besides its memory map: core, gcc flags, emulator, console, counter, board.c."""
+    core = _field(where, d, "core", str)
+    if core not in CORES:
+        raise BoardFileError(f"{where}: unknown core {core!r}; known cores: {', '.join(CORES)}")
+    arch, tier = CORES[core]
+    flags = d.get("cpu_flags")
+    if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags) or f"-mcpu={core}" not in flags:
+        raise BoardFileError(f"{where}: \"cpu_flags\" must be a list of gcc flags with \"-mcpu={core}\"")
+    qemu = d.get("qemu")
+    if qemu is not None and not isinstance(qemu, dict):
+        raise BoardFileError(f"{where}: \"qemu\" is an object (machine, icount_shift) or null for no emulator")
+    shift = None
+    if qemu is not None:
+        shift = qemu.get("icount_shift")
+        if not isinstance(shift, int) or isinstance(shift, bool) or not 0 <= shift <= 10:
+            raise BoardFileError(f"{where}: qemu \"icount_shift\" must be a whole number from 0 to 10")
+    console = _field(where, d, "console", str, "semihosting")
+    if console not in CONSOLES:
+        raise BoardFileError(f"{where}: console must be one of {', '.join(CONSOLES)}, not {console!r}")
+    timer = d.get("timer")
+    if not isinstance(timer, dict):
+        raise BoardFileError(f"{where}: needs \"timer\": the counter behind board_counter() (name, base, clock_hz)")
+    clock = timer.get("clock_hz")
+    tick = timer.get("tick_hz", clock)
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (clock, tick)):
+        raise BoardFileError(f"{where}: timer \"clock_hz\" and \"tick_hz\" must be positive whole numbers")
+    fallback = d.get("program_fallback", [])
+    if not isinstance(fallback, list) or any(not isinstance(r, str) or r not in regions
+                                             or not regions[r].program_section for r in fallback):
+        raise BoardFileError(f"{where}: \"program_fallback\" lists regions that have a program_section")
+    support = _field(where, d, "support", str, "board.c")
+    board_c = path.parent / support
+    if not board_c.is_file() and _NAME_OR_DASH.match(support):  # a built-in board's board.c
+        board_c = firmware_dir() / "boards" / support / "board.c"
+    if not board_c.is_file():
+        raise BoardFileError(f"{where}: \"support\" {support!r} is neither a built-in board's name nor a C file "
+                             f"beside the board file (its board_init, board_counter and console)")
+    return dict(core=core, arch=arch, tier=tier, cpu_flags=tuple(flags),
+                has_fpu=any(f in ("-mfloat-abi=hard", "-mfloat-abi=softfp") for f in flags),
+                has_dsp=tier in ("dsp", "mve"), has_mve=tier == "mve",
+                qemu_machine=_field(where, qemu, "machine", str) if qemu is not None else None,
+                qemu_cpu=qemu.get("cpu") if qemu is not None else None, icount_shift=shift,
+                console=console, secure=_field(where, d, "secure", bool, False),
+                timer=_field(where, timer, "name", str), timer_base=_size(f"{where}: timer", timer.get("base"), "base"),
+                timer_clock_hz=clock, tick_hz=tick, program_fallback=tuple(fallback),
+                notes=_field(where, d, "notes", str, ""), board_file=str(path.resolve()),
+                support_source=str(board_c.resolve()))
 
 
 def _length(size: int) -> str:
@@ -273,14 +341,13 @@ def linker_script(layout: BoardLayout, source: str = "board.json") -> str:
           f"ASSERT(__stack_size__ >= 0x{MIN_STACK:X}, \"mcuflow: stack smaller than 256 bytes\")\n")
 
 
-def board_linker_script(name: str, out_dir) -> Path:
-    """The linker script of board `name`: generated from its board file into `out_dir` when it
-    has one, else its hand-written firmware/boards/<name>/link.ld."""
-    path = board_file(name)
-    if not path.is_file():
-        return firmware_dir() / "boards" / name / "link.ld"
+def board_linker_script(path, out_dir) -> Path:
+    """The linker script generated from the board file `path` into `out_dir`/link.ld."""
+    path = Path(path)
     script = Path(out_dir) / "link.ld"
-    script.write_text(linker_script(load(path), f"firmware/boards/{name}/board.json"))
+    source = f"firmware/boards/{path.parent.name}/board.json" if path.parent.parent == firmware_dir() / "boards" \
+        else path.name
+    script.write_text(linker_script(load(path), source))
     return script
 
 

@@ -198,6 +198,26 @@ def cmd_zoo_list(args) -> int:
     return 0
 
 
+def cmd_boards(args) -> int:
+    from .boards import board_named, board_names, board_summary
+
+    rows = [board_summary(board_named(b)) for b in (args.board_files or board_names())]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"{'board':<12} {'core':<11} {'tier':<6} {'console':<11} {'emulator':<14} memory (code, RAM; * arena default)")
+    for r in rows:
+        memory = ", ".join(f"{m['name']} 0x{m['base']:08X} {_kib(m['size'])} {m['kind']}"
+                           + ("*" if m["name"] == r["arena_region"] else "") for m in r["regions"])
+        print(f"{r['name']:<12} {r['core']:<11} {r['tier']:<6} {r['console']:<11} {r['emulator'] or 'none':<14} "
+              f"{memory}")
+    return 0
+
+
+def _kib(size: int) -> str:
+    return f"{size // 1024 ** 2} MiB" if size % 1024 ** 2 == 0 else f"{size / 1024:g} KiB"
+
+
 def cmd_validate(args) -> int:
     from .api import Program
     from .validate import CalibrationReuseWarning, check_request, compare_records, validate
@@ -287,7 +307,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="X.npy or X.npz (one array per input, named as the input; batch dimension first; "
                         "a program with states runs the batch as a sequence, in order)")
     r.add_argument("-o", "--output", required=True, help="Y.npz")
-    r.add_argument("--board", default="host", help="host (default) or an emulated board such as qemu-m55")
+    r.add_argument("--board", default="host",
+                   help="host (default), an emulated board such as qemu-m55, or a board file NAME.json")
     r.add_argument("--timeout", type=float, default=120.0, help="seconds before a hung board run is killed")
     r.set_defaults(func=cmd_run)
 
@@ -296,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser("firmware", help="build firmware that runs a program on a board")
     f.add_argument("program")
-    f.add_argument("--board", required=True, help=", ".join(board_names()))
+    f.add_argument("--board", required=True, help=", ".join(board_names()) + ", or a board file NAME.json")
     f.add_argument("-o", "--output", required=True,
                    help="output directory, replaced whole at the end (one holding other files is refused)")
     f.set_defaults(func=cmd_firmware)
@@ -312,7 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="latency of a program on an emulated board (instructions under QEMU)")
     b.add_argument("program")
-    b.add_argument("--board", required=True, help=", ".join(board_names()))
+    b.add_argument("--board", required=True, help=", ".join(board_names()) + ", or a board file NAME.json")
     b.add_argument("--warmup", type=int, default=2, help="unmeasured runs after the cold one (default 2)")
     b.add_argument("--runs", type=int, default=20, help="measured runs (default 20)")
     b.add_argument("--input", help="X.npy or X.npz: the first sample is benchmarked (default: seeded random)")
@@ -320,6 +341,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", action="store_true")
     b.add_argument("--html", help="REPORT.html: per-op latency, latency histogram, memory timeline, flash/RAM")
     b.set_defaults(func=cmd_bench)
+
+    bl = sub.add_parser("boards", help="list the boards: core, kernel tier, console, emulator, memory regions")
+    bl.add_argument("board_files", nargs="*", help="board files NAME.json to check and list instead")
+    bl.add_argument("--json", action="store_true")
+    bl.set_defaults(func=cmd_boards)
 
     z = sub.add_parser("zoo", help="reference models (MLPerf Tiny and more) with seeded weights")
     zsub = z.add_subparsers(dest="zoo_command", required=True)

@@ -3,7 +3,7 @@
 :func:`build_firmware` compiles a list of C/C++/assembly sources together with
 the board support (``firmware/common`` startup + semihosting, the board's
 ``board.c``) using ``arm-none-eabi-gcc``/``g++`` directly, links them with the
-board's ``link.ld`` (generated into ``out_dir`` from its ``board.json`` where it has one,
+board's ``link.ld`` (generated into ``out_dir`` from its board file ``board.json``,
 :mod:`mcuflow.boardfile`) and writes into ``out_dir``:
 
 * ``firmware.elf``, ``firmware.map``, ``firmware.bin``
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from .boardfile import BoardFileError, board_linker_script, firmware_dir
-from .boards import Board, get_board
+from .boards import BOARDS, Board, get_board
 from .version import sources_commit
 
 __all__ = [
@@ -140,7 +140,7 @@ def board_support_sources(board: Union[str, Board]) -> List[Path]:
         fw / "common" / "startup.c",
         fw / "common" / ("uart_io.c" if b.console == "uart" else "semihost.c"),
         fw / "common" / "cxx_support.c",
-        fw / "boards" / b.name / "board.c",
+        Path(b.support_source),
     ]
 
 
@@ -316,7 +316,7 @@ def build_firmware(
             _compile(j)
 
     try:  # generated into the build directory for a board with a board file
-        ld_script = Path(linker_script).resolve() if linker_script else board_linker_script(b.name, out)
+        ld_script = Path(linker_script).resolve() if linker_script else board_linker_script(b.board_file, out)
     except BoardFileError as e:
         raise FirmwareError(str(e), board=b.name) from None
     elf = out / "firmware.elf"
@@ -363,6 +363,8 @@ def build_firmware(
         "git_commit": sources_commit(fw.parent),
         "icount_shift": b.icount_shift,
     }
+    if b.name not in BOARDS:  # a user's board file: tools reading this record find the board by it
+        info["board_file"] = b.board_file
     info_path = out / "build_info.json"
     info_path.write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
     return FirmwareBuild(board=b, out_dir=out, elf=elf, map=map_path, bin=binp,

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .api import Program
+from .boardfile import BoardFileError
 from .boards import Board, UnknownBoardError, get_board
 from .crossbuild import tool_path
 from .errors import InputError, McuflowError
@@ -284,7 +285,7 @@ def _program_of(elf: Path, image: bytes | None) -> Program | None:
 def _board_or_none(name: str | None) -> Board | None:
     try:
         return get_board(name) if name else None
-    except (UnknownBoardError, KeyError) as e:
+    except (UnknownBoardError, KeyError, BoardFileError) as e:
         raise InputError(str(e).strip('"')) from None
 
 
@@ -356,7 +357,7 @@ def analyze(elf: str | Path, map_path: str | Path | None = None, build_info: dic
     sections = elf_sections(elf)
     symbols = elf_symbols(elf)
     inputs = parse_map(map_path.read_text(errors="replace"))
-    board_name = board or (build_info or {}).get("board")
+    board_name = board or (build_info or {}).get("board_file") or (build_info or {}).get("board")
     board_obj = _board_or_none(board_name)
     classify = Classifier(source_root(), build_info)
 
@@ -426,7 +427,8 @@ def analyze(elf: str | Path, map_path: str | Path | None = None, build_info: dic
         if c["group"] == "program" and "mcuflow_program" in symbols:  # the board picks its region
             c["region"] = _region_of(board_obj, symbols["mcuflow_program"][0], "?")
     report = {
-        "record": measurement_record(program=program, board=board_name, build_info=build_info,
+        "record": measurement_record(program=program, board=board_obj.name if board_obj else board_name,
+                                     build_info=build_info,
                                      compiler_fallback=_comment_compiler(elf, sections)),
         "elf": str(elf),
         "map": str(map_path),
@@ -463,7 +465,7 @@ def measure_stack(elf: Path, build_info: dict, program: Program, timeout: float)
     and returns the stack's high-water mark in bytes."""
     from .device import DeviceError, run_harness, write_input_files
 
-    board = get_board(build_info["board"])
+    board = get_board(build_info.get("board_file") or build_info["board"])
     with tempfile.TemporaryDirectory(prefix="mcuflow-size-") as work:
         w = Path(work)
         (w / "batch.bin").write_bytes(np.uint32(1).tobytes())

@@ -28,25 +28,20 @@ CODE_RESERVE = 64 * KiB
 def memory_regions(memory) -> tuple[list[tuple[str, int, bool]], bool]:
     """What ``mcuflow.compile(memory=...)`` plans into: the RAM regions as (name, bytes the plan
     may use, fast), fastest first, and whether weights belong in fast RAM (the program's
-    constants sit in slow memory). ``memory`` is a board name (its regions from boards.py; the
+    constants sit in slow memory). ``memory`` is a board name or board file (its regions; the
     region with the stack and static data keeps room for them), a memory-map JSON file, or such
     a map: ``{"regions": [{"name": "DTCM", "bytes": 131072, "fast": true}, {"name": "SRAM",
     "bytes": 1048576}], "weights_in_slow_memory": true}``."""
     if memory is None:
         return [], False
-    if isinstance(memory, (str, os.PathLike)) and str(memory).endswith(".json"):
-        try:
-            memory = json.loads(Path(memory).read_text())
-        except OSError as e:
-            raise InputError(f"cannot read memory map {memory}: {e.strerror}") from None
-        except json.JSONDecodeError as e:
-            raise InputError(f"memory map {memory} is not JSON: {e}") from None
-    elif isinstance(memory, str):
-        board = board_named(memory)
+    board = _board_of(memory)
+    if board is not None:
         rams = sorted((r for r in board.regions if r.kind == "ram" and r.arena_section), key=lambda r: not r.fast)
         reserve = board.default_stack_size + STATIC_RAM_RESERVE
         regions = [(r.name, r.size - (reserve if r.name == board.ram_region else 0), r.fast) for r in rams]
         return regions, any(r.fast for r in rams) and not board.region(board.code_region).fast
+    if isinstance(memory, (str, os.PathLike)):
+        memory = _read_json(memory)
     entries = memory.get("regions") if isinstance(memory, dict) else None
     if not isinstance(entries, list) or not 1 <= len(entries) <= 4:
         raise InputError('a memory map is {"regions": [{"name": "...", "bytes": N, "fast": true|false}, ...]} '
@@ -64,13 +59,32 @@ def memory_regions(memory) -> tuple[list[tuple[str, int, bool]], bool]:
     return sorted(regions, key=lambda r: not r[2]), bool(memory.get("weights_in_slow_memory", False))
 
 
+def _read_json(path):
+    try:
+        return json.loads(Path(path).read_text())
+    except OSError as e:
+        raise InputError(f"cannot read memory map {path}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"memory map {path} is not JSON: {e}") from None
+
+
+def _board_of(memory):
+    """The board `memory` names: a board's name or a board file (a JSON file with a
+    "code_region", where a memory map has none); None for a memory map."""
+    if isinstance(memory, (str, os.PathLike)) and str(memory).endswith(".json"):
+        loaded = _read_json(memory)
+        return board_named(memory) if isinstance(loaded, dict) and "code_region" in loaded else None
+    return board_named(memory) if isinstance(memory, str) else None
+
+
 def weights_leave_fast_memory(program, memory, regions) -> bool:
-    """Whether a program planned for board `memory` (a board name; `regions` from
+    """Whether a program planned for board `memory` (a board name or file; `regions` from
     memory_regions(memory)) does not fit the board's fast code memory and goes to slow memory
     (program_region) while a fast RAM region is planned: then its costliest weights belong in
     fast RAM, as on a board whose code memory is slow."""
-    return (isinstance(memory, str) and not memory.endswith(".json") and any(fast for _, _, fast in regions)
-            and not program_region(program, board_named(memory)).fast)
+    board = _board_of(memory) if memory is not None else None
+    return (board is not None and any(fast for _, _, fast in regions)
+            and not program_region(program, board).fast)
 
 
 def arena_regions(program, board) -> list:

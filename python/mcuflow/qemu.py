@@ -51,6 +51,9 @@ def qemu_available() -> bool:
 def qemu_command(elf: PathLike, board: Union[str, Board], *, icount: bool = True,
                  extra_args: Sequence[str] = ()) -> List[str]:
     b = get_board(board)
+    if not b.qemu_machine:
+        raise QemuError(f"board {b.name} has no emulator: `mcuflow firmware --board {b.name}` builds its image "
+                        f"for the chip, but nothing here runs it")
     qemu = qemu_binary() or "qemu-system-arm"
     cmd = [qemu, "-M", b.qemu_machine]
     if b.qemu_cpu:

@@ -99,8 +99,8 @@ _MEM_RE = re.compile(r"^\s*(\w+)\s*\((\w+)\)\s*:\s*ORIGIN\s*=\s*(0x[0-9A-Fa-f]+)
 
 
 def linker_script_text(name, tmp_path):
-    """The board's hand-written link.ld, or the one generated from its board file."""
-    return boardfile.board_linker_script(name, tmp_path).read_text()
+    """The linker script generated from the board's board file, as a build generates it."""
+    return boardfile.board_linker_script(boardfile.board_file(name), tmp_path).read_text()
 
 
 @pytest.mark.parametrize("name", BOARD_NAMES)

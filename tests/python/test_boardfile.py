@@ -1,6 +1,5 @@
-"""Board files (mcuflow.boardfile): the STM32F405's board.json is what boards.py uses, the
-generator reproduces every hand-written linker script, and a board file that cannot describe a
-board is one clear line."""
+"""Board files (mcuflow.boardfile): every built-in board is its board.json, the build generates
+every linker script from it, and a board file that cannot describe a board is one clear line."""
 
 from __future__ import annotations
 
@@ -11,6 +10,7 @@ import sys
 
 import pytest
 
+import mcuflow
 from mcuflow import boardfile, boards
 
 STM32 = {
@@ -32,23 +32,35 @@ def statements(script: str) -> list[str]:
     return [re.sub(r"\s+", " ", line).strip() for line in script.splitlines() if line.strip()]
 
 
-def test_the_stm32f405_board_file_is_what_the_board_table_uses():
-    layout = boardfile.load(boardfile.board_file("stm32f405"))
-    b = boards.get_board("stm32f405")
-    assert layout.regions == b.regions
-    assert (layout.code_region, layout.ram_region, layout.arena_region, layout.stack_size) == (
-        b.code_region, b.ram_region, b.arena_region, b.default_stack_size)
-    assert [(r.name, r.base, r.size) for r in layout.regions] == [
-        ("FLASH", 0x08000000, 1 << 20), ("SRAM1", 0x20000000, 112 << 10), ("SRAM2", 0x2001C000, 16 << 10)]
-
-
-@pytest.mark.parametrize("name", [n for n in boards.board_names() if not boardfile.board_file(n).is_file()])
-def test_the_generator_reproduces_each_hand_written_linker_script(name):
+@pytest.mark.parametrize("name", boards.board_names())
+def test_each_built_in_board_is_its_board_file(name):
+    path = boardfile.board_file(name)
+    layout = boardfile.load(path)
     b = boards.get_board(name)
-    layout = boardfile.BoardLayout(b.name, "", b.regions, b.code_region, b.ram_region, b.arena_region,
-                                   b.default_stack_size)
-    hand_written = (boardfile.firmware_dir() / "boards" / name / "link.ld").read_text()
-    assert statements(boardfile.linker_script(layout)) == statements(hand_written)
+    assert b == boards.board_from_file(path) and b.board_file == str(path)
+    assert (layout.regions, layout.code_region, layout.ram_region, layout.arena_region, layout.stack_size) == (
+        b.regions, b.code_region, b.ram_region, b.arena_region, b.default_stack_size)
+    for key in ("core", "cpu_flags", "qemu_machine", "console", "tier", "icount_shift"):
+        assert layout.facts[key] == getattr(b, key), key
+
+
+def test_the_board_files_hold_the_facts_of_each_board():
+    f4 = boards.get_board("stm32f405")
+    assert [(r.name, r.base, r.size) for r in f4.regions] == [
+        ("FLASH", 0x08000000, 1 << 20), ("SRAM1", 0x20000000, 112 << 10), ("SRAM2", 0x2001C000, 16 << 10)]
+    assert (f4.core, f4.console, f4.qemu_machine, f4.tier) == ("cortex-m4", "uart", "netduinoplus2", "dsp")
+    m55 = boards.get_board("qemu-m55")
+    assert (m55.arch, m55.tier, m55.has_mve, m55.has_fpu, m55.secure) == ("armv8.1-m.main", "mve", True, True, True)
+    m0 = boards.get_board("qemu-m0")
+    assert (m0.arch, m0.tier, m0.has_dsp, m0.has_fpu, m0.icount_shift) == ("armv6-m", "scalar", False, False, 7)
+
+
+def test_no_hand_written_linker_script_is_left():
+    # the build generates every board's script from its board file (crossbuild, board.cmake)
+    assert sorted((boardfile.firmware_dir() / "boards").glob("*/link.ld")) == []
+    for name in boards.board_names():
+        cmake = (boardfile.firmware_dir() / "boards" / name / "board.cmake").read_text()
+        assert 'MCUFLOW_BOARD_LINKER_SCRIPT "${CMAKE_BINARY_DIR}/mcuflow_board_' in cmake
 
 
 def write(tmp_path, board) -> str:
@@ -57,10 +69,19 @@ def write(tmp_path, board) -> str:
     return str(path)
 
 
-def changed(**fields):
-    board = json.loads(json.dumps(STM32))
+# STM32 with the rest of a board: what `--board my_board.json` takes
+FULL = dict(STM32, core="cortex-m4", cpu_flags=["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=soft"],
+            qemu={"machine": "mps2-an386", "icount_shift": 6}, support="qemu-m4",
+            timer={"name": "CMSDK APB TIMER0", "base": "0x40000000", "clock_hz": 25000000})
+REMOVE = object()
+
+
+def changed(base=STM32, **fields):
+    board = json.loads(json.dumps(base))
     for key, value in fields.items():
-        if key.startswith("region_"):
+        if value is REMOVE:
+            del board[key]
+        elif key.startswith("region_"):
             index, field = key[len("region_"):].split("_", 1)
             board["regions"][int(index)][field] = value
         else:
@@ -86,6 +107,15 @@ def changed(**fields):
     (changed(region_2_arena_section=".bss"), "arena_section must be"),
     (changed(regions=[]), "needs \"regions\", a non-empty list"),
     (changed(name=7), "\"name\" must be a string"),
+    (changed(arena_region="FLASH"), "\"arena_region\" must name a ram region, not 'FLASH'"),
+    (changed(code_region=REMOVE), "missing \"code_region\""),
+    (changed(FULL, core="cortex-m9"), "unknown core 'cortex-m9'; known cores: cortex-m0, "),
+    (changed(FULL, cpu_flags=["-mcpu=cortex-m7"]), "\"cpu_flags\" must be a list of gcc flags with \"-mcpu=cortex-m4\""),
+    (changed(FULL, console="jtag"), "console must be one of semihosting, uart, not 'jtag'"),
+    (changed(FULL, qemu={"machine": "mps2-an386"}), "qemu \"icount_shift\" must be a whole number"),
+    (changed(FULL, timer=REMOVE), "needs \"timer\""),
+    (changed(FULL, support="my_board.c"), "\"support\" 'my_board.c' is neither a built-in board's name nor a C file"),
+    (changed(FULL, program_fallback=["SRAM2"]), "\"program_fallback\" lists regions that have a program_section"),
     ("{not json", "is not JSON"),
 ])
 def test_an_impossible_board_file_is_one_clear_line(tmp_path, board, message):
@@ -93,6 +123,18 @@ def test_an_impossible_board_file_is_one_clear_line(tmp_path, board, message):
     with pytest.raises(boardfile.BoardFileError) as e:
         boardfile.load(path)
     assert message in str(e.value) and path in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_full_user_board_file_is_a_board(tmp_path):
+    b = boards.get_board(write(tmp_path, FULL))
+    assert (b.name, b.core, b.tier, b.has_fpu, b.qemu_machine, b.icount_shift) == (
+        "chip", "cortex-m4", "dsp", False, "mps2-an386", 6)
+    assert b.support_source.endswith("firmware/boards/qemu-m4/board.c") and b.tick_hz == 25000000
+    assert boards.get_board("chip") is b  # found by name afterwards, as build records name it
+    with pytest.raises(boardfile.BoardFileError, match="'qemu-m4' is a built-in board's; give the board its own"):
+        boards.get_board(write(tmp_path, changed(FULL, name="qemu-m4")))
+    with pytest.raises(mcuflow.InputError, match="unknown core"):
+        boards.board_named(write(tmp_path, changed(FULL, core="m4")))
 
 
 def test_the_script_refuses_a_bad_board_file_with_one_line_on_stderr(tmp_path):

@@ -235,8 +235,13 @@ def _facts(where: str, d: dict, path: Path, regions: dict) -> dict:
         raise BoardFileError(f"{where}: needs \"timer\": the counter behind board_counter() (name, base, clock_hz)")
     clock = timer.get("clock_hz")
     tick = timer.get("tick_hz", clock)
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (clock, tick)):
+    # a board no emulator runs may count cycles of a clock it does not set (null)
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 or v is None and qemu is None
+               for v in (clock, tick)):
         raise BoardFileError(f"{where}: timer \"clock_hz\" and \"tick_hz\" must be positive whole numbers")
+    image = d.get("uf2_family")
+    if image is not None and not isinstance(image, str):
+        raise BoardFileError(f"{where}: \"uf2_family\" names a UF2 family, e.g. \"rp2350-arm-s\"")
     fallback = d.get("program_fallback", [])
     if not isinstance(fallback, list) or any(not isinstance(r, str) or r not in regions
                                              or not regions[r].program_section for r in fallback):
@@ -256,7 +261,7 @@ def _facts(where: str, d: dict, path: Path, regions: dict) -> dict:
                 console=console, secure=_field(where, d, "secure", bool, False),
                 timer=_field(where, timer, "name", str), timer_base=_size(f"{where}: timer", timer.get("base"), "base"),
                 timer_clock_hz=clock, tick_hz=tick, program_fallback=tuple(fallback),
-                notes=_field(where, d, "notes", str, ""), board_file=str(path.resolve()),
+                notes=_field(where, d, "notes", str, ""), uf2_family=image, board_file=str(path.resolve()),
                 support_source=str(board_c.resolve()))
 
 
@@ -315,7 +320,9 @@ def linker_script(layout: BoardLayout, source: str = "board.json") -> str:
         f"__stack_size__ = DEFINED(__stack_size__) ? __stack_size__ : 0x{layout.stack_size:X};\n"
         "__heap_size__ = 0;\n\nENTRY(Reset_Handler)\n\nSECTIONS\n{\n"
         + program
-        + flash_section(".text", "    KEEP(*(.vectors))\n    *(.text.Reset_Handler)\n"
+        + flash_section(".text", "    KEEP(*(.vectors))\n"
+                                 "    KEEP(*(.mcuflow_boot_block))  /* a boot ROM's image block (pico2) */\n"
+                                 "    *(.text.Reset_Handler)\n"
                                  "    *(.text .text.* .gnu.linkonce.t.*)\n"
                                  "    *(.glue_7) *(.glue_7t) *(.vfp11_veneer) *(.v4_bx)\n"
                                  "    KEEP(*(.init))\n    KEEP(*(.fini))\n", align=False)

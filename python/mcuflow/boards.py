@@ -56,8 +56,8 @@ class Board:
     arena_region: str  # holds .mcuflow_arena by default
     timer: str  # the peripheral behind board_counter()
     timer_base: int
-    timer_clock_hz: int  # the timer's input clock on this QEMU machine
-    tick_hz: int  # counting rate after any prescaler
+    timer_clock_hz: Optional[int]  # the timer's input clock on this QEMU machine (None: not set, pico2)
+    tick_hz: Optional[int]  # counting rate after any prescaler
     icount_shift: Optional[int]  # QEMU -icount shift=K
     has_fpu: bool
     has_dsp: bool
@@ -72,6 +72,7 @@ class Board:
     # how console and host files travel: "semihosting", or "uart" (the framed protocol of
     # firmware/common/uart_io.c, python/mcuflow/uart.py) on QEMU's first serial port
     console: str = "semihosting"
+    uf2_family: Optional[str] = None  # firmware also as a .uf2 of this family (mcuflow.uf2)
     board_file: str = ""  # the board file this board was read from
     support_source: str = ""  # its board.c: board_init, board_counter, the console transport
 
@@ -88,6 +89,10 @@ class Board:
     @property
     def tick_ns(self) -> float:
         return 1e9 / self.tick_hz
+
+    @property
+    def emulated(self) -> bool:
+        return self.qemu_machine is not None
 
     @property
     def ns_per_instruction(self) -> int:
@@ -132,7 +137,7 @@ def board_from_file(path) -> Board:
 
 
 # The built-in boards, in the order they are listed.
-BUILT_IN = ("qemu-m0", "qemu-m3", "qemu-m4", "qemu-m7", "qemu-m33", "qemu-m55", "stm32f405")
+BUILT_IN = ("qemu-m0", "qemu-m3", "qemu-m4", "qemu-m7", "qemu-m33", "qemu-m55", "stm32f405", "pico2")
 _BOARD_LIST = [board_from_file(board_file(name)) for name in BUILT_IN]
 BOARDS: Dict[str, Board] = {b.name: b for b in _BOARD_LIST}
 # Boards read from a user's board file in this process, by name, so that code handed the name

@@ -120,7 +120,8 @@ def cmd_firmware(args) -> int:
     program = Program.load(args.program)
     fw = build(program, args.board, args.output)
     info = fw.info or {}
-    print(f"wrote {fw.elf}, {fw.map.name}, {fw.bin.name} and generated sources in {Path(args.output) / 'generated'}")
+    uf2 = ", firmware.uf2" if (fw.out_dir / "firmware.uf2").is_file() else ""
+    print(f"wrote {fw.elf}, {fw.map.name}, {fw.bin.name}{uf2} and generated sources in {Path(args.output) / 'generated'}")
     if info:
         print(f"compiler: {info.get('compiler', '?')}; flags recorded in {fw.build_info}")
     return 0

@@ -28,6 +28,7 @@ from .firmware_sources import source_root as firmware_source_root
 from .memory_map import arena_regions, program_region
 from .outputs import commit_dir, discard_dir, staging_dir
 from .qemu import QemuError, QemuTimeoutError, run as qemu_run
+from .uf2 import UF2Error, write_uf2
 
 EXIT_RUNTIME_BASE = 16  # firmware/harness/harness_io.h: 16 + mcuflow::Error
 # firmware/harness/<name>.cpp: run over input files, benchmark, many programs, init by phase
@@ -143,8 +144,8 @@ def _harness_source(root: Path, harness: str) -> Path:
 
 _FIRMWARE_INPUTS = {".h", ".c", ".cpp", ".S", ".ld", ".json"}  # .json: board files
 # What a firmware build writes into its directory (generate_sources, build_firmware, _build_into).
-FIRMWARE_OUTPUTS = {"firmware.elf", "firmware.map", "firmware.bin", "build_info.json", "program.mfp", "link.ld",
-                    "generated", "obj"}
+FIRMWARE_OUTPUTS = {"firmware.elf", "firmware.map", "firmware.bin", "firmware.uf2", "build_info.json", "program.mfp",
+                    "link.ld", "generated", "obj"}
 
 
 def _build_digest(root: Path, harness: str) -> str:
@@ -153,7 +154,8 @@ def _build_digest(root: Path, harness: str) -> str:
     read (sources, headers anywhere below runtime/, kernels/ and firmware/, linker scripts, board
     files) with its path (debug info names it), so a change to any rebuilds."""
     h = hashlib.sha256(f"{tool_path('gcc')}\n{compiler_version()}\n".encode())
-    for module in ("crossbuild.py", "device.py", "firmware_sources.py", "memory_map.py", "boards.py", "boardfile.py"):
+    for module in ("crossbuild.py", "device.py", "firmware_sources.py", "memory_map.py", "boards.py", "boardfile.py",
+                   "uf2.py"):
         h.update(Path(__file__).with_name(module).read_bytes())
     trees = [root / d for d in ("runtime", "kernels", "firmware")] + [firmware_dir()]
     files = [_harness_source(root, harness)] + sorted(
@@ -167,7 +169,7 @@ def _build_digest(root: Path, harness: str) -> str:
 def check_board(program: Program, board) -> None:
     """The board can run the program: its instructions (check_tiers) and its RAM (check_fits).
     Commands call it before their first progress line, so bad input stays one line."""
-    check_fits(program, board.name)
+    check_fits(program, board)
     check_tiers(program, board)
 
 
@@ -179,13 +181,18 @@ def _build_into(program: Program, board, out: Path, harness: str) -> None:
     kernels = kernel_sources(root, used_kernels(program))
     sources = runtime_sources(root, board_tiers(board)) + [_harness_source(root, harness)] + generated
     try:
-        build_firmware(board.name, sources, out, o3_sources=kernels, defines=HARNESS_DEFINES.get(harness),
+        build_firmware(board, sources, out, o3_sources=kernels, defines=HARNESS_DEFINES.get(harness),
                        include_dirs=[root / "runtime" / "include", root / "kernels" / "include", out / "generated"])
     except FirmwareError as e:
         msg = e.message
         if "needs" in msg and "KiB" in msg:
             raise DeviceError(f"{board.name}: {msg}") from None
         raise DeviceError(f"firmware build for {board.name} failed: {e}") from None
+    if board.uf2_family:  # what a USB boot loader takes (pico2: the RP2350 boot ROM)
+        try:
+            write_uf2(out / "firmware.elf", out / "firmware.uf2", board.uf2_family)
+        except UF2Error as e:
+            raise DeviceError(f"{board.name}: {e}") from None
     (out / "program.mfp").write_bytes(program.data)  # with its metadata, for `mcuflow size` and other tools
 
 
@@ -244,7 +251,8 @@ def cached_build(program: Program, board_name: str, harness: str = "main") -> Fi
     """Builds once per content: the program's bytes, the board, the harness and everything else
     that decides the image (_build_digest); later calls, from any directory, reuse the ELF."""
     board = board_named(board_name)
-    key = hashlib.sha256("\0".join([hashlib.sha256(program.data).hexdigest(), board.name, harness,
+    key = hashlib.sha256("\0".join([hashlib.sha256(program.data).hexdigest(), repr(board),
+                                     Path(board.support_source).read_text(), harness,
                                      _build_digest(source_root(), harness)]).encode()).hexdigest()[:20]
     cache = Path(os.environ.get("MCUFLOW_CACHE_DIR", Path.home() / ".cache" / "mcuflow")) / "firmware"
     target = cache / f"{board.name}-{harness}-{key}"

@@ -20,7 +20,8 @@ FW_TESTS = FIRMWARE / "tests"
 
 
 
-BOARD_NAMES = boards.board_names()
+# The boards an emulator runs (pico2 has none: tests/python/test_uf2.py checks its image).
+BOARD_NAMES = [b for b in boards.board_names() if boards.get_board(b).emulated]
 # The six QEMU development boards (semihosting): the large program suites run on these; the
 # STM32F405 has its own lean suite (test_stm32f405.py).
 DEV_BOARDS = [b for b in BOARD_NAMES if boards.get_board(b).console == "semihosting"]

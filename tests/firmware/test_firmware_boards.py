@@ -50,7 +50,7 @@ def test_float_and_vector_flags():
     assert "-mfloat-abi=hard" in m55.cpu_flags and m55.has_mve and m55.tier == "mve"
     assert not any(f.startswith("-mfpu") for f in boards.get_board("qemu-m0").cpu_flags)
     assert [b.name for b in boards.BOARDS.values() if b.has_dsp] == [
-        "qemu-m4", "qemu-m7", "qemu-m33", "qemu-m55", "stm32f405"]
+        "qemu-m4", "qemu-m7", "qemu-m33", "qemu-m55", "stm32f405", "pico2"]
 
 
 def test_memory_maps_from_the_brief():
@@ -128,15 +128,15 @@ def test_link_ld_matches_table(name, tmp_path):
     assert m and int(m.group(1), 16) == b.default_stack_size
 
 
-@pytest.mark.parametrize("name", BOARD_NAMES)
+@pytest.mark.parametrize("name", boards.board_names())
 def test_board_cmake_is_generated_from_the_table(name):
     b = boards.get_board(name)
     text = (FIRMWARE / "boards" / name / "board.cmake").read_text()
     assert text == boards.board_cmake(b), f"regenerate firmware/boards/{name}/board.cmake with boards.board_cmake"
     m = re.search(r"set\(MCUFLOW_BOARD_CPU_FLAGS ([^)]*)\)", text)
     assert m and tuple(m.group(1).split()) == b.cpu_flags
-    assert f"set(MCUFLOW_BOARD_QEMU_MACHINE {b.qemu_machine})" in text
-    assert f"set(MCUFLOW_BOARD_ICOUNT_SHIFT {b.icount_shift})" in text
+    assert (f"set(MCUFLOW_BOARD_QEMU_MACHINE {b.qemu_machine})" in text) == b.emulated
+    assert (f"set(MCUFLOW_BOARD_ICOUNT_SHIFT {b.icount_shift})" in text) == b.emulated
     assert ("set(MCUFLOW_BOARD_CONSOLE uart)" in text) == (b.console == "uart")
 
 

@@ -4,7 +4,7 @@
 #
 # Builds <target>.elf for an mcuflow board with its startup code, board interface
 # (semihosting, or the UART protocol where board.cmake sets MCUFLOW_BOARD_CONSOLE uart)
-# and linker script, plus <target>.map and <target>.bin.
+# and the linker script generated from its board.json, plus <target>.map and <target>.bin.
 # Use together with the toolchain file arm-none-eabi.cmake beside this file
 # (CMake >= 3.20).
 # Runtime code is built with -Os, O3_SOURCES (kernels) with -O3.
@@ -23,6 +23,17 @@ function(mcuflow_add_firmware target)
   endif()
   set(MCUFLOW_BOARD_CONSOLE semihosting)
   include("${board_dir}/board.cmake")
+  # The linker script is generated from the board file at configure time (python/mcuflow/boardfile.py).
+  find_package(Python3 REQUIRED COMPONENTS Interpreter)
+  set(MCUFLOW_BOARD_LINKER_SCRIPT "${CMAKE_BINARY_DIR}/mcuflow_board_${ARG_BOARD}/link.ld")
+  set(generator "${MCUFLOW_FIRMWARE_DIR}/../python/mcuflow/boardfile.py")
+  execute_process(
+    COMMAND "${Python3_EXECUTABLE}" "${generator}" "${board_dir}/board.json" -o "${MCUFLOW_BOARD_LINKER_SCRIPT}"
+    RESULT_VARIABLE boardfile_rc ERROR_VARIABLE boardfile_error)
+  if(NOT boardfile_rc EQUAL 0)
+    message(FATAL_ERROR "${boardfile_error}")
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${board_dir}/board.json" "${generator}")
   set(board_io "${MCUFLOW_FIRMWARE_DIR}/common/semihost.c")
   if(MCUFLOW_BOARD_CONSOLE STREQUAL "uart")
     set(board_io "${MCUFLOW_FIRMWARE_DIR}/common/uart_io.c")

@@ -1,23 +1,24 @@
-"""Board files: a board's memory map as JSON, from which its linker script is generated.
+"""Board files: a board as JSON, from which its linker script is generated.
 
-``firmware/boards/<name>/board.json`` describes the memory regions and where code, the stack
-and static data, and the default arena go::
+``firmware/boards/<name>/board.json`` (or a user's file, ``--board my_board.json``) describes the
+core and gcc flags, the emulator, the console, the counter, the memory regions and where code,
+the stack and static data, and the default arena go::
 
-    {"name": "stm32f405",
+    {"name": "stm32f405", "core": "cortex-m4",
+     "cpu_flags": ["-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard"],
+     "qemu": {"machine": "netduinoplus2", "icount_shift": 5}, "console": "uart",
+     "timer": {"name": "TIM2", "base": "0x40000000", "clock_hz": 1000000000, "tick_hz": 31250000},
      "regions": [{"name": "FLASH", "base": "0x08000000", "size": "1M", "kind": "code"},
                  {"name": "SRAM1", "base": "0x20000000", "size": "112K", "kind": "ram"},
                  {"name": "SRAM2", "base": "0x2001C000", "size": "16K", "kind": "ram",
                   "arena_section": ".mcuflow_arena_sram2"}],
      "code_region": "FLASH", "ram_region": "SRAM1", "stack_size": 8192}
 
-(a region may also say ``"fast": true``, ``"note": "..."``, and, for a RAM region that can take
-the program, ``"program_section": ".rodata.mcuflow_program_<x>"``; the arena region defaults to
-``ram_region``, whose default arena section is ``.mcuflow_arena``). :func:`load` checks it —
-overlapping regions, a region past 4 GiB, a stack larger than its region, a missing or
-misnamed field are each one :class:`BoardFileError` line — and :func:`linker_script` writes the
-script the shared startup code (``firmware/common/startup.c``) expects. For a board with a
-board file, ``crossbuild`` generates the script into the build directory; CMake builds run this
-file as a script::
+(docs/boards.md lists every field). :func:`load` checks it — overlapping regions, a region past
+4 GiB, a stack larger than its region, an unknown core, a missing or misnamed field are each
+one :class:`BoardFileError` line naming the file — and :func:`linker_script` writes the script
+the shared startup code (``firmware/common/startup.c``) expects. ``crossbuild`` generates the
+script into the build directory; CMake builds run this file as a script::
 
     python3 python/mcuflow/boardfile.py firmware/boards/stm32f405/board.json -o link.ld
 

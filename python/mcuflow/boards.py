@@ -208,7 +208,8 @@ def board_summary(board: Board) -> Dict[str, object]:
 
 def board_cmake(board: Board) -> str:
     """firmware/boards/<name>/board.cmake, the board for CMake projects, generated from its board
-    file (tests/firmware/test_firmware_boards.py checks the files are this text)."""
+    file (tests/firmware/test_firmware_boards.py checks the files are this text); the linker
+    script mcuflow_add_firmware() generates from board.json itself."""
     emulator = f"QEMU {board.qemu_machine}" if board.qemu_machine else "no emulator"
     lines = [f"# Board {board.name}: {emulator} ({board.core}). Included by mcuflow_add_firmware().",
              "# Generated from python/mcuflow/boards.py (boards.board_cmake); tests/firmware checks it.",
@@ -219,18 +220,4 @@ def board_cmake(board: Board) -> str:
     if board.console == "uart":
         lines += ["# Console and host files over the UART (firmware/common/uart_io.c), no semihosting.",
                   "set(MCUFLOW_BOARD_CONSOLE uart)"]
-    script = "${CMAKE_CURRENT_LIST_DIR}/../../../python/mcuflow/boardfile.py"
-    lines += [
-        "# The linker script is generated from board.json at configure time (python/mcuflow/boardfile.py).",
-        "find_package(Python3 REQUIRED COMPONENTS Interpreter)",
-        f'set(MCUFLOW_BOARD_LINKER_SCRIPT "${{CMAKE_BINARY_DIR}}/mcuflow_board_{board.name}/link.ld")',
-        "execute_process(",
-        f'  COMMAND "${{Python3_EXECUTABLE}}" "{script}"',
-        '          "${CMAKE_CURRENT_LIST_DIR}/board.json" -o "${MCUFLOW_BOARD_LINKER_SCRIPT}"',
-        "  RESULT_VARIABLE _mcuflow_boardfile_rc ERROR_VARIABLE _mcuflow_boardfile_error)",
-        "if(NOT _mcuflow_boardfile_rc EQUAL 0)",
-        '  message(FATAL_ERROR "${_mcuflow_boardfile_error}")',
-        "endif()",
-        "set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS",
-        f'             "${{CMAKE_CURRENT_LIST_DIR}}/board.json" "{script}")']
     return "\n".join(lines) + "\n"

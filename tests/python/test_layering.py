@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "python" / "mcuflow"
 LAYERS: list[tuple[str, set[str]]] = [
     ("errors", {"errors", "version"}),
     # firmware_sources: standard library only (a CMake script too); it locates the source tree boards read
-    ("boards", {"firmware_sources", "boardfile", "boards"}),
+    ("boards", {"firmware_sources", "boardfile", "boards", "uf2"}),
     ("io", {"outputs", "inputs", "program_metadata", "emulator", "uart", "qemu", "progress"}),
     ("memory map", {"memory_map"}),
     ("front ends", {"frontend_protocol", "torch_source", "torch_graph", "torch_pt2e", "frontend", "calibration",

@@ -1,6 +1,7 @@
 /*
  * What a board gives firmware/common/uart_io.c (the board interface over a UART instead of
- * semihosting): a polled byte transport and a way to stop. Implemented by the board's board.c.
+ * semihosting): a polled byte transport. Implemented by the board's board.c; uart_io.c ends a
+ * run with the architectural system reset.
  */
 #ifndef MCUFLOW_UART_IO_H
 #define MCUFLOW_UART_IO_H
@@ -16,8 +17,6 @@ void mcuflow_uart_write_byte(uint8_t byte);
 uint8_t mcuflow_uart_read_byte(void);
 /* Waits until every written byte has left the UART. */
 void mcuflow_uart_flush(void);
-/* Requests a system reset (QEMU started with -no-reboot exits instead). */
-void mcuflow_board_reset(void);
 
 #ifdef __cplusplus
 }

@@ -60,9 +60,6 @@
 #define DWT_CTRL 0xE0001000u
 #define DWT_CYCCNT 0xE0001004u
 
-#define SCB_AIRCR 0xE000ED0Cu
-#define AIRCR_SYSRESETREQ (0x05FAu << 16 | 1u << 2)
-
 /* The IMAGE_DEF block the boot ROM needs (datasheet 5.9.5.1, the minimum Arm IMAGE_DEF): start
  * marker, IMAGE_TYPE item (EXE, Secure, Arm, RP2350), LAST item (1 word of items), a link of 0
  * (a loop of this block alone), end marker. The linker script keeps it right after the vectors. */
@@ -137,12 +134,6 @@ void mcuflow_uart_flush(void)
     }
 }
 
-void mcuflow_board_reset(void)
-{
-    __asm__ volatile("dsb" ::: "memory");
-    REG(SCB_AIRCR) = AIRCR_SYSRESETREQ;
-    __asm__ volatile("dsb" ::: "memory");
-}
 
 const char *board_name(void)
 {

@@ -60,9 +60,6 @@
 #define DWT_CTRL 0xE0001000u
 #define DWT_CYCCNT 0xE0001004u
 
-#define SCB_AIRCR 0xE000ED0Cu
-#define AIRCR_SYSRESETREQ (0x05FAu << 16 | 1u << 2)
-
 static uint32_t board_started;
 static uint32_t counter_is_cycles;
 
@@ -143,12 +140,6 @@ void mcuflow_uart_flush(void)
     }
 }
 
-void mcuflow_board_reset(void)
-{
-    __asm__ volatile("dsb" ::: "memory");
-    REG(SCB_AIRCR) = AIRCR_SYSRESETREQ;
-    __asm__ volatile("dsb" ::: "memory");
-}
 
 const char *board_name(void)
 {

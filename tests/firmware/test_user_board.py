@@ -60,6 +60,12 @@ def test_a_small_model_runs_bit_exact_with_its_arena_in_the_file_s_region(tmp_pa
     assert nm(fw.elf, "Reset_Handler") < 512 * 1024  # code in ITCM
     assert json.loads(fw.build_info.read_text())["board_file"] == str(BOARD_FILE)
     assert_outputs_equal(device.run_on_board(program, x, str(BOARD_FILE)), program.run(x))
+    # a later process finds the board through the build record: `mcuflow size` names its regions
+    p = subprocess.run([sys.executable, "-m", "mcuflow.cli", "size", str(fw.elf), "--no-run", "--json"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout)
+    assert report["record"]["board"] == "imaginary-m7" and list(report["ram"]["arena"]) == ["SRAM2"]
 
 
 def test_a_plan_for_the_board_file_uses_its_regions_fastest_first():

@@ -147,3 +147,19 @@ def test_the_script_refuses_a_bad_board_file_with_one_line_on_stderr(tmp_path):
     assert p.returncode == 0, p.stderr
     text = (tmp_path / "link.ld").read_text()
     assert "SRAM2 (rwx) : ORIGIN = 0x2001C000, LENGTH = 16K" in text and "} > SRAM1 AT > FLASH" in text
+
+
+def test_mcuflow_boards_lists_every_board_and_a_user_s_file(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "mcuflow.cli", "boards"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    rows = {line.split()[0]: line for line in p.stdout.splitlines()[1:]}
+    assert list(rows) == boards.board_names()
+    assert rows["stm32f405"].split()[1:5] == ["cortex-m4", "dsp", "uart", "netduinoplus2"]
+    assert "FLASH 0x08000000 1 MiB code, SRAM1 0x20000000 112 KiB ram*, SRAM2 0x2001C000 16 KiB ram" in rows["stm32f405"]
+    assert rows["pico2"].split()[1:5] == ["cortex-m33", "dsp", "uart", "none"]
+    p = subprocess.run([sys.executable, "-m", "mcuflow.cli", "boards", "--json", write(tmp_path, FULL)],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    [chip] = json.loads(p.stdout)
+    assert (chip["name"], chip["core"], chip["emulator"], chip["arena_region"]) == ("chip", "cortex-m4", "mps2-an386",
+                                                                                    "SRAM1")

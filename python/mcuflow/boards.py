@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from .boardfile import BoardFileError, MemoryRegion, board_file, load
@@ -40,7 +39,6 @@ __all__ = [
 ]
 
 KiB = 1024
-MiB = 1024 * 1024
 
 
 @dataclass(frozen=True)

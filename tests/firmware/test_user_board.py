@@ -11,7 +11,6 @@ import json
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 import torch
 import torch.nn as nn

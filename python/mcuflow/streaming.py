@@ -12,11 +12,20 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["StreamingConv1d", "StreamingConv2d", "StreamingRNN"]
+__all__ = ["StreamingConv1d", "StreamingConv2d", "StreamingRNN", "reset_streaming_state"]
 
 
 def _history_frames(kernel_size: int, dilation: int) -> int:
     return dilation * (kernel_size - 1)
+
+
+def reset_streaming_state(module: torch.nn.Module) -> None:
+    """Forgets the kept context of every streaming layer in ``module`` (PyTorch side; a compiled
+    program has reset_state()). An eager call changes the buffers, and ``torch.export`` takes
+    their values as the program's initial state: reset before exporting."""
+    for layer in module.modules():
+        if isinstance(layer, (_KeptFrames, StreamingRNN)):
+            layer.reset()
 
 
 class _KeptFrames:

@@ -64,6 +64,9 @@ class ModelSpec:
     reference: str = ""  # where the layout and the reference counts come from
     # "classes" (scores: top-1 is meaningful), "reconstruction" (of the input) or "features" (left as built)
     output: str = "classes"
+    # A streaming model (mcuflow.streaming layers, batch 1): an input is one frame (time on the last
+    # dim), samples are consecutive frames of one stream, outputs keep time last too.
+    streaming: bool = False
 
 
 _REGISTRY: dict[str, ModelSpec] = {}
@@ -150,7 +153,11 @@ class ZooModel:
     def counts(self) -> tuple[int, int]:
         """(parameters after BatchNorm folding, MACs) measured on the module."""
         if self._counts is None:
-            self._counts = count_parameters_and_macs(self.module, self.example_input())
+            import copy
+
+            # A streaming module's forward updates its state, which export would take as the initial one.
+            module = copy.deepcopy(self.module) if self.spec.streaming else self.module
+            self._counts = count_parameters_and_macs(module, self.example_input())
         return self._counts
 
 
@@ -166,11 +173,17 @@ def get(name: str, seed: int = 0, checkpoint: Optional[str | os.PathLike] = None
         if checkpoint is None:
             _init_weights(module)
     if checkpoint is None:
-        data = _draw(model_spec, seed, _STREAM_BATCHNORM, _BATCHNORM_BATCHES * _BATCHNORM_BATCH_SIZE)
-        batches = list(torch.from_numpy(data).split(_BATCHNORM_BATCH_SIZE))
+        data = torch.from_numpy(_draw(model_spec, seed, _STREAM_BATCHNORM, _BATCHNORM_BATCHES * _BATCHNORM_BATCH_SIZE))
+        # A stream's frames go in as windows of consecutive frames (its layers take batch 1).
+        frames = torch.cat(list(data), dim=-1)[None] if model_spec.streaming else data
+        batches = list(frames.split(_BATCHNORM_BATCH_SIZE, dim=-1 if model_spec.streaming else 0))
         _realistic_batchnorm(module, batches, torch.Generator().manual_seed(int(seed)))
         if model_spec.output != "features":
-            _realistic_output(module, batches, model_spec.output)
+            _realistic_output(module, batches, model_spec.output, model_spec.streaming)
+    if model_spec.streaming:
+        from ..streaming import reset_streaming_state
+
+        reset_streaming_state(module)  # export takes the buffers' values as the initial state
     else:
         _load_checkpoint(module, checkpoint, name)
     module.eval()
@@ -229,18 +242,19 @@ def _realistic_batchnorm(module, batches, generator) -> None:
     module.eval()
 
 
-def _realistic_output(module, batches, output: str) -> None:
+def _realistic_output(module, batches, output: str, streaming: bool = False) -> None:
     """Output statistics of a trained model, set through the last linear layer's weights and
     bias: class scores centred per class (every class wins on some inputs instead of one class
     on all, so top-1 agreement means something), or a reconstruction with the per-feature mean
-    and spread of the input it reconstructs."""
+    and spread of the input it reconstructs. A streaming model's last layer is a 1×1 Conv1d
+    (per frame) and its statistics are over the frames."""
     import torch
     import torch.nn as nn
 
-    last = [m for m in module.modules() if isinstance(m, nn.Linear)][-1]
+    last = [m for m in module.modules() if isinstance(m, nn.Conv1d if streaming else nn.Linear)][-1]
     with torch.no_grad():
-        x = torch.cat(batches)
-        y = module(x)
+        x = torch.cat(batches, dim=-1 if streaming else 0)
+        y = module(x)[0].T if streaming else module(x)
         mean, std = y.mean(0), y.std(0)
         if output == "classes":
             last.bias.sub_(mean)
@@ -295,7 +309,7 @@ def count_parameters_and_macs(module, inputs) -> tuple[int, int]:
     def on_layer(m, args, out):
         layer_outputs[id(out)] = m
         totals["parameters"] += m.weight.numel() + (m.bias.numel() if m.bias is not None else 0)
-        per_output = m.weight[0].numel() if isinstance(m, nn.Conv2d) else m.in_features
+        per_output = m.in_features if isinstance(m, nn.Linear) else m.weight[0].numel()
         totals["macs"] += out[0].numel() * per_output  # batch 1: out[0] is one sample
 
     def on_batchnorm(m, args, out):
@@ -308,7 +322,7 @@ def count_parameters_and_macs(module, inputs) -> tuple[int, int]:
 
     hooks = []
     for m in module.modules():
-        if isinstance(m, (nn.Conv2d, nn.Linear)):
+        if isinstance(m, (nn.Conv1d, nn.Conv2d, nn.Linear)):
             hooks.append(m.register_forward_hook(on_layer))
         elif isinstance(m, nn.modules.batchnorm._BatchNorm):
             hooks.append(m.register_forward_hook(on_batchnorm))

@@ -96,3 +96,18 @@ def test_state_and_arena_within_the_liveness_bound():
     # the bound counts the states (live from before the first op to after the last)
     assert program.arena_lower_bound >= sum(t["bytes"] for t in states)
     assert plan["arena"] <= 1.1 * program.arena_lower_bound, (plan["arena"], program.arena_lower_bound)
+
+
+def test_a_checkpoint_saved_mid_stream_loads_with_its_state_reset(tmp_path):
+    m = model()
+    module = copy.deepcopy(m.module)
+    with torch.no_grad():
+        module(torch.from_numpy(as_window(m.evaluation(8))))  # eager frames fill the kept context
+    assert module.blocks[0][0].history.any()
+    path = tmp_path / "ds_tcn_stream.pt"
+    torch.save(module.state_dict(), path)
+    loaded = zoo.get("ds_tcn_stream", checkpoint=path).module
+    for name, buffer in loaded.named_buffers():
+        if name.endswith("history"):
+            assert not buffer.any(), name
+    assert torch.equal(loaded.blocks[1][1].weight, m.module.blocks[1][1].weight)

@@ -180,12 +180,12 @@ def get(name: str, seed: int = 0, checkpoint: Optional[str | os.PathLike] = None
         _realistic_batchnorm(module, batches, torch.Generator().manual_seed(int(seed)))
         if model_spec.output != "features":
             _realistic_output(module, batches, model_spec.output, model_spec.streaming)
-    if model_spec.streaming:
-        from ..streaming import reset_streaming_state
-
-        reset_streaming_state(module)  # export takes the buffers' values as the initial state
     else:
         _load_checkpoint(module, checkpoint, name)
+    if model_spec.streaming:  # export takes the buffers' values (a checkpoint's too) as the initial state
+        from ..streaming import reset_streaming_state
+
+        reset_streaming_state(module)
     module.eval()
     return ZooModel(model_spec, module, int(seed), None if checkpoint is None else str(checkpoint))
 

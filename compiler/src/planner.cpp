@@ -812,14 +812,48 @@ bool write_update_in_place(LoweredProgram& p, const StateUpdate& s) {
   return true;
 }
 
+// The other state whose old value `s`'s update is (a view of it: `a.copy_(b)`), or -1.
+int state_copied_into(const LoweredProgram& p, const StateUpdate& s) {
+  const int from = root_of(p, s.update);
+  for (const StateUpdate& t : p.states) {
+    if (t.state == from && t.state != s.state) return from;
+  }
+  return -1;
+}
+
 // Every state gets its update by the end of the run: written in place by the op computing it,
-// or copied there by a strided copy appended after the last op (an identity gather).
+// or copied there by a strided copy appended after the last op (an identity gather). A copy
+// that reads another state's old value runs before that state is written: such a state is not
+// written in place, and its copy follows the copies reading it. States copied from each other
+// in a cycle (a swap) would need a temporary: refused.
 void write_state_updates(LoweredProgram& p, bool in_place) {
+  std::vector<const StateUpdate*> copies;
   for (const StateUpdate& s : p.states) {
     const bool written = std::any_of(p.ops.begin(), p.ops.end(), [&](const ProgramOp& op) {
       return std::find(op.outputs.begin(), op.outputs.end(), s.state) != op.outputs.end();
     });
-    if (written || (in_place && write_update_in_place(p, s))) continue;
+    const bool read_by_a_copy = std::any_of(p.states.begin(), p.states.end(), [&](const StateUpdate& t) {
+      return state_copied_into(p, t) == s.state;
+    });
+    if (written || (in_place && !read_by_a_copy && write_update_in_place(p, s))) continue;
+    copies.push_back(&s);
+  }
+  while (!copies.empty()) {
+    // the first pending copy whose state no other pending copy still has to read
+    auto next = std::find_if(copies.begin(), copies.end(), [&](const StateUpdate* s) {
+      return std::none_of(copies.begin(), copies.end(), [&](const StateUpdate* t) {
+        return t != s && state_copied_into(p, *t) == s->state;
+      });
+    });
+    if (next == copies.end()) {
+      const StateUpdate& s = *copies.front();
+      throw CompileError("state " + p.tensors[size_t(s.state)].name + ": its update is the old value of state " +
+                         p.tensors[size_t(state_copied_into(p, s))].name +
+                         ", and the states' updates read each other's old values in a cycle (a swap); mcuflow "
+                         "copies updates into states one after another and keeps no temporary for a cycle");
+    }
+    const StateUpdate& s = **next;
+    copies.erase(next);
     const ProgramTensor& state = p.tensors[size_t(s.state)];
     const uint32_t bits = format::dtype_bits(state.dtype);
     if (bits != 8 && bits != 32) throw CompileError("state " + state.name + ": only 8- and 32-bit states are supported");

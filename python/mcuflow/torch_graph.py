@@ -542,6 +542,41 @@ class _Opaque:
         self.what = what
 
 
+def _check_buffer_assignments(ep) -> None:
+    """A buffer's update must keep its shape and dtype: ``self.buf = t`` in eager PyTorch
+    replaces the buffer with ``t`` whatever its shape, where the exported program copies ``t``
+    into the buffer (an error in torch's own decomposition for a shape that does not broadcast).
+    A state has the buffer's static shape and dtype between runs: anything else is refused here,
+    naming the buffer, the model line and the two shapes or dtypes."""
+    from torch.export.graph_signature import InputKind
+
+    buffers = {spec.arg.name: spec.target for spec in ep.graph_signature.input_specs
+               if spec.kind == InputKind.BUFFER and hasattr(spec.arg, "name")}
+    for node in ep.graph.nodes:
+        if node.op != "call_function" or node.target is not torch.ops.aten.copy_.default:
+            continue
+        target, source = node.args[0], node.args[1]
+        if not (isinstance(target, torch.fx.Node) and target.name in buffers and isinstance(source, torch.fx.Node)):
+            continue
+        buffer, value = target.meta.get("val"), source.meta.get("val")
+        if not isinstance(buffer, torch.Tensor) or not isinstance(value, torch.Tensor):
+            continue
+        where = f"buffer {buffers[target.name]} at {node_source(node)}"
+        if not _is_static(value.shape):
+            raise UnsupportedModelError(f"{where}: the update has dynamic shape {_shape_str(value.shape)}; "
+                                        f"a state keeps the buffer's static shape {_shape_str(buffer.shape)}")
+        try:
+            broadcast = list(torch.broadcast_shapes(value.shape, buffer.shape)) == list(buffer.shape)
+        except RuntimeError:
+            broadcast = False
+        if not broadcast:
+            raise UnsupportedModelError(f"{where}: the update has shape {_shape_str(value.shape)}, the buffer "
+                                        f"{_shape_str(buffer.shape)}; a state keeps its buffer's shape between runs")
+        if value.dtype != buffer.dtype:
+            raise UnsupportedModelError(f"{where}: the update is {value.dtype}, the buffer {buffer.dtype}; "
+                                        f"a state keeps its buffer's dtype between runs")
+
+
 def walk(exported_program, builder, handlers: dict[str, Callable[[_Describer, torch.fx.Node], Any]],
          vocabulary: Collection[str], unfolded: Collection[str] = ()) -> Description:
     """Describe ``exported_program`` to ``builder``, each call node by ``handlers[overload]``,
@@ -551,6 +586,7 @@ def walk(exported_program, builder, handlers: dict[str, Callable[[_Describer, to
     if not isinstance(ep, torch.export.ExportedProgram):
         raise TypeError(f"describe() needs a torch.export.ExportedProgram, got {type(ep).__name__}")
     _check_training_mode(ep)
+    _check_buffer_assignments(ep)
     if _has_mutations(ep):
         # In-place ops (nn.ReLU(inplace=True), x += y ...): make aliasing explicit first.
         ep = ep.run_decompositions({})

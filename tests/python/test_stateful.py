@@ -124,6 +124,25 @@ class StackedHistoryConvs(torch.nn.Module):
         return self.second(torch.relu(self.first(x)))
 
 
+class DelayLine(torch.nn.Module):
+    """Three states, each run copied one into the next (c <- b <- a <- 2x): every copy reads the
+    old value of a state the same run updates, so the copies must run c, b, a, and a's update
+    (the mul) must not write a in place. Registered c first: the order that needs reordering."""
+
+    frame_shape = (1, 4)
+
+    def __init__(self):
+        super().__init__()
+        for name in ("c", "b", "a"):
+            self.register_buffer(name, torch.zeros(1, 4))
+
+    def forward(self, x):
+        self.c.copy_(self.b)
+        self.b.copy_(self.a)
+        self.a.copy_(x * 2)
+        return self.c + x
+
+
 def frames(model, seed, count=FRAMES):
     g = torch.Generator().manual_seed(seed)
     return [torch.randn(*model.frame_shape, generator=g) for _ in range(count)]
@@ -144,7 +163,7 @@ def compiled(model, precision, target="cortex-m55", **options):
 
 MODELS = {"smoothing": Smoothing, "smoothing_head": SmoothingHead, "frame_stack": FrameStack,
           "stacked_history_convs": StackedHistoryConvs, "updated_twice": UpdatedTwice,
-          "slice_assignments": SliceAssignments}
+          "slice_assignments": SliceAssignments, "delay_line": DelayLine}
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -235,6 +254,55 @@ def test_strided_slice_assignment_is_one_clear_line():
     with pytest.raises(UnsupportedModelError, match=r"^unsupported arguments for aten.slice_scatter.default at "
                                                     r"\S+test_stateful.py:\d+: self.window\[:, ::2\] = x — "
                                                     r"a strided assignment \(slice step 2\)$"):
+        mcuflow.compile(ep, precision="fp32")
+
+
+class Swap(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("a", torch.zeros(1, 4))
+        self.register_buffer("b", torch.ones(1, 4))
+
+    def forward(self, x):
+        a, b = self.a.clone(), self.b.clone()
+        self.a.copy_(b)
+        self.b.copy_(a)
+        return x + self.a
+
+
+def test_states_swapped_in_a_cycle_are_one_clear_line():
+    ep = torch.export.export(Swap(), (torch.randn(1, 4),))
+    with pytest.raises(UnsupportedModelError, match=r"^state a: its update is the old value of state b, and the "
+                                                    r"states' updates read each other's old values in a cycle"):
+        mcuflow.compile(ep, precision="fp32")
+
+
+class Reassigned(torch.nn.Module):
+    """``self.window = t``: eager PyTorch replaces the buffer whatever t's shape and dtype."""
+
+    def __init__(self, update):
+        super().__init__()
+        self.register_buffer("window", torch.zeros(1, 4))
+        self.update = update
+
+    def forward(self, x):
+        y = x + self.window.sum()
+        self.window = self.update(x)
+        return y
+
+
+@pytest.mark.parametrize("update, x, dynamic, reason", [
+    (lambda x: x * 2, torch.randn(1, 8), None,
+     r"the update has shape \[1, 8\], the buffer \[1, 4\]; a state keeps its buffer's shape between runs"),
+    (lambda x: (x * 2).to(torch.float16), torch.randn(1, 4), None,
+     r"the update is torch.float16, the buffer torch.float32; a state keeps its buffer's dtype between runs"),
+    (lambda x: x * 2, torch.randn(3, 4), {"x": {0: torch.export.Dim("batch", min=2, max=8)}},
+     r"the update has dynamic shape \[s\d+, 4\]; a state keeps the buffer's static shape \[1, 4\]"),
+], ids=["shape", "dtype", "dynamic"])
+def test_buffer_assigned_another_shape_or_dtype_is_one_clear_line(update, x, dynamic, reason):
+    ep = torch.export.export(Reassigned(update), (x,), dynamic_shapes=dynamic)
+    with pytest.raises(UnsupportedModelError, match=r"^buffer window at \S+test_stateful.py:\d+: "
+                                                    r"self.window = self.update\(x\): " + reason + "$"):
         mcuflow.compile(ep, precision="fp32")
 
 

@@ -70,3 +70,16 @@ def test_frame_by_frame_equals_whole_window(model_class, precision):
     assert error < (0.05 * np.abs(expected).max() if int8 else 1e-5), error
     streaming.reset_state()
     assert streaming.run(one(xs, 0).numpy())[0].tobytes() == got[:, :, :1].tobytes()
+
+
+def test_a_one_frame_kernel_keeps_no_state():
+    """Kernel 1 over time needs no past frames: no history, no state, the plain convolution."""
+    torch.manual_seed(0)
+    layer = StreamingConv1d(4, 3, 1).eval()
+    assert layer.history.shape == (1, 4, 0)
+    x = torch.randn(1, 4, 1)
+    program = mcuflow.compile(torch.export.export(layer, (x,)), target="cortex-m55", precision="fp32")
+    assert not program.stateful
+    with torch.no_grad():
+        expected = torch.nn.functional.conv1d(x, layer.weight, layer.bias).numpy()
+    np.testing.assert_allclose(program.run(x.numpy())[0], expected, rtol=1e-6, atol=1e-6)

@@ -22,17 +22,9 @@ even size). PyTorch's ``padding=`` is symmetric, so these models pad the same to
 weights trained with TensorFlow bit-for-bit, express the padding with an explicit ``F.pad``
 (asymmetric) before a ``padding=0`` convolution; for seeded weights the difference is irrelevant.
 
-Streaming keyword spotting (MLPerf Tiny's fifth benchmark, not in the zoo yet; layout from
-``benchmark/training/streaming_wakeword/keras_model.py``, model ``ds_tcn``): input
-``[batch, T, 1, F]`` (time-major log-mel features, F bins; T frames for training, variable
-length when streaming), four blocks of depthwise ``(k, 1)`` temporal convolution (valid
-padding, no bias; k = 3, 5, 10, 15, stride 1, dilation 1) → 1×1 convolution (no bias;
-128, 64, 64, 32 filters) → BatchNorm → ReLU → dropout 0.2, then flatten and ``Dense(3)``
-(wake word / unknown / silence). With valid padding the receptive field is
-3 + 5 + 10 + 15 − 3 = 30 frames; a streaming deployment keeps k − 1 past frames per block
-(2 + 4 + 9 + 14 frames of 40, 128, 64, 64 channels) as state between calls and computes one
-new output frame per input frame, which needs a stateful program input/output pair that
-mcuflow does not have yet.
+Streaming keyword spotting (MLPerf Tiny's fifth benchmark, ``benchmark/training/streaming_wakeword``,
+model ``ds_tcn``) is in the zoo as ``ds_tcn_stream`` (zoo/streaming.py): one log-mel frame per
+call, the temporal context kept as program state.
 """
 
 from __future__ import annotations

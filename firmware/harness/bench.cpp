@@ -15,6 +15,7 @@
 //   mcuflow-bench: inference <k> <n>      measured executions of the inference ops
 //   mcuflow-bench: application <k> <n>    Session::run (every op) + argmax over output 0
 //   mcuflow-bench: argmax <index>         the application path's answer
+//   mcuflow-bench: reset <n>              Session::reset_state (states back to their initial values)
 //   mcuflow-bench: op <i> <n>             one run, each op timed alone with Session::run_op
 //   mcuflow-bench: arena <r> <bytes>      bytes of arena region r one bind + run reaches (painted)
 #include <cstdint>
@@ -164,6 +165,14 @@ int main() {
     report("application", k, elapsed);
   }
   report("argmax", answer);
+
+  // After the runs above moved the states on: a stream restarting (reset_state copies every
+  // state's initial value from the program; a program without states has nothing to copy).
+  const uint32_t reset_start = board_counter();
+  const mcuflow::Error reset = run.reset_state();
+  const uint32_t reset_elapsed = board_counter() - reset_start;
+  if (reset != mcuflow::Error::kOk) fail("reset_state failed", reset);
+  report("reset", reset_elapsed);
 
   harness::read_inputs(p, run, 0);
   for (uint32_t i = 0; i < p.op_count(); ++i) {

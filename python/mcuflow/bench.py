@@ -121,6 +121,13 @@ def _region_text(program: Program, first: int, end: int) -> dict[str, str]:
     if end < n:
         inference += f"; the output dequantization ({_ops(end, n)}) is not run"
     conversion = " (input quantization, inference, output dequantization)" if first > 0 or end < n else ""
+    states = [t for t in program._host.tensors if t["storage"] == "state"]
+    if states:
+        inference += "; the states carry from run to run (each run continues the stream of the runs before)"
+        reset = (f"Session::reset_state after the measured runs: the program's {len(states)} states "
+                 f"({sum(t['bytes'] for t in states)} bytes) back to their initial values")
+    else:
+        reset = "Session::reset_state of a program without states (nothing to copy)"
     return {
         "init": ("Program::load at Verify::kFull (header, both CRC-32s: the whole program, every tensor and op "
                  "verified, prepared tables recomputed) + Session::bind: a first boot"),
@@ -130,6 +137,7 @@ def _region_text(program: Program, first: int, end: int) -> dict[str, str]:
         "warmup": f"further executions of {_ops(first, end)}, not counted in the statistics",
         "inference": inference,
         "application": f"Session::run over all {n} ops{conversion} + argmax over output 0: the full application path",
+        "reset_state": reset,
     }
 
 
@@ -183,6 +191,7 @@ def run_bench(program: Program, board: str, *, warmup: int = 2, runs: int = 20, 
                       "phases": parse_init_phases(phases_stdout, overhead, "wake")},
         "cold_inference": {"contains": text["cold_inference"], "observations": net([lines["cold"][0][0]])},
         "warmup": {"contains": text["warmup"], "observations": net([v for _, v in lines.get("warmup", [])])},
+        "reset_state": {"contains": text["reset_state"], "observations": net([lines["reset"][0][0]])},
     }
     for name in ("inference", "application"):
         observations = net([v for _, v in lines[name]])
@@ -240,7 +249,7 @@ def format_report(r: dict, program_path: str) -> str:
              "not cycles",
              "", f"{'region':<26} {'median':>12} {'p90':>12} {'p99':>12} {'min':>12} {'max':>12}"]
     for name, label in (("init", "init (load+verify+bind)"), ("wake_init", "init on a later wake"),
-                        ("cold_inference", "cold first inference")):
+                        ("cold_inference", "cold first inference"), ("reset_state", "reset_state")):
         v = r["regions"][name]["observations"][0]
         lines.append(f"{label:<26} {v:>12}")
     for name in ("inference", "application"):

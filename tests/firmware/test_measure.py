@@ -149,6 +149,7 @@ def test_bench_json_carries_the_record_and_every_observation(compiled, capsys):
     regions = r["regions"]
     assert len(regions["init"]["observations"]) == len(regions["cold_inference"]["observations"]) == 1
     assert len(regions["warmup"]["observations"]) == 1
+    assert len(regions["reset_state"]["observations"]) == 1 and "without states" in regions["reset_state"]["contains"]
     for name in ("inference", "application"):
         s = regions[name]
         assert len(s["observations"]) == s["runs"] == 5

@@ -34,3 +34,17 @@ def test_stream_host_equals_board(target, board, io):
     on_board = device.run_on_board(program, frames, board)
     assert len(np.unique(on_host[0].argmax(1))) > 1  # the stream's detections change
     assert_outputs_equal(on_board, on_host)
+
+
+def test_bench_times_the_stream_and_its_reset_apart():
+    from mcuflow.bench import run_bench
+
+    m = zoo.get("ds_tcn_stream", seed=0)
+    program = mcuflow.compile(m.export(), target="cortex-m55", calibration=m.calibration(200), io="int8")
+    state_bytes = sum(t["bytes"] for t in program._host.tensors if t["storage"] == "state")
+    r = run_bench(program, "qemu-m55", warmup=1, runs=3)
+    reset = r["regions"]["reset_state"]
+    assert "10 states (5252 bytes)" in reset["contains"]
+    assert "states carry from run to run" in r["regions"]["inference"]["contains"]
+    # copying 5,252 bytes of initial values takes at least one instruction per word
+    assert state_bytes // 4 < reset["observations"][0] < r["regions"]["inference"]["median"]

@@ -9,7 +9,7 @@ separate stream), built into the firmware harness (firmware/harness/main.cpp: on
 then Session::run per frame, the states carried from frame to frame) and run over --frames
 consecutive evaluation frames. The host runtime runs the same frames from the initial state.
 Printed, per board: instructions (QEMU) per frame (the harness's counter around Session::run:
-median, min, max over the frames), the planned arena (states included) next to the liveness
+median, nearest-rank p90 and p99, min and max over the frames, every frame's count in the JSON), the planned arena (states included) next to the liveness
 lower bound with the states counted, the state bytes (rings and heads), flash (text + data of the
 firmware, as mcuflow size counts it, and the program's share), and the frames whose detection
 (argmax of the 12 scores) or whose raw output bytes differ between host and board.
@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import statistics
 import sys
 from pathlib import Path
 
@@ -32,6 +31,7 @@ import numpy as np
 
 import mcuflow
 from mcuflow import device, zoo
+from mcuflow.bench import summarize
 from mcuflow.boards import get_board
 from mcuflow.outputs import write_file
 
@@ -62,8 +62,7 @@ def bench_board(model, board: str, frames: np.ndarray, io: str, zoo_bench) -> di
     states = [t for t in program.describe()["tensors"] if t["storage"] == "state"]
     footprint = zoo_bench.firmware_footprint(fw.elf)
     return {"board": board, "target": core, "io": io, "frames": len(inputs),
-            "instructions_median": int(statistics.median(counts)), "instructions_min": min(counts),
-            "instructions_max": max(counts), "instructions": counts,
+            "instructions_per_frame": summarize(counts), "instructions": counts,
             "arena": program.arena_bytes, "arena_lower_bound": program.arena_lower_bound,
             "state_bytes": sum(t["bytes"] for t in states), "states": {t["name"]: t["bytes"] for t in states},
             "flash_total": footprint["flash_total"], "flash_program": footprint["flash_program"],
@@ -72,12 +71,13 @@ def bench_board(model, board: str, frames: np.ndarray, io: str, zoo_bench) -> di
 
 
 def markdown(rows: list[dict]) -> str:
-    lines = ["| board | instructions (QEMU) per frame: median / min / max | arena (states included) / bound | ratio "
+    lines = ["| board | instructions (QEMU) per frame: median / p90 / p99 / min / max | arena (states included) / bound "
+             "| ratio "
              "| states | flash (program) | frames differing: detection / raw output |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['board']} | {r['instructions_median']:,} / {r['instructions_min']:,} / "
-                     f"{r['instructions_max']:,} | {r['arena']:,} / {r['arena_lower_bound']:,} B | "
+        per_frame = " / ".join(f"{r['instructions_per_frame'][k]:,}" for k in ("median", "p90", "p99", "min", "max"))
+        lines.append(f"| {r['board']} | {per_frame} | {r['arena']:,} / {r['arena_lower_bound']:,} B | "
                      f"{r['arena'] / r['arena_lower_bound']:.3f} | {r['state_bytes']:,} B | "
                      f"{r['flash_total']:,} B ({r['flash_program']:,} B) | "
                      f"{len(r['frames_detection_differs'])} / {len(r['frames_raw_output_differs'])} |")

@@ -226,11 +226,12 @@ def run_bench(program: Program, board: str, *, warmup: int = 2, runs: int = 20, 
 
 
 def planned_arena_tops(program: Program) -> list[int]:
-    """Per memory region, the end of the highest tensor the plan places there (arena tensors and
-    weights copied at bind): the bytes a run can touch (the region's size adds only alignment)."""
+    """Per memory region, the end of the highest tensor the plan places there (arena tensors, and
+    weights copied and states placed there at bind): the bytes a run can touch (the region's size
+    adds only alignment)."""
     tops = [0] * len(program.region_bytes)
     for t in program._host.tensors:
-        if t["storage"] in ("arena", "copied"):  # arena tensors, and weights copied into a region at bind
+        if t["storage"] in ("arena", "copied", "state"):
             start = t["offset"] if t["storage"] == "arena" else t["copy_offset"]
             tops[t["region"]] = max(tops[t["region"]], start + t["bytes"])
     return tops

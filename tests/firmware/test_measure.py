@@ -227,6 +227,18 @@ def test_painted_arena_high_water_equals_the_plan(target, board, memory):
     assert r["memory"]["arena_reached"] == r["memory"]["arena_planned"] == tops
 
 
+def test_painted_arena_high_water_counts_the_states():
+    """States are placed in the arena's region (bind writes their initial values): where one
+    ends highest, the plan's top is its end, and one run on the board reaches exactly it."""
+    from mcuflow import zoo
+    m = zoo.get("ds_tcn_stream", seed=0)
+    program = mcuflow.compile(m.export(), target="cortex-m4", calibration=m.calibration(50), io="int8")
+    tops = bench.planned_arena_tops(program)
+    assert tops[0] == max(t["copy_offset"] + t["bytes"] for t in program._host.tensors if t["storage"] == "state")
+    r = bench.run_bench(program, "qemu-m4", warmup=0, runs=1)
+    assert r["memory"]["arena_reached"] == r["memory"]["arena_planned"] == tops
+
+
 def test_size_and_bench_reject_bad_input_with_one_line(tmp_path, capsys):
     not_elf = tmp_path / "x.elf"
     not_elf.write_bytes(b"not an elf")

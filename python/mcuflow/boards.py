@@ -188,9 +188,7 @@ def board_named(name) -> Board:
     or a bad board file an InputError."""
     try:
         return get_board(name)
-    except UnknownBoardError as e:
-        raise InputError(str(e)) from None
-    except BoardFileError as e:
+    except (UnknownBoardError, BoardFileError) as e:
         raise InputError(str(e)) from None
 
 

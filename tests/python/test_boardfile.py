@@ -163,3 +163,15 @@ def test_mcuflow_boards_lists_every_board_and_a_user_s_file(tmp_path):
     [chip] = json.loads(p.stdout)
     assert (chip["name"], chip["core"], chip["emulator"], chip["arena_region"]) == ("chip", "cortex-m4", "mps2-an386",
                                                                                     "SRAM1")
+
+
+def test_board_file_cores_are_the_compilers_targets_with_their_tiers():
+    """boardfile.CORES repeats the compiler's core list (the generator runs as a plain script,
+    without the extension): it must name exactly the compiler's cores, each on its tier."""
+    from mcuflow import _core
+    for core, (_, tier) in boardfile.CORES.items():
+        assert _core.target_tier(core) == tier, core
+    with pytest.raises(Exception, match="known targets: ") as e:
+        _core.target_tier("no-such-core")
+    known = str(e.value).split("known targets: ")[1].split(", ")  # less the "reference" pseudo-target
+    assert set(known) - {"reference"} == set(boardfile.CORES)

@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("memory map", {"memory_map"}),
     ("front ends", {"frontend_protocol", "torch_source", "torch_graph", "torch_pt2e", "frontend", "calibration",
                     "quantizer", "streaming",
-                    "zoo", "zoo.mlperf", "zoo.families", "zoo.extra"}),
+                    "zoo", "zoo.mlperf", "zoo.families", "zoo.extra", "zoo.streaming"}),
     ("api", {"options", "api"}),
     ("device", {"crossbuild", "device"}),
     ("measure", {"measure"}),

@@ -32,7 +32,8 @@ TIERS = ("reference", "scalar", "dsp", "mve")
 RUNTIME_OPS = {"read_input_rows"}
 # Kernels that run another kernel's walk: a ring kernel convolves the ring's window with the plain one.
 KERNEL_CALLS = {"ring_conv_s8": ("conv_s8",), "ring_dwconv_s8": ("dwconv_s8",),
-                "ring_conv_f32": ("conv_f32",), "ring_dwconv_f32": ("dwconv_f32",)}
+                "ring_conv_f32": ("conv_f32",), "ring_dwconv_f32": ("dwconv_f32",),
+                "dwconv_s16_mve": ("dwconv_s16",)}  # its int64 walk where int32 is not provably exact
 KERNEL_ID_HEADER = Path("runtime") / "include" / "mcuflow" / "runtime" / "kernel_id.h"
 
 # docs/program_format.md: op_count u16 at 22, ops_offset u32 at 32, arena_bytes u32 at 64; each

@@ -38,6 +38,13 @@ std::string words(Refusal r, const ConvParams& c) {
            std::to_string(int64_t(c.k_h) * c.k_w * c.in_c);
   return refusal_words(r);
 }
+// conv_s16_mve gathers its window on the stack: a smaller depth.
+std::string s16_words(Refusal r, const ConvParams& c) {
+  if (r == Refusal::kWindowDepth)
+    return "needs k_h*k_w*in_c <= " + std::to_string(kernels::kMveS16ConvMaxDepth) + ", got " +
+           std::to_string(int64_t(c.k_h) * c.k_w * c.in_c);
+  return words(r, c);
+}
 std::string words(Refusal r, const DwConvParams& d) {
   if (r == Refusal::kChannelMultiplier) return "needs channel multiplier 1, got " + std::to_string(d.ch_mult);
   if (r == Refusal::kTaps)
@@ -139,6 +146,16 @@ std::vector<TierCandidate> mve_candidates() {
        "depthwise conv: MVE, 16 channels per VMULL pair", kMveCore},
       {KernelId::fc_s8_mve, KernelId::fc_s8, needs_constant_inputs, fc_prepare,
        "linear: MVE GEMM, VMLADAV over 2 rows x 4 channels x 16 inputs", kMveCore},
+      {KernelId::conv_s16_1x1_mve, KernelId::conv_s16,
+       weighted_rejects<ConvParams, kernels::conv_s16_1x1_mve_refusal, words>, nullptr,
+       "1x1 conv int16: MVE VMLADAV over 4 channels x 8 inputs (int32 where provably exact, else VMLALDAV)", kMveCore},
+      {KernelId::conv_s16_mve, KernelId::conv_s16, weighted_rejects<ConvParams, kernels::conv_s16_mve_refusal, s16_words>,
+       nullptr, "conv int16: stack im2col row + MVE VMLADAV over 4 channels x 8 taps", kMveCore},
+      {KernelId::dwconv_s16_mve, KernelId::dwconv_s16,
+       weighted_rejects<DwConvParams, kernels::dwconv_s16_mve_refusal, words>, nullptr,
+       "depthwise conv int16: MVE, 4 channels per int32 vector, exact VRMULH output stage", kMveCore},
+      {KernelId::fc_s16_mve, KernelId::fc_s16, needs_constant_inputs, nullptr,
+       "linear int16: MVE VMLADAV over 4 channels x 8 inputs (int32 where provably exact, else VMLALDAV)", kMveCore},
       {KernelId::add_s8_mve, KernelId::add_s8, accepts_any, nullptr, "add: MVE, four int32 lanes per step", kMveCore},
       {KernelId::avgpool_s8_mve, KernelId::avgpool_s8, accepts_any, nullptr,
        "average pool: MVE window sums over 32 channels in int16 lanes, exact reciprocal multiply (VMULH)", kMveCore},

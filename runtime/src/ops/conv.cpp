@@ -53,10 +53,10 @@ Error check_dwconv_input(const OpCheck& c, bool quantized, uint64_t input_elemen
                    : check_dwconv(c, DType::kFloat32, DType::kFloat32, DType::kFloat32, input_elements);
 }
 
-namespace {
-
 Error check_conv_s16(const OpCheck& c) { return check_conv(c, DType::kInt16, DType::kInt8, DType::kInt64); }
 Error check_dwconv_s16(const OpCheck& c) { return check_dwconv(c, DType::kInt16, DType::kInt8, DType::kInt64); }
+
+namespace {
 
 void eval_conv_s8(const OpCall& c) {
   kernels::conv_s8(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.in<int32_t>(2),

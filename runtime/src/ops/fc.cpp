@@ -26,9 +26,9 @@ Error check_fc(const OpCheck& c, DType act, DType weight, DType bias) {
 Error check_fc_s8(const OpCheck& c) { return check_fc(c, DType::kInt8, DType::kInt8, DType::kInt32); }
 Error check_fc_f32(const OpCheck& c) { return check_fc(c, DType::kFloat32, DType::kFloat32, DType::kFloat32); }
 
-namespace {
-
 Error check_fc_s16(const OpCheck& c) { return check_fc(c, DType::kInt16, DType::kInt8, DType::kInt64); }
+
+namespace {
 
 void eval_fc_s8(const OpCall& c) {
   kernels::fc_s8(c.get_params<FcParams>(), c.in<int8_t>(0), c.in<int8_t>(1), c.in<int32_t>(2), c.in<int32_t>(3),

@@ -27,7 +27,8 @@ DwConvParams dwconv(int32_t k_h, int32_t k_w) {
 }
 
 TEST(TierContracts, PointwiseKernelsNeedA1x1WindowInsideTheInput) {
-  for (auto refusal : {conv_s8_1x1_scalar_refusal, conv_s8_1x1_dsp_refusal, conv_s8_1x1_mve_refusal}) {
+  for (auto refusal :
+       {conv_s8_1x1_scalar_refusal, conv_s8_1x1_dsp_refusal, conv_s8_1x1_mve_refusal, conv_s16_1x1_mve_refusal}) {
     EXPECT_EQ(refusal(conv(1, 8)), Refusal::kNone);
     EXPECT_EQ(refusal(conv(3, 8)), Refusal::kKernelSize);
     EXPECT_EQ(refusal(conv(1, 8, 1)), Refusal::kPadding);
@@ -73,6 +74,19 @@ TEST(TierContracts, MveConvWindowsFitHalfADimension) {
   EXPECT_EQ(conv_s8_mve_refusal(conv(2, 8192)), Refusal::kNone);
   EXPECT_EQ(conv_s8_mve_refusal(conv(2, 8193)), Refusal::kWindowDepth);
   EXPECT_EQ(kMveMaxDepth * 2, kMaxDim);
+}
+
+TEST(TierContracts, MveInt16ConvGathersAtMost512TapsUngrouped) {
+  EXPECT_EQ(conv_s16_mve_refusal(conv(2, 128)), Refusal::kNone);  // 2 * 2 * 128 = 512
+  EXPECT_EQ(conv_s16_mve_refusal(conv(2, 129)), Refusal::kWindowDepth);
+  EXPECT_EQ(conv_s16_mve_refusal(conv(10, 1, 1)), Refusal::kNone);
+  ConvParams grouped = conv(3, 8);
+  grouped.groups = 2;
+  EXPECT_EQ(conv_s16_mve_refusal(grouped), Refusal::kGroups);
+  DwConvParams multiplied = dwconv(3, 3);
+  EXPECT_EQ(dwconv_s16_mve_refusal(multiplied), Refusal::kNone);
+  multiplied.ch_mult = 2, multiplied.out_c = 32;
+  EXPECT_EQ(dwconv_s16_mve_refusal(multiplied), Refusal::kChannelMultiplier);
 }
 
 TEST(TierContracts, DepthwiseKernelsLimitTheirTaps) {

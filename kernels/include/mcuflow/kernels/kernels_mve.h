@@ -207,6 +207,26 @@ void conv_s8_mve(const ConvParams& p, const int8_t* input, const int8_t* weights
 void fc_s8_mve(const FcParams& p, const int8_t* input, const int8_t* weights, const uint8_t* prepared, int8_t* scratch,
                int8_t* output);
 void dwconv_s8_mve(const DwConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output);
+// int16 activations (A16W8): the reference kernels' inputs (conv_s16, dwconv_s16, fc_s16), nothing
+// prepared; each call checks its weights once for the int32 fast path (kernels/mve/mve_s16_blocks.h).
+// conv_s16_mve gathers a window on the stack: at most kMveS16ConvMaxDepth taps x channels.
+constexpr int32_t kMveS16ConvMaxDepth = 512;
+inline Refusal conv_s16_1x1_mve_refusal(const ConvParams& p) { return pointwise_refusal(p); }
+inline Refusal conv_s16_mve_refusal(const ConvParams& p) {
+  if (p.groups != 1) return Refusal::kGroups;
+  return int64_t(p.k_h) * p.k_w * p.in_c > kMveS16ConvMaxDepth ? Refusal::kWindowDepth : Refusal::kNone;
+}
+inline Refusal dwconv_s16_mve_refusal(const DwConvParams& p) {
+  return p.ch_mult != 1 ? Refusal::kChannelMultiplier : Refusal::kNone;
+}
+void conv_s16_1x1_mve(const ConvParams& p, const int16_t* input, const int8_t* weights, const int64_t* bias,
+                      const int32_t* multipliers, const int32_t* shifts, int16_t* output);
+void conv_s16_mve(const ConvParams& p, const int16_t* input, const int8_t* weights, const int64_t* bias,
+                  const int32_t* multipliers, const int32_t* shifts, int16_t* output);
+void dwconv_s16_mve(const DwConvParams& p, const int16_t* input, const int8_t* weights, const int64_t* bias,
+                    const int32_t* multipliers, const int32_t* shifts, int16_t* output);
+void fc_s16_mve(const FcParams& p, const int16_t* input, const int8_t* weights, const int64_t* bias,
+                const int32_t* multipliers, const int32_t* shifts, int16_t* output);
 // Same inputs as their reference kernels (nothing prepared).
 void add_s8_mve(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);
 void mul_s8_mve(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);

@@ -34,6 +34,14 @@ inline constexpr KernelCheck kernel_check_dwconv_s8_mve{sizeof(kernels::DwConvPa
 // A single row needs no scratch: the scratch slot is optional.
 inline constexpr KernelCheck kernel_check_fc_s8_mve{sizeof(kernels::FcParams), kernels::kMvePreparedSlot + 1, 1,
                                                     check_fc_s8_mve, aliasing::kNoSharing, kernels::kMveScratchSlot};
+// int16 activations (s16.cpp): the reference's inputs and check, plus the kernel's refusal.
+Error check_conv_s16_1x1_mve(const OpCheck& c);
+Error check_conv_s16_mve(const OpCheck& c);
+Error check_dwconv_s16_mve(const OpCheck& c);
+inline constexpr KernelCheck kernel_check_conv_s16_1x1_mve{sizeof(kernels::ConvParams), 5, 1, check_conv_s16_1x1_mve};
+inline constexpr KernelCheck kernel_check_conv_s16_mve{sizeof(kernels::ConvParams), 5, 1, check_conv_s16_mve};
+inline constexpr KernelCheck kernel_check_dwconv_s16_mve{sizeof(kernels::DwConvParams), 5, 1, check_dwconv_s16_mve};
+inline constexpr KernelCheck kernel_check_fc_s16_mve{sizeof(kernels::FcParams), 5, 1, check_fc_s16};
 inline constexpr KernelCheck kernel_check_add_s8_mve{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8,
                                                      aliasing::kElementwise};
 inline constexpr KernelCheck kernel_check_mul_s8_mve{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8,

@@ -5,8 +5,7 @@ float model, memory, and instructions on an emulated board (docs/quantization.md
                                     [--evaluation 64] [--board-inputs 3]
 
 Each model is compiled for the board's core with float32 I/O at int8 and at int16 precision on
-the same calibration inputs, and at int8 for target "reference" (the reference kernels only, as
-the int16 ops run so far). On the host runtime (the device's integers) over the evaluation
+the same calibration inputs, and at int8 for target "reference" (the reference kernels only). On the host runtime (the device's integers) over the evaluation
 inputs: output SNR against the eager float model (10 log10 of signal over error energy) and
 top-1 agreement with it. On the board under QEMU: instructions per inference (whole
 Session::run: input quantization, inference, output dequantization; median over --board-inputs
@@ -31,8 +30,9 @@ import mcuflow
 from mcuflow import device, zoo
 from mcuflow.boards import get_board
 
-# (row label, precision, target): int8 also on the reference kernels alone, the tier the int16
-# kernels have so far, to tell the cost of the wider type from that of the missing tier kernels.
+# (row label, precision, target): int8 also on the reference kernels alone, to tell the cost of
+# the wider type from that of the tier kernels (int16 has MVE kernels for conv, depthwise, 1x1,
+# linear and average pooling; none on the DSP and scalar tiers yet).
 VARIANTS = (("int8", "int8", None), ("int8, reference kernels", "int8", "reference"), ("int16", "int16", None))
 
 

@@ -8,10 +8,10 @@ namespace mcuflow::kernels {
 void conv_s16_1x1_mve(const ConvParams& p, const int16_t* input, const int8_t* weights, const int64_t* bias,
                       const int32_t* multipliers, const int32_t* shifts, int16_t* output) {
   const mve::S16Gemm gemm(weights, bias, multipliers, shifts, p.in_c, p.out_c, true, p.out);
-  for (int32_t oy = 0; oy < p.out_h; ++oy) {
-    const int16_t* row = input + oy * p.stride_h * p.in_w * p.in_c;
-    for (int32_t ox = 0; ox < p.out_w; ++ox, output += p.out_c) gemm.row(row + ox * p.stride_w * p.in_c, output);
-  }
+  const int32_t out_w = p.out_w, row_step = p.stride_h * p.in_w * p.in_c, pixel_step = p.stride_w * p.in_c;
+  // Output pixel q reads input pixel (q / out_w * stride_h, q % out_w * stride_w).
+  gemm.run(p.out_h * out_w, [&](int32_t q) { return input + q / out_w * row_step + q % out_w * pixel_step; },
+           output);
 }
 
 }  // namespace mcuflow::kernels

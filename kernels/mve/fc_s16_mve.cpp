@@ -7,7 +7,8 @@ namespace mcuflow::kernels {
 void fc_s16_mve(const FcParams& p, const int16_t* input, const int8_t* weights, const int64_t* bias,
                 const int32_t* multipliers, const int32_t* shifts, int16_t* output) {
   const mve::S16Gemm gemm(weights, bias, multipliers, shifts, p.in_c, p.out_c, p.per_channel != 0, p.out);
-  for (int32_t r = 0; r < p.rows; ++r) gemm.row(input + r * p.in_c, output + r * p.out_c);
+  const int32_t in_c = p.in_c;
+  gemm.run(p.rows, [&](int32_t r) { return input + r * in_c; }, output);
 }
 
 }  // namespace mcuflow::kernels

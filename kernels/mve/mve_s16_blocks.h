@@ -48,19 +48,24 @@ inline bool accumulator_fits_int32(int64_t bias, uint32_t weight_abs_sum) {
   return magnitude < (int64_t{1} << 31);
 }
 
-// The four lanes' VRMULH factors q15(multiplier) << (17 + shift) (shift in [-17, -1]).
-inline int32x4_t rounding_factors(int32x4_t multipliers, int32x4_t shifts) {
-  int32x4_t q15 = vaddq_s32(vshrq_n_s32(multipliers, 16), vandq_s32(vshrq_n_s32(multipliers, 15), vdupq_n_s32(1)));
-  q15 = vminq_s32(q15, vdupq_n_s32(32767));
-  return vshlq_s32(q15, vaddq_n_s32(shifts, 17));
+// The VRMULH factor of one requantization: q15(multiplier) << (17 + shift), shift in [-17, -1].
+inline int32_t rounding_factor(int32_t multiplier, int32_t shift) { return q15_multiplier(multiplier) << (17 + shift); }
+
+// The output stage of four int32 accumulators: exact VRMULH, offset, clamp.
+inline int32x4_t requantize_exact(int32x4_t acc, int32x4_t factors, const OutputStage& o) {
+  const int32x4_t y = vaddq_n_s32(vrmulhq_s32(acc, factors), o.output_offset);
+  return vminq_s32(vmaxq_s32(y, vdupq_n_s32(o.act_min)), vdupq_n_s32(o.act_max));
 }
 
-// The output stage of four int32 accumulators: exact VRMULH, offset, clamp, stored as int16
-// (lanes where p is false untouched).
-inline void store_requantized(int16_t* out, int32x4_t acc, int32x4_t factors, const OutputStage& o, mve_pred16_t p) {
-  int32x4_t y = vaddq_n_s32(vrmulhq_s32(acc, factors), o.output_offset);
-  y = vminq_s32(vmaxq_s32(y, vdupq_n_s32(o.act_min)), vdupq_n_s32(o.act_max));
-  vstrhq_p_s32(out, y, p);
+// dst[i] = src[i] (copy_s16) or 0 (fill_zero_s16) for i < n, eight values per step.
+inline void copy_s16(int16_t* dst, const int16_t* src, int32_t n) {
+  for (; n > 0; n -= kS16Lanes, dst += kS16Lanes, src += kS16Lanes) {
+    const mve_pred16_t p = vctp16q(uint32_t(n));
+    vstrhq_p_s16(dst, vldrhq_z_s16(src, p), p);
+  }
+}
+inline void fill_zero_s16(int16_t* dst, int32_t n) {
+  for (; n > 0; n -= kS16Lanes, dst += kS16Lanes) vstrhq_p_s16(dst, vdupq_n_s16(0), vctp16q(uint32_t(n)));
 }
 
 // sum a[i] * w[i] for i < n in int64 (VMLALDAV), the slow path's dot product.
@@ -73,8 +78,18 @@ inline int64_t dot_wide(const int16_t* a, const int8_t* w, int32_t n) {
   return acc;
 }
 
-// A weighted layer as a matrix: out[oc] = requantize(bias[oc] + sum_k a[k] * w[oc][k]), k < depth,
-// for one row a at a time (an fc row, a 1x1 conv's input pixel, a conv's gathered window).
+// The fast path's per-channel tables for a group of up to kS16ChannelGroup output channels,
+// filled once per call and group (on the stack): each channel's bias (int32: the bound holds)
+// and VRMULH factor.
+constexpr int32_t kS16ChannelGroup = 64;
+struct S16ChannelTables {
+  int32_t bias[kS16ChannelGroup];
+  int32_t factors[kS16ChannelGroup];
+};
+
+// A weighted layer as a matrix: out[r][oc] = requantize(bias[oc] + sum_k a_r[k] * w[oc][k]),
+// k < depth, for rows a_r = row_at(r) (an fc row, a 1x1 conv's input pixel, a conv's gathered
+// window; row_at may reuse one buffer: each row is used before the next is asked for).
 class S16Gemm {
  public:
   S16Gemm(const int8_t* weights, const int64_t* bias, const int32_t* multipliers, const int32_t* shifts,
@@ -87,49 +102,79 @@ class S16Gemm {
       fast_ = accumulator_fits_int32(bias ? bias[oc] : 0, abs_sum_s8(weights + oc * depth, depth));
   }
 
-  void row(const int16_t* a, int16_t* out) const {
+  template <typename RowAt>
+  void run(int32_t rows, RowAt row_at, int16_t* out) const {
     if (!fast_) {
-      for (int32_t oc = 0; oc < out_c_; ++oc) {
-        const int32_t q = per_channel_ ? oc : 0;
-        const int64_t acc = dot_wide(a, w_ + oc * depth_, depth_) + (bias_ ? bias_[oc] : 0);
-        out[oc] = detail::output_stage_s16(acc, multipliers_[q], shifts_[q], out_);
-      }
+      for (int32_t r = 0; r < rows; ++r) wide_row(row_at(r), out + r * out_c_);
       return;
     }
-    const int32x4_t fixed_factors = per_channel_ ? vdupq_n_s32(0)
-                                                 : rounding_factors(vdupq_n_s32(multipliers_[0]), vdupq_n_s32(shifts_[0]));
-    for (int32_t oc = 0; oc < out_c_; oc += 4) {
-      const int32_t channels = out_c_ - oc < 4 ? out_c_ - oc : 4;
-      int32_t acc[4] = {0, 0, 0, 0};
-      if (channels == 4) {
-        dot4(a, w_ + oc * depth_, acc);
-      } else {
-        for (int32_t c = 0; c < channels; ++c) acc[c] = dot1(a, w_ + (oc + c) * depth_);
+    S16ChannelTables t;
+    for (int32_t g = 0; g < out_c_; g += kS16ChannelGroup) {
+      const int32_t n = out_c_ - g < kS16ChannelGroup ? out_c_ - g : kS16ChannelGroup;
+      fill_tables(g, n, t);
+      for (int32_t r = 0; r < rows; ++r) {
+        const int16_t* a = row_at(r);
+        int16_t* o = out + r * out_c_ + g;
+        const int8_t* w = w_ + g * depth_;
+        int32_t c = 0;
+        for (; c + 4 <= n; c += 4, w += 4 * depth_) {
+          vstrhq_s32(o + c, requantize_exact(dot4(a, w, t.bias + c), vldrwq_s32(t.factors + c), out_));
+        }
+        if (c < n) {
+          int32_t acc[4] = {0, 0, 0, 0};
+          for (int32_t k = 0; k < n - c; ++k) acc[k] = t.bias[c + k] + dot1(a, w + k * depth_);
+          vstrhq_p_s32(o + c, requantize_exact(vldrwq_s32(acc), vldrwq_s32(t.factors + c), out_),
+                       vctp32q(uint32_t(n - c)));
+        }
       }
-      if (bias_) {
-        for (int32_t c = 0; c < channels; ++c) acc[c] += int32_t(bias_[oc + c]);
-      }
-      const mve_pred16_t p = vctp32q(uint32_t(channels));
-      const int32x4_t factors = per_channel_ ? rounding_factors(vldrwq_z_s32(multipliers_ + oc, p),
-                                                                vldrwq_z_s32(shifts_ + oc, p))
-                                             : fixed_factors;
-      store_requantized(out + oc, vldrwq_s32(acc), factors, out_, p);
     }
   }
 
  private:
-  // Four channels' dots in int32 (fast path: each fits), one input vector for four weight rows.
-  void dot4(const int16_t* a, const int8_t* w, int32_t acc[4]) const {
+  void fill_tables(int32_t g, int32_t n, S16ChannelTables& t) const {
+    for (int32_t c = 0; c < n; ++c) {
+      const int32_t q = per_channel_ ? g + c : 0;
+      t.bias[c] = bias_ ? int32_t(bias_[g + c]) : 0;
+      t.factors[c] = rounding_factor(multipliers_[q], shifts_[q]);
+    }
+  }
+
+  // The slow path: int64 accumulators, the reference's output stage.
+  void wide_row(const int16_t* a, int16_t* out) const {
+    for (int32_t oc = 0; oc < out_c_; ++oc) {
+      const int32_t q = per_channel_ ? oc : 0;
+      const int64_t acc = dot_wide(a, w_ + oc * depth_, depth_) + (bias_ ? bias_[oc] : 0);
+      out[oc] = detail::output_stage_s16(acc, multipliers_[q], shifts_[q], out_);
+    }
+  }
+
+  // Four channels' bias + dot in int32 (fast path: each fits), one input vector for four weight rows.
+  int32x4_t dot4(const int16_t* a, const int8_t* w, const int32_t* bias) const {
     const int8_t *w0 = w, *w1 = w + depth_, *w2 = w + 2 * depth_, *w3 = w + 3 * depth_;
-    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    int32_t n = depth_;
-    for (; n >= kS16Lanes; n -= kS16Lanes) {
-      const int16x8_t x = vldrhq_s16(a);
-      s0 = vmladavaq_s16(s0, x, vldrbq_s16(w0));
-      s1 = vmladavaq_s16(s1, x, vldrbq_s16(w1));
-      s2 = vmladavaq_s16(s2, x, vldrbq_s16(w2));
-      s3 = vmladavaq_s16(s3, x, vldrbq_s16(w3));
-      a += kS16Lanes, w0 += kS16Lanes, w1 += kS16Lanes, w2 += kS16Lanes, w3 += kS16Lanes;
+    int32_t s0 = bias[0], s1 = bias[1], s2 = bias[2], s3 = bias[3];
+    const int32_t n = depth_ % kS16Lanes;
+    // In assembly so that the six pointers and four accumulators stay in registers (the
+    // compiler spills pointers inside the loop); VMLADAV takes even accumulator registers (Te).
+    // The "m" operands say which memory it reads (the input row, the weight rows from w).
+    if (depth_ >= kS16Lanes) {
+      register int32_t count asm("lr") = depth_ / kS16Lanes;
+      asm volatile(
+          "dls lr, lr\n"
+          "1:\n\t"
+          "vldrh.16 q0, [%[a]], #16\n\t"
+          "vldrb.s16 q1, [%[w0]], #8\n\t"
+          "vmladava.s16 %[s0], q0, q1\n\t"
+          "vldrb.s16 q2, [%[w1]], #8\n\t"
+          "vmladava.s16 %[s1], q0, q2\n\t"
+          "vldrb.s16 q1, [%[w2]], #8\n\t"
+          "vmladava.s16 %[s2], q0, q1\n\t"
+          "vldrb.s16 q2, [%[w3]], #8\n\t"
+          "vmladava.s16 %[s3], q0, q2\n\t"
+          "le lr, 1b"
+          : [count] "+r"(count), [a] "+r"(a), [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3),
+            [s0] "+Te"(s0), [s1] "+Te"(s1), [s2] "+Te"(s2), [s3] "+Te"(s3)
+          : "m"(*reinterpret_cast<const int16_t(*)[kMaxDim]>(a)), "m"(*reinterpret_cast<const int8_t(*)[kMaxDim]>(w))
+          : "q0", "q1", "q2");
     }
     if (n > 0) {  // zeroed input lanes make the unpredicated products of the tail zero
       const mve_pred16_t p = vctp16q(uint32_t(n));
@@ -139,7 +184,10 @@ class S16Gemm {
       s2 = vmladavaq_s16(s2, x, vldrbq_z_s16(w2, p));
       s3 = vmladavaq_s16(s3, x, vldrbq_z_s16(w3, p));
     }
-    acc[0] = s0, acc[1] = s1, acc[2] = s2, acc[3] = s3;
+    int32x4_t acc = vdupq_n_s32(s0);
+    acc = vsetq_lane_s32(s1, acc, 1);
+    acc = vsetq_lane_s32(s2, acc, 2);
+    return vsetq_lane_s32(s3, acc, 3);
   }
   int32_t dot1(const int16_t* a, const int8_t* w) const {
     int32_t s = 0;

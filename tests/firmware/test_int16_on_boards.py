@@ -1,5 +1,6 @@
 """int16 programs (precision="int16", A16W8) on emulated boards: a small model over every int16
-kernel and both requantizations, host and board bit for bit."""
+kernel and both requantizations, and DS-CNN (on the MVE int16 kernels on qemu-m55), host and
+board bit for bit."""
 
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import torch.nn.functional as F
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 import mcuflow  # noqa: E402
-from mcuflow import device  # noqa: E402
+from mcuflow import device, zoo  # noqa: E402
 from fwutil import assert_outputs_equal, requires_cross  # noqa: E402
 
 pytestmark = requires_cross
@@ -50,4 +51,18 @@ def test_int16_program_host_equals_board(target, board):
     assert {"conv_s16", "dwconv_s16", "add_s16", "mul_s16", "maxpool_s16", "avgpool_s16", "fc_s16",
             "requantize_s16_s8", "requantize_s8_s16"} <= kernels, kernels
     batch = inputs[:, 0]
+    assert_outputs_equal(device.run_on_board(program, batch, board), program.run(batch))
+
+
+# The int16 kernels each board's tier has (kernels/mve/*_s16_mve.cpp); the rest run on reference kernels.
+DS_CNN_TIER_KERNELS = {"qemu-m4": set(),
+                       "qemu-m55": {"conv_s16_mve", "dwconv_s16_mve", "conv_s16_1x1_mve", "avgpool_s16_mve", "fc_s16_mve"}}
+
+
+@pytest.mark.parametrize("target, board", [("cortex-m4", "qemu-m4"), ("cortex-m55", "qemu-m55")])
+def test_ds_cnn_int16_host_equals_board(target, board):
+    model = zoo.get("ds_cnn")
+    program = mcuflow.compile(model.export(), target=target, calibration=model.calibration(16), precision="int16")
+    assert DS_CNN_TIER_KERNELS[board] <= set(program.kernels), program.kernels
+    batch = model.evaluation(2)
     assert_outputs_equal(device.run_on_board(program, batch, board), program.run(batch))

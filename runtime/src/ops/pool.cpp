@@ -28,10 +28,9 @@ Error check_pool(const OpCheck& c, DType dtype) {
 
 Error check_pool_s8(const OpCheck& c) { return check_pool(c, DType::kInt8); }
 Error check_pool_f32(const OpCheck& c) { return check_pool(c, DType::kFloat32); }
+Error check_pool_s16(const OpCheck& c) { return check_pool(c, DType::kInt16); }
 
 namespace {
-
-Error check_pool_s16(const OpCheck& c) { return check_pool(c, DType::kInt16); }
 
 void eval_maxpool_s8(const OpCall& c) { kernels::maxpool_s8(c.get_params<PoolParams>(), c.in<int8_t>(0), c.out<int8_t>(0)); }
 void eval_avgpool_s8(const OpCall& c) { kernels::avgpool_s8(c.get_params<PoolParams>(), c.in<int8_t>(0), c.out<int8_t>(0)); }

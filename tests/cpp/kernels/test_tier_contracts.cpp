@@ -87,6 +87,11 @@ TEST(TierContracts, MveInt16ConvGathersAtMost512TapsUngrouped) {
   EXPECT_EQ(dwconv_s16_mve_refusal(multiplied), Refusal::kNone);
   multiplied.ch_mult = 2, multiplied.out_c = 32;
   EXPECT_EQ(dwconv_s16_mve_refusal(multiplied), Refusal::kChannelMultiplier);
+  PoolParams pool{};
+  pool.k_h = 256, pool.k_w = 255;  // 65,280 values of at most 32768: the sum fits int32
+  EXPECT_EQ(avgpool_s16_mve_refusal(pool), Refusal::kNone);
+  pool.k_w = 256;
+  EXPECT_EQ(avgpool_s16_mve_refusal(pool), Refusal::kPoolWindow);
 }
 
 TEST(TierContracts, DepthwiseKernelsLimitTheirTaps) {

@@ -227,6 +227,11 @@ void dwconv_s16_mve(const DwConvParams& p, const int16_t* input, const int8_t* w
                     const int32_t* multipliers, const int32_t* shifts, int16_t* output);
 void fc_s16_mve(const FcParams& p, const int16_t* input, const int8_t* weights, const int64_t* bias,
                 const int32_t* multipliers, const int32_t* shifts, int16_t* output);
+// avgpool_s16_mve sums a window in int32 lanes: fewer than 65536 values of magnitude <= 32768.
+inline Refusal avgpool_s16_mve_refusal(const PoolParams& p) {
+  return int64_t(p.k_h) * p.k_w >= 65536 ? Refusal::kPoolWindow : Refusal::kNone;
+}
+void avgpool_s16_mve(const PoolParams& p, const int16_t* input, int16_t* output);
 // Same inputs as their reference kernels (nothing prepared).
 void add_s8_mve(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);
 void mul_s8_mve(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);

@@ -42,6 +42,8 @@ inline constexpr KernelCheck kernel_check_conv_s16_1x1_mve{sizeof(kernels::ConvP
 inline constexpr KernelCheck kernel_check_conv_s16_mve{sizeof(kernels::ConvParams), 5, 1, check_conv_s16_mve};
 inline constexpr KernelCheck kernel_check_dwconv_s16_mve{sizeof(kernels::DwConvParams), 5, 1, check_dwconv_s16_mve};
 inline constexpr KernelCheck kernel_check_fc_s16_mve{sizeof(kernels::FcParams), 5, 1, check_fc_s16};
+Error check_avgpool_s16_mve(const OpCheck& c);
+inline constexpr KernelCheck kernel_check_avgpool_s16_mve{sizeof(kernels::PoolParams), 1, 1, check_avgpool_s16_mve};
 inline constexpr KernelCheck kernel_check_add_s8_mve{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8,
                                                      aliasing::kElementwise};
 inline constexpr KernelCheck kernel_check_mul_s8_mve{sizeof(kernels::BinaryParams), 2, 1, check_binary_s8,

@@ -17,8 +17,13 @@ void eval_weighted_s16(const OpCall& c) {
           c.in<int32_t>(4), c.out<int16_t>(0));
 }
 
+void eval_avgpool_s16_mve(const OpCall& c) {
+  kernels::avgpool_s16_mve(c.get_params<kernels::PoolParams>(), c.in<int16_t>(0), c.out<int16_t>(0));
+}
+
 }  // namespace
 
+extern const KernelEntry kernel_entry_avgpool_s16_mve = kernel_check_avgpool_s16_mve.with_eval(eval_avgpool_s16_mve);
 extern const KernelEntry kernel_entry_conv_s16_1x1_mve =
     kernel_check_conv_s16_1x1_mve.with_eval(eval_weighted_s16<ConvParams, kernels::conv_s16_1x1_mve>);
 extern const KernelEntry kernel_entry_conv_s16_mve =

@@ -17,6 +17,10 @@ Error check_conv_s16_mve(const OpCheck& c) {
   if (const Error e = check_conv_s16(c); e != Error::kOk) return e;
   return ok_if(kernels::conv_s16_mve_refusal(c.get_params<ConvParams>()) == Refusal::kNone);
 }
+Error check_avgpool_s16_mve(const OpCheck& c) {
+  if (const Error e = check_pool_s16(c); e != Error::kOk) return e;
+  return ok_if(kernels::avgpool_s16_mve_refusal(c.get_params<kernels::PoolParams>()) == Refusal::kNone);
+}
 Error check_dwconv_s16_mve(const OpCheck& c) {
   if (const Error e = check_dwconv_s16(c); e != Error::kOk) return e;
   return ok_if(kernels::dwconv_s16_mve_refusal(c.get_params<DwConvParams>()) == Refusal::kNone);

@@ -25,7 +25,7 @@ namespace mcuflow::kernels::mve {
 constexpr int64_t kS16InputMagnitude = 32768;  // the largest |int16|
 constexpr int32_t kS16Lanes = 8;               // int16 lanes of one vector
 
-// The fast path's condition on one requantization (multiplier, shift) and the output offset.
+// The fast path's conditions on one requantization's shift and on the output offset.
 inline bool s16_rounding_fits_vrmulh(int32_t shift) { return shift >= -17 && shift <= -1; }
 inline bool s16_offset_fits_int32(int32_t output_offset) {
   return output_offset > -(int32_t{1} << 30) && output_offset < (int32_t{1} << 30);
@@ -154,7 +154,8 @@ class S16Gemm {
     int32_t s0 = bias[0], s1 = bias[1], s2 = bias[2], s3 = bias[3];
     const int32_t n = depth_ % kS16Lanes;
     // In assembly so that the six pointers and four accumulators stay in registers (the
-    // compiler spills pointers inside the loop); VMLADAV takes even accumulator registers (Te).
+    // compiler spills pointers inside the loop); VMLADAV takes even accumulator registers (Te),
+    // the widening VLDRB.S16 low base registers (l).
     // The "m" operands say which memory it reads (the input row, the weight rows from w).
     if (depth_ >= kS16Lanes) {
       register int32_t count asm("lr") = depth_ / kS16Lanes;
@@ -171,7 +172,7 @@ class S16Gemm {
           "vldrb.s16 q2, [%[w3]], #8\n\t"
           "vmladava.s16 %[s3], q0, q2\n\t"
           "le lr, 1b"
-          : [count] "+r"(count), [a] "+r"(a), [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3),
+          : [count] "+r"(count), [a] "+r"(a), [w0] "+l"(w0), [w1] "+l"(w1), [w2] "+l"(w2), [w3] "+l"(w3),
             [s0] "+Te"(s0), [s1] "+Te"(s1), [s2] "+Te"(s2), [s3] "+Te"(s3)
           : "m"(*reinterpret_cast<const int16_t(*)[kMaxDim]>(a)), "m"(*reinterpret_cast<const int8_t(*)[kMaxDim]>(w))
           : "q0", "q1", "q2");

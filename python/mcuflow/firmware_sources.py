@@ -30,10 +30,12 @@ __all__ = ["source_root", "TIERS", "RUNTIME_OPS", "FirmwareSourcesError", "kerne
 TIERS = ("reference", "scalar", "dsp", "mve")
 # Ops Session::run performs itself (runtime/src/ops): no kernels/ source of their own.
 RUNTIME_OPS = {"read_input_rows"}
-# Kernels that run another kernel's walk: a ring kernel convolves the ring's window with the plain one.
+# Kernels that run another kernel: a ring kernel convolves the ring's window with the plain one.
 KERNEL_CALLS = {"ring_conv_s8": ("conv_s8",), "ring_dwconv_s8": ("dwconv_s8",),
                 "ring_conv_f32": ("conv_f32",), "ring_dwconv_f32": ("dwconv_f32",),
-                "dwconv_s16_mve": ("dwconv_s16",)}  # its int64 walk where int32 is not provably exact
+                "dwconv_s16_mve": ("dwconv_s16",),  # its int64 walk where int32 is not provably exact
+                # the float MVE kernels run their reference where MVE's flush-to-zero could differ
+                "conv_f32_mve": ("conv_f32",), "fc_f32_mve": ("fc_f32",), "dwconv_f32_mve": ("dwconv_f32",)}
 KERNEL_ID_HEADER = Path("runtime") / "include" / "mcuflow" / "runtime" / "kernel_id.h"
 
 # docs/program_format.md: op_count u16 at 22, ops_offset u32 at 32, arena_bytes u32 at 64; each

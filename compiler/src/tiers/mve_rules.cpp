@@ -127,7 +127,7 @@ void fc_prepare(LoweredProgram& p, ProgramOp& op) {
 
 // add_s8_mve, mul_s8_mve (every broadcast mode), clamp_s8_mve, avgpool_s8_mve, maxpool_s8_mve,
 // quantize_f32_s8_mve, lut_s8_mve: any such op, nothing prepared; requantize_s8_mve: the DSP tier's byte
-// table (dsp_rules.cpp); dequantize_s8_f32_mve: nothing prepared.
+// table (dsp_rules.cpp); dequantize_s8_f32_mve, conv_f32_mve, dwconv_f32_mve, fc_f32_mve: nothing prepared.
 
 }  // namespace
 
@@ -178,6 +178,17 @@ std::vector<TierCandidate> mve_candidates() {
       {KernelId::dequantize_s8_f32_mve, KernelId::dequantize_s8_f32,
        params_rejects<kernels::QuantizeParams, kernels::dequantize_s8_f32_mve_refusal, words>, nullptr,
        "dequantize: MVE VCVT and VMUL, 4 per step", kMveCore | kMveF},
+      // Float layers: weights may be any tensors (nothing prepared); the kernels scan their
+      // operands' magnitudes and run the reference wherever flush-to-zero could differ.
+      {KernelId::conv_f32_mve, KernelId::conv_f32, params_rejects<ConvParams, kernels::conv_f32_mve_refusal>, nullptr,
+       "float conv: MVE, 8 output channels per pass, weights gathered, VMUL + VADD in the reference's order",
+       kMveCore | kMveF},
+      {KernelId::dwconv_f32_mve, KernelId::dwconv_f32, params_rejects<DwConvParams, kernels::dwconv_f32_mve_refusal>,
+       nullptr, "float depthwise conv: MVE, 8 channels per pass, VMUL + VADD in the reference's order",
+       kMveCore | kMveF},
+      {KernelId::fc_f32_mve, KernelId::fc_f32, accepts_any, nullptr,
+       "float linear: MVE, 8 output channels per pass, weights gathered, VMUL + VADD in the reference's order",
+       kMveCore | kMveF},
   };
 }
 

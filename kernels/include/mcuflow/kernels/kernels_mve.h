@@ -255,4 +255,17 @@ inline Refusal dequantize_s8_f32_mve_refusal(const QuantizeParams& p) {
   return std::isnormal(p.scale) ? Refusal::kNone : Refusal::kScale;
 }
 
+// Float32 convolution, depthwise convolution and linear layers: their references' params and
+// inputs (weights and bias may be any tensors), four output channels per MVE vector. Bit for bit
+// their references: where the operands' magnitudes let MVE's flush-to-zero of denormals (or an
+// overflow) change a result, the kernel runs its reference instead (kernels/mve/f32_mve_blocks.h,
+// docs/kernels_float.md).
+void conv_f32_mve(const ConvParams& p, const float* input, const float* weights, const float* bias, float* output);
+void dwconv_f32_mve(const DwConvParams& p, const float* input, const float* weights, const float* bias, float* output);
+void fc_f32_mve(const FcParams& p, const float* input, const float* weights, const float* bias, float* output);
+inline Refusal conv_f32_mve_refusal(const ConvParams& p) { return p.groups == 1 ? Refusal::kNone : Refusal::kGroups; }
+inline Refusal dwconv_f32_mve_refusal(const DwConvParams& p) {
+  return p.ch_mult == 1 ? Refusal::kNone : Refusal::kChannelMultiplier;
+}
+
 }  // namespace mcuflow::kernels

@@ -119,6 +119,9 @@ namespace mcuflow {
   X(dwconv_s16_mve, 112, dwconv_s16)            \
   X(fc_s16_mve, 113, fc_s16)                    \
   X(avgpool_s16_mve, 114, avgpool_s16)          \
+  X(conv_f32_mve, 115, conv_f32)                \
+  X(fc_f32_mve, 116, fc_f32)                    \
+  X(dwconv_f32_mve, 117, dwconv_f32)            \
   X(conv_s8_1x1_scalar, 128, conv_s8)           \
   X(conv_s8_scalar, 129, conv_s8)               \
   X(dwconv_s8_3x3_scalar, 130, dwconv_s8)       \

@@ -1,0 +1,66 @@
+// Depthwise convolution, float32, MVE, channel multiplier 1: four channels per vector, bit for
+// bit dwconv_f32. Inputs and weights of neighbouring channels are adjacent (NHWC input, weights
+// [k_h][k_w][c]), so both are plain vector loads; each lane sums its channel's products over the
+// valid taps in the reference's order with separate VMUL and VADD. A pixel's channels are
+// written after its window is read, pixels forwards, as the reference does. Operands in whose
+// range MVE's flush-to-zero could change a result run the reference instead (f32_mve_blocks.h).
+#include "../reference/window.h"
+#include "f32_mve_blocks.h"
+#include "mcuflow/kernels/kernels.h"
+
+namespace mcuflow::kernels {
+namespace {
+
+// Channels [c, c + 4 * kBlocks) of one output pixel.
+template <int kBlocks>
+void channel_blocks(const DwConvParams& p, int32_t c, const float* input, int32_t iy0, int32_t ix0,
+                    detail::TapRange rows, detail::TapRange cols, const float* weights, const float* bias,
+                    float* out) {
+  mve_pred16_t lanes[kBlocks];
+  float32x4_t acc[kBlocks];
+  for (int b = 0; b < kBlocks; ++b) {
+    lanes[b] = mve_f32::channel_lanes(c + 4 * b, p.out_c);
+    acc[b] = vdupq_n_f32(0.0f);
+  }
+  for (int32_t ky = rows.begin; ky < rows.end; ++ky) {
+    const float* in_row = input + ((iy0 + ky * p.dil_h) * p.in_w + ix0) * p.in_c + c;
+    const float* w_row = weights + ky * p.k_w * p.out_c + c;
+    for (int32_t kx = cols.begin; kx < cols.end; ++kx) {
+      const float* in = in_row + kx * p.dil_w * p.in_c;
+      const float* w = w_row + kx * p.out_c;
+      for (int b = 0; b < kBlocks; ++b)
+        acc[b] = vaddq_f32(acc[b], vmulq_f32(vldrwq_z_f32(in + 4 * b, lanes[b]), vldrwq_z_f32(w + 4 * b, lanes[b])));
+    }
+  }
+  for (int b = 0; b < kBlocks; ++b) {
+    float32x4_t v = acc[b];
+    if (bias) v = vaddq_f32(v, vldrwq_z_f32(bias + c + 4 * b, lanes[b]));  // none adds nothing, not +0
+    vstrwq_p_f32(out + c + 4 * b, mve_f32::clamp(v, p.act_min_f, p.act_max_f), lanes[b]);
+  }
+}
+
+}  // namespace
+
+void dwconv_f32_mve(const DwConvParams& p, const float* input, const float* weights, const float* bias, float* output) {
+  const int32_t taps = p.k_h * p.k_w;
+  const mve_f32::MagnitudeRange x = mve_f32::magnitude_range(input, p.in_h * p.in_w * p.in_c),
+                                w = mve_f32::magnitude_range(weights, taps * p.out_c),
+                                b = bias ? mve_f32::magnitude_range(bias, p.out_c) : mve_f32::MagnitudeRange{0, 0, false};
+  if (!mve_f32::exact_in_mve_lanes(x, w, b, taps, p.act_min_f, p.act_max_f)) {
+    dwconv_f32(p, input, weights, bias, output);
+    return;
+  }
+  for (int32_t oy = 0; oy < p.out_h; ++oy) {
+    const int32_t iy0 = oy * p.stride_h - p.pad_top;
+    const detail::TapRange rows = detail::valid_taps(iy0, p.k_h, p.dil_h, p.in_h);
+    for (int32_t ox = 0; ox < p.out_w; ++ox, output += p.out_c) {
+      const int32_t ix0 = ox * p.stride_w - p.pad_left;
+      const detail::TapRange cols = detail::valid_taps(ix0, p.k_w, p.dil_w, p.in_w);
+      int32_t c = 0;
+      for (; c + 4 < p.out_c; c += 8) channel_blocks<2>(p, c, input, iy0, ix0, rows, cols, weights, bias, output);
+      if (c < p.out_c) channel_blocks<1>(p, c, input, iy0, ix0, rows, cols, weights, bias, output);
+    }
+  }
+}
+
+}  // namespace mcuflow::kernels

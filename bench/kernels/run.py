@@ -14,8 +14,13 @@ reference target and for the board's core, and how many of them the tier's kerne
 (prepared tables, re-laid-out weights). Prints Markdown; --json prints the raw records. Exit
 code 1 if any output differs.
 
+--precision fp32 measures the float32 programs instead: layers with float input and output
+(random normal samples) and whole models, each compiled for the "reference" target (the float
+reference kernels) and for the board's core (the float MVE kernels on qemu-m55), both run on
+the board, outputs compared bit for bit.
+
     .venv/bin/python bench/kernels/run.py [--boards qemu-m3 qemu-m4 ...] [--samples 3] [--only TEXT]
-                                          [--models ds_cnn mobilenet_v1_025 ...] [--json]
+                                          [--models ds_cnn mobilenet_v1_025 ...] [--precision fp32] [--json]
 """
 
 from __future__ import annotations
@@ -85,21 +90,26 @@ def run(program, samples, board: str) -> dict:
             "instructions": int(statistics.median(counts)), "counts": counts, "outputs": outputs}
 
 
-def measure_layer(module: nn.Module, shape, samples: int, board: str) -> dict:
+def measure_layer(module: nn.Module, shape, samples: int, board: str, precision: str = "int8") -> dict:
     rng = np.random.RandomState(0)
     calibration = [rng.standard_normal(shape).astype(np.float32) for _ in range(8)]
     ep = torch.export.export(module.eval(), (torch.from_numpy(calibration[0]),))
-    xs = [[rng.randint(-128, 128, size=shape).astype(np.int8)] for _ in range(samples)]
+    if precision == "fp32":
+        xs = [[rng.standard_normal(shape).astype(np.float32)] for _ in range(samples)]
+        options = {"precision": "fp32"}
+    else:
+        xs = [[rng.randint(-128, 128, size=shape).astype(np.int8)] for _ in range(samples)]
+        options = {"calibration": calibration, "io": "int8"}
     record = {"board": board, "shape": list(shape)}
     try:
         for tier, target in (("reference", "reference"), ("tier", get_board(board).core)):
             print(f"kernels: {type(module).__name__} {list(shape)}, {target} kernels on {board}", file=sys.stderr,
                   flush=True)
-            program = mcuflow.compile(ep, target=target, calibration=calibration, io="int8")
+            program = mcuflow.compile(ep, target=target, **options)
             record[tier] = run(program, xs, board)
     except McuflowError as e:  # e.g. the layer does not fit the board's RAM
         return {**record, "error": str(e).splitlines()[0]}
-    record["bit_exact"] = all(np.array_equal(a, b) for ra, rb in zip(record["reference"].pop("outputs"),
+    record["bit_exact"] = all(np.array_equal(a.view(np.uint8), b.view(np.uint8)) for ra, rb in zip(record["reference"].pop("outputs"),
                                                                      record["tier"].pop("outputs"))
                               for a, b in zip(ra, rb))
     return record
@@ -127,6 +137,34 @@ def measure_model(name: str, board: str) -> dict:
         return {**record, "error": str(e).splitlines()[0]}
     return {**record, "instructions": r["regions"]["inference"]["median"],
             "macs": sum(op["macs"] for op in program.metadata["ops"]), "arena_bytes": program.arena_bytes}
+
+
+def measure_float_model(name: str, board: str) -> dict:
+    """A zoo model in float32, for the reference target and the board's core, inference ops."""
+    model = zoo.get(name, seed=0)
+    ep, record = model.export(), {"model": name, "board": board}
+    for tier, target in (("reference", "reference"), ("tier", get_board(board).core)):
+        program = mcuflow.compile(ep, target=target, precision="fp32")
+        print(f"kernels: whole {name} fp32, {target} kernels on {board}", file=sys.stderr, flush=True)
+        try:
+            r = run_bench(program, board, warmup=0, runs=1, inputs=[model.evaluation(1)])
+        except McuflowError as e:  # e.g. the model does not fit the board
+            return {**record, "error": str(e).splitlines()[0]}
+        record[tier] = r["regions"]["inference"]["median"]
+        record["macs"] = sum(op["macs"] for op in program.metadata["ops"])
+    return record
+
+
+def print_float_models(records: list) -> None:
+    print("\nWhole models in float32 (inference ops)\n")
+    print("| model | board | MACs | reference kernels | board's kernels | MACs/instr | fewer |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for r in records:
+        if "error" in r:
+            print(f"| {r['model']} | {r['board']} | {r['error']} | | | | |")
+            continue
+        print(f"| {r['model']} | {r['board']} | {r['macs']:,} | {r['reference']:,} | {r['tier']:,} | "
+              f"{r['macs'] / r['tier']:.3f} | {r['reference'] / r['tier']:.2f}x |")
 
 
 def print_layers(board: str, records: list) -> None:
@@ -176,21 +214,23 @@ def main(argv=None) -> int:
     ap.add_argument("--samples", type=int, default=3)
     ap.add_argument("--only", default="", help="only layers whose name contains this text")
     ap.add_argument("--models", nargs="*", default=["ds_cnn"], help="whole zoo models: " + ", ".join(zoo.names()))
+    ap.add_argument("--precision", choices=["int8", "fp32"], default="int8")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    per_board = {board: [{"layer": name, **measure_layer(module, shape, args.samples, board)}
+    per_board = {board: [{"layer": name, **measure_layer(module, shape, args.samples, board, args.precision)}
                          for name, module, shape in layers() if args.only in name]
                  for board in args.boards}
-    models = [measure_model(name, board) for name in args.models for board in args.boards]
+    measure = measure_float_model if args.precision == "fp32" else measure_model
+    models = [measure(name, board) for name in args.models for board in args.boards]
     if args.json:
         print(json.dumps({"layers": per_board, "models": models}, indent=1))
     else:
-        print(f"Instructions (QEMU) per inference, median of {args.samples} random int8 inputs; "
+        print(f"Instructions (QEMU) per inference, median of {args.samples} random {args.precision} inputs; "
               "reference = the portable reference kernels on the same board.")
         for board, records in per_board.items():
             print_layers(board, records)
         if models:
-            print_models(models)
+            (print_float_models if args.precision == "fp32" else print_models)(models)
     layers_exact = all(r.get("bit_exact", True) for records in per_board.values() for r in records)
     return 0 if layers_exact else 1
 

@@ -1,5 +1,5 @@
-// Depthwise convolution, float32, MVE, channel multiplier 1: four channels per vector, bit for
-// bit dwconv_f32. Inputs and weights of neighbouring channels are adjacent (NHWC input, weights
+// Depthwise convolution, float32, MVE, channel multiplier 1: four channels per vector, 8 per
+// pass (more spill the 8 Q registers), bit for bit dwconv_f32. Inputs and weights of neighbouring channels are adjacent (NHWC input, weights
 // [k_h][k_w][c]), so both are plain vector loads; each lane sums its channel's products over the
 // valid taps in the reference's order with separate VMUL and VADD. A pixel's channels are
 // written after its window is read, pixels forwards, as the reference does. Operands in whose
@@ -11,8 +11,9 @@
 namespace mcuflow::kernels {
 namespace {
 
-// Channels [c, c + 4 * kBlocks) of one output pixel.
-template <int kBlocks>
+// Channels [c, c + 4 * kBlocks) of one output pixel; kTail: the last, partial pass, whose loads
+// and stores are predicated (predicated loads cost a VPST each: whole passes load plainly).
+template <int kBlocks, bool kTail>
 void channel_blocks(const DwConvParams& p, int32_t c, const float* input, int32_t iy0, int32_t ix0,
                     detail::TapRange rows, detail::TapRange cols, const float* weights, const float* bias,
                     float* out) {
@@ -22,15 +23,16 @@ void channel_blocks(const DwConvParams& p, int32_t c, const float* input, int32_
     lanes[b] = mve_f32::channel_lanes(c + 4 * b, p.out_c);
     acc[b] = vdupq_n_f32(0.0f);
   }
+  const int32_t in_step = p.dil_w * p.in_c;
   for (int32_t ky = rows.begin; ky < rows.end; ++ky) {
-    const float* in_row = input + ((iy0 + ky * p.dil_h) * p.in_w + ix0) * p.in_c + c;
-    const float* w_row = weights + ky * p.k_w * p.out_c + c;
-    for (int32_t kx = cols.begin; kx < cols.end; ++kx) {
-      const float* in = in_row + kx * p.dil_w * p.in_c;
-      const float* w = w_row + kx * p.out_c;
-      for (int b = 0; b < kBlocks; ++b)
-        acc[b] = vaddq_f32(acc[b], vmulq_f32(vldrwq_z_f32(in + 4 * b, lanes[b]), vldrwq_z_f32(w + 4 * b, lanes[b])));
-    }
+    const float* in = input + ((iy0 + ky * p.dil_h) * p.in_w + ix0 + cols.begin * p.dil_w) * p.in_c + c;
+    const float* w = weights + (ky * p.k_w + cols.begin) * p.out_c + c;
+    for (int32_t kx = cols.begin; kx < cols.end; ++kx, in += in_step, w += p.out_c)
+      for (int b = 0; b < kBlocks; ++b) {
+        const float32x4_t x = kTail ? vldrwq_z_f32(in + 4 * b, lanes[b]) : vld1q_f32(in + 4 * b);
+        const float32x4_t k = kTail ? vldrwq_z_f32(w + 4 * b, lanes[b]) : vld1q_f32(w + 4 * b);
+        acc[b] = vaddq_f32(acc[b], vmulq_f32(x, k));
+      }
   }
   for (int b = 0; b < kBlocks; ++b) {
     float32x4_t v = acc[b];
@@ -57,8 +59,11 @@ void dwconv_f32_mve(const DwConvParams& p, const float* input, const float* weig
       const int32_t ix0 = ox * p.stride_w - p.pad_left;
       const detail::TapRange cols = detail::valid_taps(ix0, p.k_w, p.dil_w, p.in_w);
       int32_t c = 0;
-      for (; c + 4 < p.out_c; c += 8) channel_blocks<2>(p, c, input, iy0, ix0, rows, cols, weights, bias, output);
-      if (c < p.out_c) channel_blocks<1>(p, c, input, iy0, ix0, rows, cols, weights, bias, output);
+      for (; c + 8 <= p.out_c; c += 8)
+        channel_blocks<2, false>(p, c, input, iy0, ix0, rows, cols, weights, bias, output);
+      for (; c + 4 <= p.out_c; c += 4)
+        channel_blocks<1, false>(p, c, input, iy0, ix0, rows, cols, weights, bias, output);
+      if (c < p.out_c) channel_blocks<1, true>(p, c, input, iy0, ix0, rows, cols, weights, bias, output);
     }
   }
 }

@@ -27,12 +27,16 @@ inline MagnitudeRange magnitude_range(const float* values, int32_t n) {
   // |v| as bits, minus one: zero becomes the largest unsigned value, so the unsigned minimum is
   // the smallest nonzero magnitude's (lanes past n load 0 and change neither extreme).
   uint32x4_t lowest_minus_one = vdupq_n_u32(0xFFFFFFFFu), highest = vdupq_n_u32(0);
+  const uint32x4_t sign_cleared = vdupq_n_u32(0x7FFFFFFFu);
   const uint32_t* bits = reinterpret_cast<const uint32_t*>(values);
-  for (int32_t i = 0; i < n; i += 4) {
-    const uint32x4_t magnitude = vandq_u32(vldrwq_z_u32(bits + i, vctp32q(uint32_t(n - i))), vdupq_n_u32(0x7FFFFFFFu));
+  const auto take = [&](uint32x4_t v) {
+    const uint32x4_t magnitude = vandq_u32(v, sign_cleared);
     highest = vmaxq_u32(highest, magnitude);
     lowest_minus_one = vminq_u32(lowest_minus_one, vsubq_n_u32(magnitude, 1));
-  }
+  };
+  int32_t i = 0;
+  for (; i + 4 <= n; i += 4) take(vld1q_u32(bits + i));  // plain loads: a predicated one costs a VPST
+  if (i < n) take(vldrwq_z_u32(bits + i, vctp32q(uint32_t(n - i))));
   const uint32_t lowest = vminvq_u32(0xFFFFFFFFu, lowest_minus_one) + 1;  // 0: all zero
   return {lowest >> 23, vmaxvq_u32(0, highest) >> 23, lowest != 0};
 }

@@ -4,7 +4,6 @@
 // valid taps in the reference's order with separate VMUL and VADD. A pixel's channels are
 // written after its window is read, pixels forwards, as the reference does. Operands in whose
 // range MVE's flush-to-zero could change a result run the reference instead (f32_mve_blocks.h).
-#include "../reference/window.h"
 #include "f32_mve_blocks.h"
 #include "mcuflow/kernels/kernels.h"
 
@@ -45,27 +44,18 @@ void channel_blocks(const DwConvParams& p, int32_t c, const float* input, int32_
 
 void dwconv_f32_mve(const DwConvParams& p, const float* input, const float* weights, const float* bias, float* output) {
   const int32_t taps = p.k_h * p.k_w;
-  const mve_f32::MagnitudeRange x = mve_f32::magnitude_range(input, p.in_h * p.in_w * p.in_c),
-                                w = mve_f32::magnitude_range(weights, taps * p.out_c),
-                                b = bias ? mve_f32::magnitude_range(bias, p.out_c) : mve_f32::MagnitudeRange{0, 0, false};
-  if (!mve_f32::exact_in_mve_lanes(x, w, b, taps, p.act_min_f, p.act_max_f)) {
+  if (!mve_f32::operands_exact(input, p.in_h * p.in_w * p.in_c, weights, taps * p.out_c, bias, p.out_c, taps,
+                               p.act_min_f, p.act_max_f)) {
     dwconv_f32(p, input, weights, bias, output);
     return;
   }
-  for (int32_t oy = 0; oy < p.out_h; ++oy) {
-    const int32_t iy0 = oy * p.stride_h - p.pad_top;
-    const detail::TapRange rows = detail::valid_taps(iy0, p.k_h, p.dil_h, p.in_h);
-    for (int32_t ox = 0; ox < p.out_w; ++ox, output += p.out_c) {
-      const int32_t ix0 = ox * p.stride_w - p.pad_left;
-      const detail::TapRange cols = detail::valid_taps(ix0, p.k_w, p.dil_w, p.in_w);
-      int32_t c = 0;
-      for (; c + 8 <= p.out_c; c += 8)
-        channel_blocks<2, false>(p, c, input, iy0, ix0, rows, cols, weights, bias, output);
-      for (; c + 4 <= p.out_c; c += 4)
-        channel_blocks<1, false>(p, c, input, iy0, ix0, rows, cols, weights, bias, output);
-      if (c < p.out_c) channel_blocks<1, true>(p, c, input, iy0, ix0, rows, cols, weights, bias, output);
-    }
-  }
+  mve_f32::for_each_output_pixel(p, output, [&](int32_t iy0, int32_t ix0, detail::TapRange rows, detail::TapRange cols,
+                                                float* out) {
+    int32_t c = 0;
+    for (; c + 8 <= p.out_c; c += 8) channel_blocks<2, false>(p, c, input, iy0, ix0, rows, cols, weights, bias, out);
+    for (; c + 4 <= p.out_c; c += 4) channel_blocks<1, false>(p, c, input, iy0, ix0, rows, cols, weights, bias, out);
+    if (c < p.out_c) channel_blocks<1, true>(p, c, input, iy0, ix0, rows, cols, weights, bias, out);
+  });
 }
 
 }  // namespace mcuflow::kernels

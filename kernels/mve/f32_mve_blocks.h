@@ -9,6 +9,7 @@
 // is seen as one) and runs its reference wherever a denormal or an overflow could occur
 // (exact_in_mve_lanes); docs/kernels_float.md gives the argument.
 #pragma once
+#include "../reference/window.h"
 #include "mcuflow/kernels/kernels_mve.h"
 
 #if defined(__ARM_FEATURE_MVE)
@@ -73,6 +74,29 @@ inline bool exact_in_mve_lanes(const MagnitudeRange& x, const MagnitudeRange& w,
   if (x.min_exponent == 0 || w.min_exponent == 0 || x.min_exponent + w.min_exponent < 127 + 127 - 103) return false;
   const int32_t depth_log2 = depth > 1 ? 32 - __builtin_clz(uint32_t(depth - 1)) : 0;
   return int32_t(x.max_exponent + w.max_exponent) - 252 + depth_log2 <= 125;
+}
+
+// exact_in_mve_lanes for the operands of one call: `inputs` input floats, `weights_n` weights,
+// out_c biases (or none), sums of `depth` products.
+inline bool operands_exact(const float* input, int32_t inputs, const float* weights, int32_t weights_n,
+                           const float* bias, int32_t out_c, int32_t depth, float act_min, float act_max) {
+  return exact_in_mve_lanes(magnitude_range(input, inputs), magnitude_range(weights, weights_n),
+                            bias ? magnitude_range(bias, out_c) : MagnitudeRange{0, 0, false}, depth, act_min, act_max);
+}
+
+// Calls window(iy0, ix0, rows, cols, out) for every output pixel of a convolution's params, in
+// the reference's order: the window's top-left input coordinates, its valid taps and the
+// pixel's out_c outputs.
+template <typename Params, typename Window>
+inline void for_each_output_pixel(const Params& p, float* output, Window window) {
+  for (int32_t oy = 0; oy < p.out_h; ++oy) {
+    const int32_t iy0 = oy * p.stride_h - p.pad_top;
+    const detail::TapRange rows = detail::valid_taps(iy0, p.k_h, p.dil_h, p.in_h);
+    for (int32_t ox = 0; ox < p.out_w; ++ox, output += p.out_c) {
+      const int32_t ix0 = ox * p.stride_w - p.pad_left;
+      window(iy0, ix0, rows, detail::valid_taps(ix0, p.k_w, p.dil_w, p.in_w), output);
+    }
+  }
 }
 
 // The reference's clamp on four lanes: acc < lo ? lo : acc, then acc > hi ? hi : acc, by compare

@@ -8,10 +8,8 @@
 namespace mcuflow::kernels {
 
 void fc_f32_mve(const FcParams& p, const float* input, const float* weights, const float* bias, float* output) {
-  const mve_f32::MagnitudeRange x = mve_f32::magnitude_range(input, p.rows * p.in_c),
-                                w = mve_f32::magnitude_range(weights, p.out_c * p.in_c),
-                                b = bias ? mve_f32::magnitude_range(bias, p.out_c) : mve_f32::MagnitudeRange{0, 0, false};
-  if (!mve_f32::exact_in_mve_lanes(x, w, b, p.in_c, p.act_min_f, p.act_max_f)) {
+  if (!mve_f32::operands_exact(input, p.rows * p.in_c, weights, p.out_c * p.in_c, bias, p.out_c, p.in_c, p.act_min_f,
+                               p.act_max_f)) {
     fc_f32(p, input, weights, bias, output);
     return;
   }

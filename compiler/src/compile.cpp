@@ -244,12 +244,15 @@ void check_options(const CompileOptions& options) {
     throw CompileError("io 'int8' keeps an int8 program's inputs and outputs; precision 'int16' needs io 'float32'");
   if (options.precision == Precision::kInt16 && options.patches > 1)
     throw CompileError("patches apply to int8 and fp32 programs; precision 'int16' needs patches 1");
+  if (options.weight_bits != kWeightBits && options.precision != Precision::kInt8)
+    throw CompileError(std::string("weights 'int4' apply to int8 programs (W4A8); precision '") +
+                       precision_name(options.precision) + "' needs weights 'int8'");
   check_observer_options(options.observer);
 }
 
 CompileOptions options_from_names(const std::string& target, const std::string& precision, const std::string& io,
                                   const std::string& fallback, int patches, bool stream_input,
-                                  const std::string& observer, double percentile) {
+                                  const std::string& observer, double percentile, const std::string& weights) {
   CompileOptions options;
   options.target = target;
   find_target(target);  // the first option named, the first checked
@@ -264,6 +267,8 @@ CompileOptions options_from_names(const std::string& target, const std::string& 
   options.allow_fallback = fallback == "float";
   options.stream_input = stream_input;
   options.observer = ObserverOptions{parse_observer(observer), percentile};
+  if (weights != "int8" && weights != "int4") throw CompileError("unknown weights '" + weights + "' (int8 or int4)");
+  options.weight_bits = weights == "int4" ? kInt4WeightBits : kWeightBits;
   check_options(options);
   return options;
 }
@@ -286,8 +291,9 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
     quantization_report = calibration.empty() && given ? R"({"observer":"given"})"
                                                        : calibrate(g, calibration, options.observer, options.calibration_progress);
     // Before split_into_patches: the bands copy their tensors' scales.
-    assign_quantization(g, options.precision == Precision::kInt16 ? kWideActivationBits : kActivationBits);
-    lowering = LowerOptions{options.precision, options.int8_io, options.allow_fallback};
+    assign_quantization(g, options.precision == Precision::kInt16 ? kWideActivationBits : kActivationBits,
+                        options.weight_bits);
+    lowering = LowerOptions{options.precision, options.int8_io, options.allow_fallback, options.weight_bits};
   }
   const auto lower_and_plan = [&](const Graph& ir) {
     LoweredProgram lp = lower(ir, lowering);

@@ -193,14 +193,16 @@ void check_given_output(const Op& op, const Tensor& y, const Quant& derived) {
 }
 
 // The constant inputs of `op` that its kernel (of `bits`-bit activations) reads as integers, by
-// the registry's rule.
-void assign_constant_quantization(Graph& g, Op& op, ConstantQuant rule, int bits) {
+// the registry's rule; weights of `weight_bits` where an int4-weight kernel takes the op (always
+// per output channel: at 4 bits one scale per tensor loses too much), else int8.
+void assign_constant_quantization(Graph& g, Op& op, ConstantQuant rule, int bits, int weight_bits) {
   const auto weights = [&](int axis) {
     if (!is_constant_input(g, op, 1)) return;
     const Tensor& w = g.tensors[size_t(op.inputs[1])];
     check_given_weight(op, w, axis);
     const int64_t channels = w.shape[size_t(std::max(axis, 0))];
-    give_constant_quant(g, op, 1, symmetric_quant(w, axis, kWeightBits));
+    const bool int4 = weight_bits == kInt4WeightBits && int4_rejection(g, op).empty();
+    give_constant_quant(g, op, 1, int4 ? symmetric_quant(w, 0, kInt4WeightBits) : symmetric_quant(w, axis, kWeightBits));
     if (!is_constant_input(g, op, 2)) return;
     const Quant& x = g.tensors[size_t(op.inputs[0])].quant;
     give_constant_quant(g, op, 2, bias_quant(x, g.tensors[size_t(op.inputs[1])].quant, channels));
@@ -321,7 +323,7 @@ size_t read_at_width(Graph& g, size_t at, int bits, std::map<std::pair<int, int>
 
 }  // namespace
 
-void assign_quantization(Graph& g, int activation_bits) {
+void assign_quantization(Graph& g, int activation_bits, int weight_bits) {
   for (const Tensor& t : g.tensors) check_given_quant(t);
   for (int t : g.inputs) {
     if (g.tensors[t].element == Element::kReal) g.tensors[t].quant = observed_quant(g.tensors[t], activation_bits);
@@ -345,7 +347,7 @@ void assign_quantization(Graph& g, int activation_bits) {
     if (def && def->output_quant == OutputQuant::kNone) continue;
     Op& op = g.ops[i];
     // A table's spec comes from its values, before the rows read from it take it.
-    if (def && def->output_quant == OutputQuant::kTable) assign_constant_quantization(g, op, def->constant_quant, bits);
+    if (def && def->output_quant == OutputQuant::kTable) assign_constant_quantization(g, op, def->constant_quant, bits, weight_bits);
     Tensor& y = g.tensors[op.outputs[0]];
     const OutputQuant rule = def ? def->output_quant : OutputQuant::kObserved;
     const auto state = update_spec.find(op.outputs[0]);
@@ -356,7 +358,7 @@ void assign_quantization(Graph& g, int activation_bits) {
       const Quant derived = output_quant(g, op, rule, bits);
       if (!derived.given) check_given_output(op, y, derived);  // (a pad whose value does not fit: observed)
     }
-    assign_constant_quantization(g, op, def ? def->constant_quant : ConstantQuant::kNone, bits);
+    assign_constant_quantization(g, op, def ? def->constant_quant : ConstantQuant::kNone, bits, weight_bits);
   }
 }
 

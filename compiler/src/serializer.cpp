@@ -93,7 +93,9 @@ std::string metadata_json(const LoweredProgram& p) {
     os << (i ? "," : "") << "{\"kernel\":" << json_string(kernel_name(op.kernel))
        << ",\"kind\":" << json_string(op.ir_kind) << ",\"source\":" << json_string(op.source)
        << ",\"reason\":" << json_string(op.reason) << ",\"fallback\":" << json_string(op.fallback)
-       << ",\"macs\":" << op.macs << "}";
+       << ",\"macs\":" << op.macs;
+    if (!op.weights.empty()) os << ",\"weights\":" << json_string(op.weights);
+    os << "}";
   }
   os << "]";
   if (!p.schedule_report.empty()) os << ",\"schedule\":" << p.schedule_report;

@@ -309,6 +309,13 @@ class Program:
                          f"and a quantize")
             for f in fallbacks:
                 lines.append(f"  op {f['index']} {f['kind']} ({f['kernel']}) at {f['source']}: {f['reason']}")
+        # Compiled with weights="int4": how many weighted ops read int4 weights, and which keep int8 and why.
+        noted = [op for op in d["ops"] if op.get("weights")]
+        if noted:
+            kept = [op for op in noted if op["weights"] != "int4"]
+            lines.append(f"int4 weights: {len(noted) - len(kept)} op(s); int8 weights kept: {len(kept)}")
+            for op in kept:
+                lines.append(f"  op {op['index']} {op['kind']} ({op['kernel']}) at {op['source']}: {op['weights']}")
         return "\n".join(lines)
 
     def warnings(self) -> list[str]:
@@ -459,7 +466,8 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
             precision: str = "int8", io: str = "float32", source: dict[str, str] | None = None,
             observer: str = "minmax", percentile: float | None = None,
             fallback: str = "float", schedule: bool = True, in_place: bool = True, memory: Any = None,
-            patches: int = 1, stream_input: bool = False, progress: bool | None = None) -> Program:
+            patches: int = 1, stream_input: bool = False, progress: bool | None = None,
+            weights: str = "int8") -> Program:
     """Compiles a ``torch.export.ExportedProgram`` into an mcuflow ``Program``.
 
     ``calibration``: representative inputs (an iterable of input tuples, or one array per
@@ -470,6 +478,10 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     biases (TFLite's 16x8 scheme) for the ops that have int16 kernels (convolutions, depthwise,
     linear, add, mul, average and max pooling, views and copies), int8 elsewhere, with a
     requantization where the two meet (docs/quantization.md "int16 activations").
+    ``weights="int4"`` (int8 precision only, W4A8): convolutions, depthwise convolutions and linear
+    layers get symmetric int4 weights per output channel ([-7, 7]), packed two a byte, on the
+    int4-weight kernels; a weighted op none of them takes (a transposed or streaming convolution)
+    keeps int8 weights, and ``mcuflow inspect`` says which and why (docs/quantization.md "int4 weights").
     ``io="int8"`` keeps the program's inputs and outputs int8 (int8 precision only).
     ``observer``: how int8 calibration picks each activation's range (docs/quantization.md):
     ``"minmax"`` the observed range; ``"percentile"`` each side clipped at the ``percentile``-th
@@ -506,7 +518,8 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     from .memory_map import weights_leave_fast_memory
     from .frontend import describe, user_inputs
 
-    options = CompileOptions(target=target, precision=precision, io=io, observer=observer, percentile=percentile,
+    options = CompileOptions(target=target, precision=precision, weights=weights, io=io, observer=observer,
+                             percentile=percentile,
                              fallback=fallback, schedule=schedule, in_place=in_place, memory=memory, patches=patches,
                              stream_input=stream_input)
     if source is not None and not (isinstance(source, dict)
@@ -531,7 +544,7 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
                 return Program(_core.compile(builder, o.target, [list(s) for s in samples], o.precision, o.io,
                                              source or {}, o.fallback, bool(o.schedule), bool(o.in_place), o.regions,
                                              copy, o.patches, o.stream_input, observer=o.observer,
-                                             percentile=o.percentile, progress=bar))
+                                             percentile=o.percentile, progress=bar, weights=o.weights))
             finally:
                 if bar is not None:
                     bar.close()

@@ -53,7 +53,8 @@ def cmd_compile(args) -> int:
         calibration = load_arrays(args.calibration, "calibration")
     check_output_parent(args.output)
     refuse_overwriting_inputs(args.output, {"the model": args.model, "the calibration data": args.calibration})
-    options = dict(target=args.target, precision=args.precision, io=args.io, observer=args.observer,
+    options = dict(target=args.target, precision=args.precision, weights=args.weights, io=args.io,
+                   observer=args.observer,
                    percentile=percentile_option(args.percentile), memory=args.memory, patches=args.patches,
                    stream_input=args.stream_input, fallback="error" if args.no_fallback else "float")
     CompileOptions(**options)
@@ -87,6 +88,8 @@ def cmd_inspect(args) -> int:
         ins = ", ".join(_tensor_str(d["tensors"][i]) for i in op["inputs"])
         outs = ", ".join(_tensor_str(d["tensors"][i]) for i in op["outputs"])
         print(f"{op['index']:>3} {op['kernel']}: {ins} -> {outs}\n      why: {op['reason']}")
+        if op.get("weights"):
+            print(f"      weights: {op['weights']}")
     return 0
 
 
@@ -277,6 +280,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="CALIB.npz: one array per model input, named as the input, leading batch dimension")
     c.add_argument("--precision", choices=["int8", "int16", "fp32"], default="int8",
                    help="int16: int16 activations with int8 weights (A16W8) where an int16 kernel takes the op")
+    c.add_argument("--weights", default="int8",
+                   help="int4: packed int4 weights (W4A8, int8 precision) for conv, depthwise and linear layers; "
+                        "inspect names the layers that keep int8 weights and why")
     c.add_argument("--io", choices=["float32", "int8"], default="float32", help="program input/output dtype")
     c.add_argument("--observer", default="minmax",
                    help="int8 activation ranges: minmax (default, as observed), percentile (each side clipped at "

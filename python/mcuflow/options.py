@@ -34,6 +34,7 @@ class CompileOptions:
 
     target: str = "cortex-m55"
     precision: str = "int8"
+    weights: str = "int8"
     io: str = "float32"
     observer: str = "minmax"
     percentile: float | None = None
@@ -65,6 +66,7 @@ class CompileOptions:
         if not isinstance(self.target, str):
             raise InputError(f"target is a name such as 'cortex-m55', got {type(self.target).__name__}")
         compiler_check()
+        compiler_check(weights=str(self.weights))
         regions, copy_weights = memory_regions(self.memory)
         if isinstance(self.patches, bool) or not isinstance(self.patches, int):
             raise InputError(f"patches must be a whole number from 1 to 64, got {self.patches!r}")

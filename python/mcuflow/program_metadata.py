@@ -22,7 +22,7 @@ NUMBER = (int, float)
 # a key ending in "?" is optional, "*" types every key of a string-to-value map.
 _TENSOR = {"name": str, "shape": [int], "alias_of": int, "ir": int, "in_place_of?": int, "region?": int, "state?": bool,
            "first_op?": int, "last_op?": int}
-_OP = {"kernel": str, "kind": str, "source": str, "reason": str, "fallback": str, "macs": int}
+_OP = {"kernel": str, "kind": str, "source": str, "reason": str, "fallback": str, "macs": int, "weights?": str}
 _SCHEDULE = {"method": str, "states": int, "exported_peak": int, "peak": int, "reordered": bool}
 _PLAN = {
     "arena": int, "lower_bound": int, "lower_bound_without_in_place": int, "lower_bound_all_in_place": int,

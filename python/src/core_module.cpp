@@ -189,9 +189,9 @@ py::bytes compile_program(const GraphBuilder& builder, const std::string& target
                           bool schedule, bool in_place,
                           const std::vector<std::tuple<std::string, uint32_t, bool>>& regions, bool copy_weights,
                           int patches, bool stream_input, const std::string& observer, double percentile,
-                          const py::object& progress) {
+                          const py::object& progress, const std::string& weights) {
   CompileOptions options = options_from_names(target, precision, io, fallback, patches, stream_input, observer,
-                                              percentile);
+                                              percentile, weights);
   options.schedule = schedule;
   options.in_place = in_place;
   for (const auto& [name, capacity, fast] : regions) options.regions.push_back(MemoryRegion{name, capacity, fast});
@@ -598,15 +598,15 @@ PYBIND11_MODULE(_core, m) {
         py::arg("schedule") = true, py::arg("in_place") = true,
         py::arg("regions") = std::vector<std::tuple<std::string, uint32_t, bool>>{}, py::arg("copy_weights") = false,
         py::arg("patches") = 1, py::arg("stream_input") = false, py::arg("observer") = "minmax",
-        py::arg("percentile") = 99.99, py::arg("progress") = py::none(),
+        py::arg("percentile") = 99.99, py::arg("progress") = py::none(), py::arg("weights") = "int8",
         "progress: None, or called as progress(runs_done, runs_total) while calibration runs the samples.");
   m.def("check_options",
         [](const std::string& target, const std::string& precision, const std::string& io, const std::string& fallback,
-           int patches, bool stream_input, const std::string& observer, double percentile) {
-          options_from_names(target, precision, io, fallback, patches, stream_input, observer, percentile);
+           int patches, bool stream_input, const std::string& observer, double percentile, const std::string& weights) {
+          options_from_names(target, precision, io, fallback, patches, stream_input, observer, percentile, weights);
         },
         py::arg("target"), py::arg("precision"), py::arg("io"), py::arg("fallback"), py::arg("patches"),
-        py::arg("stream_input"), py::arg("observer"), py::arg("percentile"),
+        py::arg("stream_input"), py::arg("observer"), py::arg("percentile"), py::arg("weights") = "int8",
         "compile_graph's check of every option, before a model is looked at: CompileError naming the first bad one.");
   m.def("target_tier", [](const std::string& target) { return find_target(target).tier(); },
         "The kernel tier of a target name; CompileError naming the known targets otherwise.");

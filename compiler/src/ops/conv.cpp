@@ -61,6 +61,11 @@ Shape infer_conv_transpose2d(const Graph& g, const Op& op) {
 // conv_s16 and dwconv_s16 take every conv but a streaming one, whose ring holds int8 frames.
 bool conv_takes_int16(const Graph&, const Op& op) { return !op.has_attr("ring_state"); }
 
+// conv_s8_w4 and dwconv_s8_w4 take every conv but a streaming one (the ring kernels read int8 weights).
+std::string conv_int4_rejection(const Graph&, const Op& op) {
+  return op.has_attr("ring_state") ? "a streaming conv's ring kernel reads int8 weights" : "";
+}
+
 struct ConvLowering : Lowering {
   using Lowering::Lowering;
 
@@ -146,11 +151,13 @@ struct ConvLowering : Lowering {
     }
     int bid, mid, sid;
     requant_tables(op, x, w, y, out_c, int64_t(per_out), bid, mid, sid);
-    const int wid = constant(name, DType::kInt8, w_dims, narrowed<int8_t>(gathered(quantized(w), device_from_logical)));
+    const int wid = weight_constant(w, w_dims, gathered(quantized(w), device_from_logical));
     const KernelId kernel = ring         ? (depthwise ? KernelId::ring_dwconv_s8 : KernelId::ring_conv_s8)
                             : is_int16(op.inputs[0]) ? (depthwise ? KernelId::dwconv_s16 : KernelId::conv_s16)
+                            : int4_weights(w)        ? (depthwise ? KernelId::dwconv_s8_w4 : KernelId::conv_s8_w4)
                                                      : (depthwise ? KernelId::dwconv_s8 : KernelId::conv_s8);
     emit(kernel, {in, wid, bid, mid, sid}, outs, params, &op, macs);
+    note_weights(op, w);
   }
 
   // The frames a streaming conv appends, in its ring state's spec (quantized: requantized when
@@ -245,6 +252,7 @@ struct ConvLowering : Lowering {
     requant_tables(op, x, w, y, out_c, int64_t(in_c) * kh * kw, bid, mid, sid);
     const int wid = constant(w.name, DType::kInt8, w_dims, narrowed<int8_t>(gathered(quantized(w), ohwi_from_logical)));
     emit(KernelId::transpose_conv_s8, {in, wid, bid, mid, sid}, {out}, params_bytes(p), &op, macs);
+    note_weights(op, w);
   }
 };
 
@@ -253,7 +261,8 @@ struct ConvLowering : Lowering {
 std::vector<OpDef> conv_ops() {
   return {
       {"conv2d", infer_conv2d, lower_with<ConvLowering, &ConvLowering::lower_conv>, kImageOp | kFusesActivation,
-       OutputQuant::kObserved, RowLift::kNo, ConstantQuant::kWeightsPerChannel, nullptr, conv_takes_int16},
+       OutputQuant::kObserved, RowLift::kNo, ConstantQuant::kWeightsPerChannel, nullptr, conv_takes_int16,
+       conv_int4_rejection},
       {"conv_transpose2d", infer_conv_transpose2d, lower_with<ConvLowering, &ConvLowering::lower_conv_transpose>,
        kImageOp | kFusesActivation, OutputQuant::kObserved, RowLift::kNo, ConstantQuant::kWeightsPerChannelDim1},
   };

@@ -298,6 +298,24 @@ class Lowering {
     shift_id = constant(name + ".shifts", DType::kInt32, {int32_t(s.size())}, s);
   }
 
+  // The constant holding the quantized weights `values` (device order) of `w`: int8, or with a
+  // 4-bit spec int4 packed two a byte, element i in the low nibble of byte i / 2 when i is even
+  // and in the high nibble when odd (an odd count leaves the last high nibble 0).
+  int weight_constant(const Tensor& w, std::vector<int32_t> dims, const std::vector<int64_t>& values) {
+    if (spec_of(w).bits != kInt4WeightBits) return constant(w.name, DType::kInt8, std::move(dims), narrowed<int8_t>(values));
+    std::vector<uint8_t> packed((values.size() + 1) / 2, 0);
+    for (size_t i = 0; i < values.size(); ++i) packed[i / 2] |= uint8_t((uint64_t(values[i]) & 0xF) << (i % 2 * 4));
+    return add_constant_tensor(p_, w.name, DType::kInt4, std::move(dims), std::move(packed));
+  }
+  bool int4_weights(const Tensor& w) const { return spec_of(w).bits == kInt4WeightBits; }
+
+  // Compiled with weights="int4": whether the op just emitted reads int4 weights, or why its
+  // weights `w` stay int8 (mcuflow inspect shows it).
+  void note_weights(const Op& op, const Tensor& w) {
+    if (o_.weight_bits != kInt4WeightBits) return;
+    p_.ops.back().weights = int4_weights(w) ? "int4" : "int8: " + int4_rejection(g_, op);
+  }
+
   std::vector<float> bias_of(const Op& op, int64_t channels) const {
     if (op.inputs.size() > 2) return tensor(op.inputs[2]).data;
     return std::vector<float>(size_t(channels), 0.0f);

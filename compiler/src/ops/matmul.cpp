@@ -29,6 +29,9 @@ Shape infer_matmul(const Graph& g, const Op& op) {
   return out;
 }
 
+// fc_s8_w4 takes every linear layer.
+std::string linear_int4_rejection(const Graph&, const Op&) { return ""; }
+
 struct MatmulLowering : Lowering {
   using Lowering::Lowering;
 
@@ -56,9 +59,10 @@ struct MatmulLowering : Lowering {
     } else {
       int bid, mid, sid;
       requant_tables(op, x, w, y, out_c, in_c, bid, mid, sid);
-      const int wid = constant(w.name, DType::kInt8, {out_c, in_c}, narrowed<int8_t>(quantized(w)));
-      emit(is_int16(op.inputs[0]) ? KernelId::fc_s16 : KernelId::fc_s8, {in, wid, bid, mid, sid}, {out},
-           params_bytes(p), &op, macs);
+      const int wid = weight_constant(w, {out_c, in_c}, quantized(w));
+      const KernelId kernel = is_int16(op.inputs[0]) ? KernelId::fc_s16 : int4_weights(w) ? KernelId::fc_s8_w4 : KernelId::fc_s8;
+      emit(kernel, {in, wid, bid, mid, sid}, {out}, params_bytes(p), &op, macs);
+      note_weights(op, w);
     }
     if (image) define_output(op, op.outputs[0], out, identity_order(y.shape.size()));
   }
@@ -104,7 +108,8 @@ struct MatmulLowering : Lowering {
 std::vector<OpDef> matmul_ops() {
   return {
       {"linear", infer_linear, lower_with<MatmulLowering, &MatmulLowering::lower_linear>, kFusesActivation,
-       OutputQuant::kObserved, RowLift::kNo, ConstantQuant::kWeightsPerTensor, nullptr, always_int16},
+       OutputQuant::kObserved, RowLift::kNo, ConstantQuant::kWeightsPerTensor, nullptr, always_int16,
+       linear_int4_rejection},
       {"matmul", infer_matmul, lower_with<MatmulLowering, &MatmulLowering::lower_matmul>, kFusesActivation,
        OutputQuant::kObserved, RowLift::kNo, ConstantQuant::kNone,
        int8_rejection_of<MatmulLowering, &MatmulLowering::matmul_int8_rejection>},

@@ -31,6 +31,11 @@ const OpDef* find_op(const std::string& kind) {
 
 bool always_int16(const Graph&, const Op&) { return true; }
 
+std::string int4_rejection(const Graph& g, const Op& op) {
+  const OpDef* def = find_op(op.kind);
+  return def && def->int4 ? def->int4(g, op) : "no int4-weight kernel for " + op.kind;
+}
+
 bool has_trait(const std::string& kind, OpTrait trait) {
   const OpDef* def = find_op(kind);
   return def != nullptr && (def->traits & trait) != 0;

@@ -9,7 +9,9 @@ bool bias_fits_accumulator(const OpCheck& c, uint32_t bias_slot, uint64_t channe
   if (b.storage != format::Storage::kConstant) return false;
   const bool wide = b.dtype == format::DType::kInt64;
   const int64_t limit = wide ? kernels::kWideAccumulatorLimit - 1 : INT32_MAX;
-  const uint64_t largest_product = wide ? 32768 * 128 : 255 * 128;
+  // The weights in slot 1: int8 (|w| <= 128) or packed int4 (|w| <= 8).
+  const uint64_t largest_weight = uint64_t(-format::dtype_min(c.tensor(1).dtype));
+  const uint64_t largest_product = (wide ? 32768 : 255) * largest_weight;
   if (reduction > uint64_t(limit) / largest_product) return false;
   const int64_t max_acc = int64_t(reduction * largest_product);
   const uint8_t* bias = c.constants + b.offset;

@@ -99,8 +99,8 @@ bool window_valid(const P& p) {
 
 // Biases that cannot overflow the accumulator: |bias| + max_abs_acc within the accumulator's
 // limit, where max_abs_acc = reduction size * the largest |(x + input_offset) * w|. int32
-// biases (int8 activations): 255 * 128, limit INT32_MAX; int64 biases (int16 activations):
-// 32768 * 128, limit 2^47 - 1 (arith.h multiply_by_quantized_multiplier_wide).
+// biases (int8 activations): 255 * 128 (int4 weights: 255 * 8), limit INT32_MAX; int64 biases
+// (int16 activations): 32768 * 128, limit 2^47 - 1 (arith.h multiply_by_quantized_multiplier_wide).
 bool bias_fits_accumulator(const OpCheck& c, uint32_t bias_slot, uint64_t channels, uint64_t reduction);
 
 // Per-channel requantization tables: multipliers in [0, 2^31), shifts in [-31, max_shift].

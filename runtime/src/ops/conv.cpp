@@ -1,4 +1,5 @@
-// Adapters for conv_s8 / conv_s16 / conv_f32 and dwconv_s8 / dwconv_s16 / dwconv_f32.
+// Adapters for conv_s8 / conv_s16 / conv_s8_w4 / conv_f32 and dwconv_s8 / dwconv_s16 / dwconv_s8_w4 /
+// dwconv_f32.
 #include "check.h"
 #include "mcuflow/kernels/kernels.h"
 
@@ -55,6 +56,8 @@ Error check_dwconv_input(const OpCheck& c, bool quantized, uint64_t input_elemen
 
 Error check_conv_s16(const OpCheck& c) { return check_conv(c, DType::kInt16, DType::kInt8, DType::kInt64); }
 Error check_dwconv_s16(const OpCheck& c) { return check_dwconv(c, DType::kInt16, DType::kInt8, DType::kInt64); }
+Error check_conv_s8_w4(const OpCheck& c) { return check_conv(c, DType::kInt8, DType::kInt4, DType::kInt32); }
+Error check_dwconv_s8_w4(const OpCheck& c) { return check_dwconv(c, DType::kInt8, DType::kInt4, DType::kInt32); }
 
 namespace {
 
@@ -65,6 +68,14 @@ void eval_conv_s8(const OpCall& c) {
 void eval_conv_s16(const OpCall& c) {
   kernels::conv_s16(c.get_params<ConvParams>(), c.in<int16_t>(0), c.in<int8_t>(1), c.in<int64_t>(2),
                     c.in<int32_t>(3), c.in<int32_t>(4), c.out<int16_t>(0));
+}
+void eval_conv_s8_w4(const OpCall& c) {
+  kernels::conv_s8_w4(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<uint8_t>(1), c.in<int32_t>(2),
+                      c.in<int32_t>(3), c.in<int32_t>(4), c.out<int8_t>(0));
+}
+void eval_dwconv_s8_w4(const OpCall& c) {
+  kernels::dwconv_s8_w4(c.get_params<DwConvParams>(), c.in<int8_t>(0), c.in<uint8_t>(1), c.in<int32_t>(2),
+                        c.in<int32_t>(3), c.in<int32_t>(4), c.out<int8_t>(0));
 }
 void eval_conv_f32(const OpCall& c) {
   kernels::conv_f32(c.get_params<ConvParams>(), c.in<float>(0), c.in<float>(1), c.in<float>(2), c.out<float>(0));
@@ -93,7 +104,10 @@ extern const KernelEntry kernel_entry_dwconv_s8 = {sizeof(DwConvParams), 5, 1, c
                                                    aliasing::kDwConvBothWays};
 extern const KernelEntry kernel_entry_dwconv_f32 = {sizeof(DwConvParams), 3, 1, check_dwconv_f32, eval_dwconv_f32,
                                                     aliasing::kDwConvForward};
-// The int16 kernels have no access contract yet: never run in place.
+// The int16 and int4-weight kernels have no access contract yet: never run in place.
+extern const KernelEntry kernel_entry_conv_s8_w4 = {sizeof(ConvParams), 5, 1, check_conv_s8_w4, eval_conv_s8_w4};
+extern const KernelEntry kernel_entry_dwconv_s8_w4 = {sizeof(DwConvParams), 5, 1, check_dwconv_s8_w4,
+                                                      eval_dwconv_s8_w4};
 extern const KernelEntry kernel_entry_conv_s16 = {sizeof(ConvParams), 5, 1, check_conv_s16, eval_conv_s16};
 extern const KernelEntry kernel_entry_dwconv_s16 = {sizeof(DwConvParams), 5, 1, check_dwconv_s16, eval_dwconv_s16};
 

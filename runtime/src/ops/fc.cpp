@@ -1,4 +1,4 @@
-// Adapters for fc_s8 / fc_s16 / fc_f32.
+// Adapters for fc_s8 / fc_s16 / fc_s8_w4 / fc_f32.
 #include "check.h"
 #include "mcuflow/kernels/kernels.h"
 
@@ -27,6 +27,7 @@ Error check_fc_s8(const OpCheck& c) { return check_fc(c, DType::kInt8, DType::kI
 Error check_fc_f32(const OpCheck& c) { return check_fc(c, DType::kFloat32, DType::kFloat32, DType::kFloat32); }
 
 Error check_fc_s16(const OpCheck& c) { return check_fc(c, DType::kInt16, DType::kInt8, DType::kInt64); }
+Error check_fc_s8_w4(const OpCheck& c) { return check_fc(c, DType::kInt8, DType::kInt4, DType::kInt32); }
 
 namespace {
 
@@ -38,6 +39,10 @@ void eval_fc_s16(const OpCall& c) {
   kernels::fc_s16(c.get_params<FcParams>(), c.in<int16_t>(0), c.in<int8_t>(1), c.in<int64_t>(2), c.in<int32_t>(3),
                   c.in<int32_t>(4), c.out<int16_t>(0));
 }
+void eval_fc_s8_w4(const OpCall& c) {
+  kernels::fc_s8_w4(c.get_params<FcParams>(), c.in<int8_t>(0), c.in<uint8_t>(1), c.in<int32_t>(2), c.in<int32_t>(3),
+                    c.in<int32_t>(4), c.out<int8_t>(0));
+}
 void eval_fc_f32(const OpCall& c) {
   kernels::fc_f32(c.get_params<FcParams>(), c.in<float>(0), c.in<float>(1), c.in<float>(2), c.out<float>(0));
 }
@@ -46,6 +51,7 @@ void eval_fc_f32(const OpCall& c) {
 
 extern const KernelEntry kernel_entry_fc_s8 = {sizeof(FcParams), 5, 1, check_fc_s8, eval_fc_s8};
 extern const KernelEntry kernel_entry_fc_s16 = {sizeof(FcParams), 5, 1, check_fc_s16, eval_fc_s16};
+extern const KernelEntry kernel_entry_fc_s8_w4 = {sizeof(FcParams), 5, 1, check_fc_s8_w4, eval_fc_s8_w4};
 extern const KernelEntry kernel_entry_fc_f32 = {sizeof(FcParams), 3, 1, check_fc_f32, eval_fc_f32};
 
 }  // namespace mcuflow::ops

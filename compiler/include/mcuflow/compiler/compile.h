@@ -22,6 +22,7 @@ using CalibrationProgress = std::function<void(size_t done, size_t total)>;
 struct CompileOptions {
   std::string target = "cortex-m55";
   Precision precision = Precision::kInt8;
+  int weight_bits = kWeightBits;  // 4: packed int4 weights (W4A8) where an int4 kernel takes the op
   bool int8_io = false;
   bool allow_fallback = true;  // int8: ops without a usable int8 kernel run in float32 (else an error)
   bool schedule = true;  // reorder ops for the smallest memory peak (planner.h schedule_ops)
@@ -51,10 +52,10 @@ Target find_target(const std::string& name);  // throws CompileError listing kno
 void check_options(const CompileOptions& options);
 
 // The options the Python API and tools name by string ("int8" / "fp32", "float32" / "int8",
-// "float" / "error", an observer name), parsed and checked with check_options.
+// "float" / "error", an observer name, weights "int8" / "int4"), parsed and checked with check_options.
 CompileOptions options_from_names(const std::string& target, const std::string& precision, const std::string& io,
                                   const std::string& fallback, int patches, bool stream_input,
-                                  const std::string& observer, double percentile);
+                                  const std::string& observer, double percentile, const std::string& weights = "int8");
 
 std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const Calibration& calibration);
 

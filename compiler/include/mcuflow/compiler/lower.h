@@ -17,6 +17,7 @@ struct LowerOptions {
   Precision precision = Precision::kInt8;
   bool int8_io = false;  // int8 programs: keep inputs/outputs int8 (no quantize/dequantize ops)
   bool allow_fallback = true;  // quantized programs: ops without a usable quantized kernel run in float32
+  int weight_bits = 8;         // 4: int4 weights were asked for (quantizer.h); ops note why theirs stay int8
 };
 
 // Quantized lowering needs every activation's Quant assigned (quantizer.h).

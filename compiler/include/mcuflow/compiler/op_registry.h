@@ -68,6 +68,9 @@ using Int8Rejection = std::string (*)(Lowering& l, const Op& op);
 // Whether an int16 kernel (or a byte copy that moves int16 values exactly) takes this op: in an
 // int16 program its activations are then int16 (quantizer.h assign_quantization).
 using Int16Rule = bool (*)(const Graph& g, const Op& op);
+// Why no int4-weight kernel takes this op ("" when one does): compiled with weights="int4", its
+// weights then stay int8 (quantizer.h assign_quantization; mcuflow inspect shows the reason).
+using Int4Rejection = std::string (*)(const Graph& g, const Op& op);
 
 struct OpDef {
   const char* kind;
@@ -79,10 +82,14 @@ struct OpDef {
   ConstantQuant constant_quant = ConstantQuant::kNone;
   Int8Rejection int8_rejection = nullptr;  // none: an int8 kernel takes every such op
   Int16Rule int16 = nullptr;               // none: only int8 kernels take it
+  Int4Rejection int4 = nullptr;            // none: no int4-weight kernel for the kind
 };
 
 // An Int16Rule for the kinds whose int16 kernels take every such op.
 bool always_int16(const Graph& g, const Op& op);
+
+// OpDef::int4 of the op's kind, or that its kind has no int4-weight kernel.
+std::string int4_rejection(const Graph& g, const Op& op);
 
 // Every kind, grouped by family.
 const std::vector<OpDef>& op_registry();

@@ -18,6 +18,9 @@ void observe_range(Tensor& t, const float* values, size_t n);
 constexpr int kActivationBits = 8;
 constexpr int kWideActivationBits = 16;
 constexpr int kWeightBits = 8;
+// weights="int4" (W4A8): symmetric per output channel in [-7, 7], packed two a byte; the int8
+// activations and int32 biases stay (docs/quantization.md "int4 weights").
+constexpr int kInt4WeightBits = 4;
 constexpr int kBiasBits = 32;
 constexpr int kWideBiasBits = 48;
 
@@ -64,7 +67,9 @@ class AxisWalk {
 // not the one its reader takes, a "requantize" op is inserted before the reader, converting it
 // to a tensor of the reader's width over the same observed range. Graph inputs are int16;
 // states (and the ops writing their updates) stay int8.
-void assign_quantization(Graph& g, int activation_bits = kActivationBits);
+// weight_bits 4: the weights of the ops an int4-weight kernel takes (OpDef::int4) get symmetric
+// int4 specs per output channel (dim 0), linear layers' too; other weights stay int8.
+void assign_quantization(Graph& g, int activation_bits = kActivationBits, int weight_bits = kWeightBits);
 
 // A spec the front end gave to the output of an op that keeps its input's (a view, a pool) is its
 // input's too: it flows back to the producer (a Conv1d sent as reshape, conv2d, reshape). Runs

@@ -103,6 +103,16 @@ void mul_s16(const BinaryParams& p, const int16_t* input1, const int16_t* input2
 void maxpool_s16(const PoolParams& p, const int16_t* input, int16_t* output);
 void avgpool_s16(const PoolParams& p, const int16_t* input, int16_t* output);
 
+// --- int8 activations, packed int4 weights (W4A8; docs/quantization.md "int4 weights") ---
+// The int8 kernels' params and output stage; weights symmetric per output channel, two a byte,
+// the first element in the low nibble (kernels/reference/w4_common.h).
+void fc_s8_w4(const FcParams& p, const int8_t* input, const uint8_t* weights, const int32_t* bias,
+              const int32_t* multipliers, const int32_t* shifts, int8_t* output);
+void conv_s8_w4(const ConvParams& p, const int8_t* input, const uint8_t* weights, const int32_t* bias,
+                const int32_t* multipliers, const int32_t* shifts, int8_t* output);
+void dwconv_s8_w4(const DwConvParams& p, const int8_t* input, const uint8_t* weights, const int32_t* bias,
+                  const int32_t* multipliers, const int32_t* shifts, int8_t* output);
+
 // --- streaming convolution over a ring of frames (params.h RingParams) ---
 // Appends the run's frames to `ring` at `*head`, moves the head past them and convolves the
 // window: the kernels of conv_s8 / dwconv_s8 / conv_f32 / dwconv_f32 over the ring's bytes.

@@ -1,6 +1,6 @@
 // Kernel ids stored in programs. Append only: ids are part of the file format. Reference
-// kernels use ids below 64 and, for int16 activations, from 160; optimized (tier) kernels 64
-// to 159.
+// kernels use ids below 64, for int16 activations 160 to 175 and for packed int4 weights from
+// 176; optimized (tier) kernels 64 to 159.
 #pragma once
 #include <cstdint>
 
@@ -79,7 +79,10 @@ namespace mcuflow {
   X(add_s16, 167)                         \
   X(mul_s16, 168)                         \
   X(maxpool_s16, 169)                     \
-  X(avgpool_s16, 170)
+  X(avgpool_s16, 170)                     \
+  X(fc_s8_w4, 176)                        \
+  X(conv_s8_w4, 177)                      \
+  X(dwconv_s8_w4, 178)
 
 // Optimized kernels: X(name, id, reference). Each computes exactly what its reference kernel
 // computes (bit for bit) from the same params and leading inputs; it may take extra trailing

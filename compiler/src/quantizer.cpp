@@ -51,6 +51,30 @@ Quant mask_quant() {
   return q;
 }
 
+namespace {
+
+// The scale of the group of `values` (largest magnitude m > 0) whose symmetric `q_max`-level
+// quantization has the least squared error: m * k / (100 q_max) for k = 50 … 100, the first
+// least (k = 100 is m / q_max, no clipping). At 4 bits the outliers that set m leave most values
+// a few steps: clipping them buys finer steps for the rest (on DS-CNN's weights alone the output
+// SNR goes from 3.2 to 6.1 dB). Rounded as quantize_values rounds: the float quotient.
+float least_squares_scale(const std::vector<float>& values, float m, int64_t q_max) {
+  double best_error = std::numeric_limits<double>::infinity();
+  float best = m / float(q_max);
+  for (int k = 50; k <= 100; ++k) {
+    const float scale = float(double(m) * k / (100.0 * double(q_max)));
+    double error = 0;
+    for (float v : values) {
+      const double code = std::clamp(double(std::round(v / scale)), double(-q_max), double(q_max));
+      error += (double(v) - code * double(scale)) * (double(v) - code * double(scale));
+    }
+    if (error < best_error) best_error = error, best = scale;
+  }
+  return best;
+}
+
+}  // namespace
+
 Quant symmetric_quant(const Tensor& t, int axis, int bits) {
   Quant q;
   q.valid = true;
@@ -62,8 +86,11 @@ Quant symmetric_quant(const Tensor& t, int axis, int bits) {
   std::vector<float> max_abs(count, 0.0f);
   for (size_t i = 0; i < t.data.size(); ++i)
     max_abs[walk.index(i)] = std::max(max_abs[walk.index(i)], std::fabs(t.data[i]));
-  for (float m : max_abs) {
-    const float scale = m > 0.0f ? m / float(q.type_max()) : 1.0f;
+  std::vector<std::vector<float>> groups(bits < kWeightBits ? count : 0);
+  for (size_t i = 0; i < t.data.size() && !groups.empty(); ++i) groups[walk.index(i)].push_back(t.data[i]);
+  for (size_t g = 0; g < count; ++g) {
+    const float m = max_abs[g];
+    const float scale = m <= 0.0f ? 1.0f : groups.empty() ? m / float(q.type_max()) : least_squares_scale(groups[g], m, q.type_max());
     if (axis < 0) q.scale = scale;
     else q.scales.push_back(scale), q.zero_points.push_back(0);
   }

@@ -35,7 +35,9 @@ Quant quant_for_range(float lo, float hi, int bits = kActivationBits);
 Quant symmetric_range_quant(float lo, float hi, int bits);
 
 // Symmetric `bits`-bit quantization of constant `t` by its largest magnitude, per tensor
-// (axis -1) or per index along logical dim `axis`; an all-zero group gets scale 1.
+// (axis -1) or per index along logical dim `axis`; an all-zero group gets scale 1. Below 8 bits
+// (int4 weights) each group's scale is the one of least squared error, clipping up to half the
+// largest magnitude.
 Quant symmetric_quant(const Tensor& t, int axis, int bits);
 
 // The spec of a bias added to products of `input` and `weight` (int32 for int8 inputs, 48-bit

@@ -31,22 +31,9 @@ inline int64_t dot_s16_s8_wide(const int16_t* a, const int8_t* b, int32_t n) {
 template <typename WindowParams, typename Tap>
 void weighted_window_s16(const WindowParams& p, const int64_t* bias, const int32_t* multipliers,
                          const int32_t* shifts, int16_t* output, Tap tap) {
-  for (int32_t oy = 0; oy < p.out_h; ++oy) {
-    const int32_t iy0 = oy * p.stride_h - p.pad_top;
-    const TapRange rows = valid_taps(iy0, p.k_h, p.dil_h, p.in_h);
-    for (int32_t ox = 0; ox < p.out_w; ++ox) {
-      const int32_t ix0 = ox * p.stride_w - p.pad_left;
-      const TapRange cols = valid_taps(ix0, p.k_w, p.dil_w, p.in_w);
-      for (int32_t oc = 0; oc < p.out_c; ++oc) {
-        int64_t acc = bias ? bias[oc] : 0;
-        for (int32_t ky = rows.begin; ky < rows.end; ++ky) {
-          for (int32_t kx = cols.begin; kx < cols.end; ++kx)
-            acc += tap((iy0 + ky * p.dil_h) * p.in_w + ix0 + kx * p.dil_w, ky, kx, oc);
-        }
-        *output++ = output_stage_s16(acc, multipliers[oc], shifts[oc], p.out);
-      }
-    }
-  }
+  weighted_window<int64_t>(p, output, tap, [&](int64_t acc, int32_t oc) {
+    return output_stage_s16(acc + (bias ? bias[oc] : 0), multipliers[oc], shifts[oc], p.out);
+  });
 }
 
 }  // namespace mcuflow::kernels::detail

@@ -29,8 +29,8 @@ def snr_db(y, ref):
     return 10 * np.log10(np.sum(ref.astype(np.float64) ** 2) / np.sum((y.astype(np.float64) - ref) ** 2))
 
 
-def compile_both(model, shapes, n_cal=16, n_eval=8, target=TARGET):
-    """(int8 program, int16 program, evaluation inputs, float outputs) of `model`."""
+def compile_both(model, shapes, n_cal=16, n_eval=8, target=TARGET, option=("precision", "int16")):
+    """(int8 program, the program with `option` (name, value), evaluation inputs, float outputs) of `model`."""
     torch.manual_seed(0)
     model = model.eval()
     ep = torch.export.export(model, tuple(randn(s, i) for i, s in enumerate(shapes)))
@@ -39,7 +39,7 @@ def compile_both(model, shapes, n_cal=16, n_eval=8, target=TARGET):
     inputs = [np.stack([randn(s[1:], 1000 + 10 * k + i).numpy() for k in range(n_eval)]) for i, s in enumerate(shapes)]
     with torch.no_grad():
         ref = np.concatenate([model(*(torch.from_numpy(a[k:k + 1]) for a in inputs)).numpy() for k in range(n_eval)])
-    programs = [mcuflow.compile(ep, target, cal, precision=p) for p in ("int8", "int16")]
+    programs = [mcuflow.compile(ep, target, cal, **options) for options in ({}, dict([option]))]
     return programs[0], programs[1], inputs, ref
 
 

@@ -25,6 +25,7 @@ from mcuflow.api import Program
 from mcuflow.errors import InputError
 from program_bytes import constants_offset, with_crc
 from test_int16 import IMAGE, snr_db
+from test_int16 import compile_both as compile_int16_both
 from test_int16 import test_bad_int16_options_are_one_line as bad_option_is_one_line
 from test_ops import Fn, randn
 
@@ -34,17 +35,9 @@ TENSOR_RECORD = 52      # bytes of a TensorRecord
 RECORD_BYTES_FIELD = 32  # TensorRecord.bytes
 
 
-def compile_both(model, shapes, target=TARGET, n_cal=16, n_eval=8):
+def compile_both(model, shapes):
     """(int8 program, int4-weight program, evaluation inputs, float outputs) of `model`."""
-    torch.manual_seed(0)
-    model = model.eval()
-    ep = torch.export.export(model, tuple(randn(s, i) for i, s in enumerate(shapes)))
-    cal = [tuple(randn(s, 100 + 10 * k + i, 2.0) for i, s in enumerate(shapes)) for k in range(n_cal)]
-    inputs = [np.stack([randn(s[1:], 1000 + 10 * k + i).numpy() for k in range(n_eval)]) for i, s in enumerate(shapes)]
-    with torch.no_grad():
-        ref = np.concatenate([model(*(torch.from_numpy(a[k:k + 1]) for a in inputs)).numpy() for k in range(n_eval)])
-    programs = [mcuflow.compile(ep, target, cal, weights=w) for w in ("int8", "int4")]
-    return programs[0], programs[1], inputs, ref
+    return compile_int16_both(model, shapes, option=("weights", "int4"))
 
 
 def int4_records(program: Program) -> list[tuple[int, dict]]:

@@ -147,6 +147,36 @@ bool value_fits(const Op& op, const Quant& in) {
 
 bool was_observed(const Tensor& t) { return t.observed_min <= t.observed_max; }
 
+// Whether the lowering of average `op` can requantize its sums to an output spec of its own
+// (reduce_s8): a mean, or an average pool whose one window is the whole image.
+bool averages_whole_input(const Graph& g, const Op& op) {
+  if (op.kind == "mean") return true;
+  const Shape& x = g.tensors[size_t(op.inputs[0])].shape;
+  const Shape& y = g.tensors[size_t(op.outputs[0])].shape;
+  if (x.size() != 4 || y.size() != 4 || y[2] != 1 || y[3] != 1) return false;
+  if (op.kind == "adaptive_avg_pool2d") return true;
+  if (op.kind != "avg_pool2d") return false;
+  const auto all_zero = [&](const char* name) {
+    if (!op.has_attr(name)) return true;
+    const auto& v = op.ints_attr(name);
+    return std::all_of(v.begin(), v.end(), [](int64_t p) { return p == 0; });
+  };
+  std::vector<int64_t> kernel = op.ints_attr("kernel");
+  if (kernel.size() == 1) kernel.push_back(kernel[0]);
+  return kernel == std::vector<int64_t>{x[2], x[3]} && all_zero("padding") && all_zero("padding_end");
+}
+
+// An average of `bits`-bit values whose output range is 4x narrower than its input's spec covers
+// (an int8 average keeping its input's spec would leave 2 of its 8 bits unused), where the
+// lowering can give it a spec of its own.
+bool average_needs_own_spec(const Graph& g, const Op& op, const Quant& in, int bits) {
+  const Tensor& y = g.tensors[size_t(op.outputs[0])];
+  if (bits != kActivationBits || !was_observed(y) || !averages_whole_input(g, op)) return false;
+  const double covered = double(in.scale) * double(in.type_max() - in.type_min());
+  const double observed = double(std::max(y.observed_max, 0.0f)) - double(std::min(y.observed_min, 0.0f));
+  return 4.0 * observed <= covered;
+}
+
 // The spec of `bits`-bit activations over range [lo, hi]: asymmetric int8, symmetric int16.
 Quant activation_quant(float lo, float hi, int bits) {
   return bits == kActivationBits ? quant_for_range(lo, hi, bits) : symmetric_range_quant(lo, hi, bits);
@@ -259,7 +289,8 @@ void assign_constant_quantization(Graph& g, Op& op, ConstantQuant rule, int bits
 Quant output_quant(const Graph& g, const Op& op, OutputQuant rule, int bits) {
   if (g.tensors[size_t(op.outputs[0])].element == Element::kMask) return mask_quant();  // (a where of masks)
   const Quant& in = g.tensors[size_t(op.inputs[0])].quant;
-  if (rule == OutputQuant::kInput || (rule == OutputQuant::kInputWhenValueFits && value_fits(op, in))) {
+  if (rule == OutputQuant::kInput || (rule == OutputQuant::kInputWhenValueFits && value_fits(op, in)) ||
+      (rule == OutputQuant::kAverage && !average_needs_own_spec(g, op, in, bits))) {
     Quant q = in;
     q.given = false;
     return q;
@@ -288,7 +319,9 @@ void check_given_quant(const Tensor& t) {
 void give_inputs_back(Graph& g) {
   for (auto op = g.ops.rbegin(); op != g.ops.rend(); ++op) {
     const OpDef* def = find_op(op->kind);
-    if (!def || def->output_quant != OutputQuant::kInput || op->inputs.empty()) continue;
+    if (!def || (def->output_quant != OutputQuant::kInput && def->output_quant != OutputQuant::kAverage) ||
+        op->inputs.empty())
+      continue;
     const Tensor& y = g.tensors[size_t(op->outputs[0])];
     Tensor& x = g.tensors[size_t(op->inputs[0])];
     if (y.quant.given && !x.quant.given && !x.constant) x.quant = y.quant;
@@ -304,7 +337,8 @@ int op_width(const Graph& g, const Op& op, const OpDef* def, int activation_bits
   if (activation_bits == kActivationBits || def == nullptr || def->int16 == nullptr || !def->int16(g, op) ||
       updates.count(op.outputs[0]))
     return kActivationBits;
-  if (def->output_quant == OutputQuant::kInput) return g.tensors[size_t(op.inputs[0])].quant.bits;
+  if (def->output_quant == OutputQuant::kInput || def->output_quant == OutputQuant::kAverage)
+    return g.tensors[size_t(op.inputs[0])].quant.bits;
   return activation_bits;
 }
 
@@ -381,7 +415,8 @@ void assign_quantization(Graph& g, int activation_bits, int weight_bits) {
     if (!y.quant.given) {
       y.quant = rule == OutputQuant::kObserved && state != update_spec.end() ? state->second
                                                                              : output_quant(g, op, rule, bits);
-    } else if (rule != OutputQuant::kObserved) {
+    } else if (rule != OutputQuant::kObserved &&
+               !(rule == OutputQuant::kAverage && bits == kActivationBits && averages_whole_input(g, op))) {
       const Quant derived = output_quant(g, op, rule, bits);
       if (!derived.given) check_given_output(op, y, derived);  // (a pad whose value does not fit: observed)
     }

@@ -334,6 +334,29 @@ class Lowering {
     return out;
   }
 
+  // The parameters of reduce_s8 / reduce_f32 from x to y over [outer][reduce][inner]: int8 sums
+  // (or the maximum) of the offset inputs requantized once, a mean's 1/reduce in the multiplier.
+  k::ReduceParams reduce_params(const Tensor& x, const Tensor& y, int32_t outer, int32_t reduce, int32_t inner,
+                                int32_t reduce_op) const {
+    k::ReduceParams p{};
+    p.outer = outer;
+    p.reduce = reduce;
+    p.inner = inner;
+    p.op = reduce_op;
+    const Quant& q = is_quantized() ? y.quant : kUnquantized;
+    p.act_min = int32_t(q.type_min());
+    p.act_max = int32_t(q.type_max());
+    if (is_quantized()) {
+      p.input_offset = -x.quant.zero_point;
+      p.output_offset = y.quant.zero_point;
+      const double count = reduce_op == k::kReduceMean ? double(reduce) : 1.0;
+      const QuantizedMultiplier m = quantize_multiplier(double(x.quant.scale) / (count * y.quant.scale));
+      p.multiplier = m.multiplier;
+      p.shift = m.shift;
+    }
+    return p;
+  }
+
   void emit_pool(const Op& op, bool is_max, int32_t kh, int32_t kw, int32_t sh, int32_t sw, int32_t ph, int32_t pw,
                  bool padding_counts = false) {
     const Tensor& x = tensor(op.inputs[0]);
@@ -349,10 +372,18 @@ class Lowering {
     p.act_max = int32_t(q.type_max());
     p.act_min_f = -3.4e38f;
     p.act_max_f = 3.4e38f;
-    if (is_quantized() && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point))
-      fail(op, "pooling input and output must share quantization");
     const int in = activation(op.inputs[0]);
     const int out = activation(op.outputs[0]);
+    if (is_quantized() && (x.quant.scale != y.quant.scale || x.quant.zero_point != y.quant.zero_point)) {
+      // An average over the whole image with a spec of its own (OutputQuant::kAverage): its sums
+      // requantized once.
+      const bool whole_image = !is_max && kh == p.in_h && kw == p.in_w && ph == 0 && pw == 0 && p.out_h == 1 &&
+                               p.out_w == 1 && !padding_counts;
+      if (!whole_image) fail(op, "pooling input and output must share quantization");
+      emit(KernelId::reduce_s8, {in}, {out},
+           params_bytes(reduce_params(x, y, 1, p.in_h * p.in_w, p.c, k::kReduceMean)), &op, x.numel());
+      return;
+    }
     const int64_t macs = int64_t(p.out_h) * p.out_w * p.c * kh * kw;
     if (padding_counts) {
       const k::AvgPoolIncludePadParams ip{p, is_quantized() ? x.quant.zero_point : 0};

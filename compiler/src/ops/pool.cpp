@@ -89,10 +89,10 @@ std::vector<OpDef> pool_ops() {
   return {
       {"max_pool2d", infer_max_pool, lower_pool, kImageOp, OutputQuant::kInput, RowLift::kNo, ConstantQuant::kNone,
        nullptr, always_int16},
-      {"avg_pool2d", infer_avg_pool, lower_pool, kImageOp, OutputQuant::kInput, RowLift::kNo, ConstantQuant::kNone,
+      {"avg_pool2d", infer_avg_pool, lower_pool, kImageOp, OutputQuant::kAverage, RowLift::kNo, ConstantQuant::kNone,
        nullptr, avg_pool_takes_int16},
       {"adaptive_avg_pool2d", infer_adaptive_avg_pool, lower_with<PoolLowering, &PoolLowering::lower_adaptive_pool>,
-       kImageOp, OutputQuant::kInput, RowLift::kNo, ConstantQuant::kNone, nullptr, always_int16},
+       kImageOp, OutputQuant::kAverage, RowLift::kNo, ConstantQuant::kNone, nullptr, always_int16},
   };
 }
 

@@ -102,22 +102,9 @@ struct ReduceLowering : Lowering {
     const Tensor& y = tensor(op.outputs[0]);
     const std::vector<bool> reduced = reduced_dims(op, x);
     const ReduceLayout r = reduce_layout(op, reduced);
-    k::ReduceParams p{};
-    p.outer = r.outer;
-    p.reduce = r.reduce;
-    p.inner = r.inner;
-    p.op = op.kind == "sum" ? k::kReduceSum : op.kind == "mean" ? k::kReduceMean : k::kReduceMax;
-    const Quant& q = is_quantized() ? y.quant : kUnquantized;
-    p.act_min = int32_t(q.type_min());
-    p.act_max = int32_t(q.type_max());
-    if (is_quantized()) {
-      p.input_offset = -x.quant.zero_point;
-      p.output_offset = y.quant.zero_point;
-      const double count = p.op == k::kReduceMean ? double(p.reduce) : 1.0;
-      const QuantizedMultiplier m = quantize_multiplier(double(x.quant.scale) / (count * y.quant.scale));
-      p.multiplier = m.multiplier;
-      p.shift = m.shift;
-    }
+    const k::ReduceParams p = reduce_params(
+        x, y, r.outer, r.reduce, r.inner,
+        op.kind == "sum" ? k::kReduceSum : op.kind == "mean" ? k::kReduceMean : k::kReduceMax);
     const std::vector<int> order = reduced_output_order(r.order, reduced, op.int_attr("keepdim") != 0);
     const int out = scratch(op.outputs[0], dims_in_order(y.shape, order));
     emit(is_quantized() ? KernelId::reduce_s8 : KernelId::reduce_f32, {r.in}, {out}, params_bytes(p), &op,
@@ -150,7 +137,7 @@ struct ReduceLowering : Lowering {
 std::vector<OpDef> reduce_ops() {
   const LowerRule lower_reduce = lower_with<ReduceLowering, &ReduceLowering::lower_reduce>;
   return {
-      {"mean", infer_reduce, lower_with<ReduceLowering, &ReduceLowering::lower_mean>, kImageOpOnRank4, OutputQuant::kInput, RowLift::kDims},
+      {"mean", infer_reduce, lower_with<ReduceLowering, &ReduceLowering::lower_mean>, kImageOpOnRank4, OutputQuant::kAverage, RowLift::kDims},
       {"sum", infer_reduce, lower_reduce, 0, OutputQuant::kObserved, RowLift::kDims},
       {"amax", infer_reduce, lower_reduce, 0, OutputQuant::kInput, RowLift::kDims},
       {"argmax", infer_argmax, lower_with<ReduceLowering, &ReduceLowering::lower_argmax>, 0, OutputQuant::kNone},

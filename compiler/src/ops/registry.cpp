@@ -45,7 +45,8 @@ Element output_element(const Graph& g, const Op& op) {
   const OpDef* def = find_op(op.kind);
   if (def == nullptr) return Element::kReal;
   if (def->output_quant == OutputQuant::kMask || picks_masks(g, op)) return Element::kMask;
-  if (def->output_quant == OutputQuant::kInput && !op.inputs.empty()) return g.tensors[size_t(op.inputs[0])].element;
+  if ((def->output_quant == OutputQuant::kInput || def->output_quant == OutputQuant::kAverage) && !op.inputs.empty())
+    return g.tensors[size_t(op.inputs[0])].element;
   return Element::kReal;
 }
 

@@ -26,6 +26,9 @@ enum class OutputQuant {
   kObserved,              // from the calibration range
   kInput,                 // the input's: the op moves or selects values without changing them
   kInputWhenValueFits,    // the input's when the "value" attribute (a pad value) is inside its range
+  kAverage,               // an average: the input's, unless it is an int8 average over whole rows or
+                          // images whose observed range is at least 4x narrower (2 of its 8 bits
+                          // unused): then its own, and the sums are requantized (reduce_s8)
   kSoftmax,               // probabilities: scale 1/256, zero point -128
   kMask,                  // a mask (Element::kMask): scale 1, zero point 0
   kUnitRange,             // values in [0, 1] (a mask read as a number): scale 1/255, zero point -128,

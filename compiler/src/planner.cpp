@@ -51,7 +51,8 @@ aliasing::Contract contract_of(const ProgramOp& op) {
 
 bool runs_in_place(const ProgramOp& op) {
   const aliasing::Walk walk = contract_of(op).walk;
-  return walk == aliasing::Walk::kElementwise || walk == aliasing::Walk::kForward || walk == aliasing::Walk::kBothWays;
+  return walk == aliasing::Walk::kElementwise || walk == aliasing::Walk::kForward || walk == aliasing::Walk::kBothWays ||
+         walk == aliasing::Walk::kExactlyInPlace;
 }
 
 // --- groups ---------------------------------------------------------------------------------
@@ -969,6 +970,10 @@ int64_t in_place_shift(const LoweredProgram& p, const ProgramOp& op, size_t slot
   if (in.constant) return -1;
   const uint32_t in_element = format::element_bytes(in.dtype), out_element = format::element_bytes(out.dtype);
   const aliasing::Contract c = contract_of(op);
+  if (c.walk == aliasing::Walk::kExactlyInPlace) {  // (pairs place outputs by the root: a view of all of it starts there)
+    const bool whole_root = p.tensors[root_of(p, op.inputs[slot])].byte_size() == in.byte_size();
+    return whole_root && in.dtype == out.dtype && in.byte_size() == out.byte_size() ? 0 : -1;
+  }
   if (c.walk == aliasing::Walk::kElementwise) {
     if (in.byte_size() / in_element != out.byte_size() / out_element) return -1;
     return align_up(uint32_t(aliasing::elementwise_shift(in.byte_size(), out.byte_size())), kTensorAlign);

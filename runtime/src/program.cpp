@@ -134,6 +134,7 @@ bool overlap_allowed(const OpCheck& c, const KernelEntry& k, uint32_t slot) {
   if (k.access.walk == aliasing::Walk::kElementwise)  // as many elements (cross-multiplied: no division)
     return uint64_t(input.bytes) * out_element == uint64_t(output.bytes) * in_element &&
            out + aliasing::elementwise_shift(input.bytes, output.bytes) <= in;
+  if (k.access.walk == aliasing::Walk::kExactlyInPlace) return out == in && input.bytes == output.bytes;
   return slot == 0 && k.placement != nullptr &&
          k.placement(k.access, KernelId(c.op->kernel), c.params, in_element, input.dtype == output.dtype, out - in);
 }

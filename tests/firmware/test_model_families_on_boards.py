@@ -1,7 +1,6 @@
 """The model families of the zoo (python/mcuflow/zoo/families.py: a Conv1d HAR
 classifier, a TCN with PReLU, a U-Net with bilinear upsampling and Mish) compiled for the cores
-of qemu-m0, qemu-m4 and qemu-m55, the timm-style ViT, and the GroupNorm CNN on qemu-m55 (a GroupNorm CNN
-runs on all three in test_norm_ops_on_boards.py): int8 on the board bit-identical to the host runtime, with
+of qemu-m0, qemu-m4 and qemu-m55, the timm-style ViT and the GroupNorm CNN: int8 on the board bit-identical to the host runtime, with
 Conv1d on the tier's convolution kernels; float32 programs (the new float kernels) within float
 rounding of the host (the device's libm may round tanh/exp differently in the last bit)."""
 
@@ -68,9 +67,14 @@ def test_vit_tiny_bit_exact_on_board(board):
     np.testing.assert_array_equal(device.run_on_board(program, x, board, timeout=600)[0], program.run(x)[0])
 
 
-def test_group_norm_cnn_bit_exact_on_board():
+@pytest.mark.parametrize("board", sorted(TIER_CONV))
+def test_group_norm_cnn_bit_exact_on_board(board):
+    """Its GroupNorms run in place (aliasing::kExactlyInPlace): that is what fits qemu-m0's 16 KiB."""
     m, ep = model("group_norm_cnn")
-    program = mcuflow.compile(ep, target="cortex-m55", calibration=m.calibration(CALIBRATION_SAMPLES))
-    assert {"group_norm_s8", TIER_CONV["qemu-m55"]} <= set(program.kernels) and not program.fallbacks()
+    program = mcuflow.compile(ep, target=get_board(board).core, calibration=m.calibration(CALIBRATION_SAMPLES))
+    assert {"group_norm_s8", TIER_CONV[board]} <= set(program.kernels) and not program.fallbacks()
+    d = program.describe()
+    norms = {d["tensors"][op["outputs"][0]]["name"] for op in d["ops"] if op["kernel"] == "group_norm_s8"}
+    assert norms & {pair["output"] for pair in d["plan"]["in_place"]}
     x = m.evaluation(SAMPLES)
-    np.testing.assert_array_equal(device.run_on_board(program, x, "qemu-m55", timeout=300)[0], program.run(x)[0])
+    np.testing.assert_array_equal(device.run_on_board(program, x, board, timeout=300)[0], program.run(x)[0])

@@ -62,9 +62,11 @@ void eval_group_norm_f32(const OpCall& c) {
 
 }  // namespace
 
+// Access order: per group, every element read for the statistics, then each element read before
+// its output is written; other groups' elements are neither read nor written meanwhile.
 extern const KernelEntry kernel_entry_group_norm_s8 = {sizeof(GroupNormParams), 5, 1, check_group_norm_s8,
-                                                       eval_group_norm_s8};
+                                                       eval_group_norm_s8, aliasing::kExactlyInPlace};
 extern const KernelEntry kernel_entry_group_norm_f32 = {sizeof(GroupNormParams), 3, 1, check_group_norm_f32,
-                                                        eval_group_norm_f32};
+                                                        eval_group_norm_f32, aliasing::kExactlyInPlace};
 
 }  // namespace mcuflow::ops

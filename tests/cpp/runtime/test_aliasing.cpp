@@ -161,6 +161,7 @@ TEST(Aliasing, EveryAcceptedOverlapComputesTheSeparateBufferResult) {
   EXPECT_GT(accepted[aliasing::Walk::kElementwise], 0);
   EXPECT_GT(accepted[aliasing::Walk::kForward], 0);
   EXPECT_GT(accepted[aliasing::Walk::kBothWays], 0);
+  EXPECT_GT(accepted[aliasing::Walk::kExactlyInPlace], 0);
   EXPECT_EQ(accepted[aliasing::Walk::kNone], 0);
   EXPECT_GT(refused, 100);
 }

@@ -21,6 +21,9 @@ enum class Walk : uint8_t {
   kBothWays,     // also backwards when its output starts above input 0 (kernels/reference/
                  // raster_order.h), then at least window_shift_above above it
   kOntoSource,   // a copy (one-block strided copy, cat slice of one row) exactly onto its source
+  kExactlyInPlace,  // element i read before it is written, but elements after i read after it was
+                    // (a normalization: a group's statistics first, then its outputs): the output
+                    // may share bytes with its input only by lying exactly on it
 };
 
 enum class Geometry : uint8_t { kNone, kConv, kDwConv, kPool };  // the params of a window kernel
@@ -37,6 +40,7 @@ struct Contract {
 inline constexpr Contract kNoSharing{Walk::kNone, Geometry::kNone};
 inline constexpr Contract kElementwise{Walk::kElementwise, Geometry::kNone};
 inline constexpr Contract kOntoSource{Walk::kOntoSource, Geometry::kNone};
+inline constexpr Contract kExactlyInPlace{Walk::kExactlyInPlace, Geometry::kNone};
 inline constexpr Contract kConvForward{Walk::kForward, Geometry::kConv};
 inline constexpr Contract kConvBothWays{Walk::kBothWays, Geometry::kConv};
 inline constexpr Contract kDwConvForward{Walk::kForward, Geometry::kDwConv};

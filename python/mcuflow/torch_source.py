@@ -17,6 +17,7 @@ _FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in .
 _CARET_RE = re.compile(r"^[\s^~]*$")
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _MCUFLOW_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_ZOO_DIR = _MCUFLOW_DIR + "zoo" + os.sep  # the zoo's models are model code like the user's
 
 
 def _parse_frames(stack_trace: str) -> list[tuple[str, int, str]]:
@@ -34,8 +35,10 @@ def _parse_frames(stack_trace: str) -> list[tuple[str, int, str]]:
 
 
 def _frame_rank(path: str) -> int:
-    """2: the user's own code, 1: some other installed library, 0: torch or mcuflow itself."""
+    """2: the user's own code (or a zoo model), 1: some other installed library, 0: torch or mcuflow itself."""
     full = os.path.abspath(path) if not path.startswith("<") else path
+    if full.startswith(_ZOO_DIR):
+        return 2
     if full.startswith(_TORCH_DIR) or full.startswith(_MCUFLOW_DIR):
         return 0
     parts = full.replace("\\", "/").split("/")

@@ -752,6 +752,15 @@ def test_node_source_picks_the_innermost_user_frame():
     assert frontend.node_source(FakeNode()) == f"{lib_file}:7: return self.inner(x)"
 
 
+def test_zoo_model_ops_name_the_zoo_line_not_torch():
+    """The zoo's models are model code: an nn.GroupNorm's op names the zoo's line that calls it."""
+    from mcuflow import zoo
+    b = RecordingBuilder()
+    describe(zoo.get("group_norm_cnn").export(), b)
+    norms = [op for op in b.ops if op["kind"] == "group_norm"]
+    assert norms and all(os.path.basename(src_ref(op["source"])[0]) == "families.py" for op in norms), norms[0]["source"]
+
+
 def test_user_inputs():
     model = models.make_model("add")
     assert frontend.user_inputs(export(model)) == [("x", (1, 4, 4, 4)), ("y", (1, 4, 4, 4))]

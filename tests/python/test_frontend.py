@@ -148,7 +148,7 @@ def interpret(b: RecordingBuilder, inputs) -> list[torch.Tensor]:
             y = xs[0]
         elif k == "pad":
             y = F.pad(xs[0], a["pad"], value=a["value"])
-        elif k in ("sigmoid", "tanh", "neg", "abs"):
+        elif k in ("sigmoid", "tanh", "neg", "abs", "log"):
             y = getattr(torch, k)(xs[0])
         elif k in ("hardswish", "hardsigmoid", "silu"):
             y = getattr(F, k)(xs[0])
@@ -499,6 +499,7 @@ EXPECTED = {
                ("reshape", {"shape": [1, 4, 10]}, 1)],
     "prelu": [("prelu", {}, 2)],
     "mish": [("mish", {}, 1)],
+    "log": [("abs", {}, 1), ("add", {}, 2), ("log", {}, 1)],
     "upsample_bilinear2d": [("upsample_bilinear2d", {"size": [8, 6], "align_corners": 0, "scale_h": 2.0,
                                                      "scale_w": 2.0}, 1)],
     "where": [("gt", {}, 2), ("where", {}, 3)],

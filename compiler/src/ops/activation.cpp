@@ -19,7 +19,7 @@ constexpr std::pair<const char*, int> kFunctions[] = {
     {"sigmoid", k::kActSigmoid}, {"tanh", k::kActTanh}, {"hardswish", k::kActHardswish},
     {"hardsigmoid", k::kActHardsigmoid}, {"silu", k::kActSilu}, {"gelu", k::kActGelu},
     {"elu", k::kActElu}, {"leaky_relu", k::kActLeakyRelu}, {"neg", k::kActNeg}, {"abs", k::kActAbs},
-    {"mish", k::kActMish}};
+    {"mish", k::kActMish}, {"log", k::kActLog}};
 
 // The float function an ActivationFunction names, in double precision (int8 lookup tables).
 double activation_value(int function, double alpha, double x) {
@@ -36,6 +36,7 @@ double activation_value(int function, double alpha, double x) {
     case k::kActLeakyRelu: return x > 0.0 ? x : x * alpha;
     case k::kActNeg: return -x;
     case k::kActMish: return x * std::tanh(std::log1p(std::exp(x)));
+    case k::kActLog: return x > 0.0 ? std::log(x) : -HUGE_VAL;  // inputs <= 0: the lowest output
     default: return std::fabs(x);
   }
 }

@@ -175,7 +175,8 @@ enum ActivationFunction : int32_t {
   kActNeg = 9,
   kActAbs = 10,
   kActMish = 11,               // x * tanh(softplus(x))
-  kActFunctionCount = 12,
+  kActLog = 12,                // natural logarithm (float: our own, the same bits on every core)
+  kActFunctionCount = 13,
 };
 
 struct ActivationParams {      // activation_f32 over n elements (may run in place)

@@ -17,7 +17,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("io", {"outputs", "inputs", "program_metadata", "emulator", "uart", "qemu", "progress"}),
     ("memory map", {"memory_map"}),
     ("front ends", {"frontend_protocol", "torch_source", "torch_graph", "torch_pt2e", "frontend", "calibration",
-                    "quantizer", "streaming",
+                    "quantizer", "streaming", "audio",
                     "zoo", "zoo.mlperf", "zoo.families", "zoo.extra", "zoo.streaming"}),
     ("api", {"options", "api"}),
     ("device", {"crossbuild", "device"}),

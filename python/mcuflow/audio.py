@@ -6,7 +6,8 @@
   length, stride = the hop, one output channel per cosine row and per sine row of the windowed DFT
   (the sine rows of bin 0 and, for an even ``n_fft``, of the Nyquist bin are zero and left out).
   At these sizes a DFT as a matrix product is cheaper than an FFT on a microcontroller: it is the
-  convolution kernels the tiers already accelerate, with no bit reversal or twiddle loads;
+  convolution kernels the tiers already accelerate, with no bit reversal or twiddle loads. Bins
+  no mel filter weighs (0 Hz, the Nyquist bin, those outside f_min..f_max) get no rows;
 - power: the DFT rows squared (``mul``); re^2 + im^2 is folded into the next step;
 - the HTK mel filterbank as a 1x1 ``Conv1d`` whose weights repeat each filter over the cosine and
   the sine rows, so one product sums both squares;
@@ -23,7 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["LogMel", "log_mel_reference", "mel_filterbank", "frame_count"]
+__all__ = ["LogMel", "log_mel_reference", "mel_filterbank", "frame_count", "coloured_noise"]
 
 
 def _hz_to_mel(hz):
@@ -75,18 +76,22 @@ class LogMel(nn.Module):
         self.win_length, self.hop_length, self.n_mels = win, hop_length, n_mels
         self.eps, self.normalize = float(eps), bool(normalize)
         bins = n_fft // 2 + 1
-        sine_bins = np.arange(1, n_fft - bins + 1)  # bins whose sine row is not identically zero
+        filters = mel_filterbank(sample_rate, n_fft, n_mels, f_min, f_max)
+        # Bins some filter weighs: not 0 Hz, Nyquist or outside f_min..f_max (the edges' rounding
+        # leaves weights of 1e-13 there, below what a float32 sum of the other bins keeps).
+        used = np.flatnonzero(filters.max(axis=0) > 1e-9)
+        sine_bins = used[(used > 0) & (used < n_fft - bins + 1)]  # and whose sine row is not identically zero
         offset = (n_fft - win) // 2  # the window centred in the n_fft frame, as torch.stft pads it
         taps = np.arange(win) + offset
-        cosines = np.cos(2.0 * np.pi * np.outer(np.arange(bins), taps) / n_fft)
+        cosines = np.cos(2.0 * np.pi * np.outer(used, taps) / n_fft)
         sines = -np.sin(2.0 * np.pi * np.outer(sine_bins, taps) / n_fft)
         dft = np.concatenate([cosines, sines]) * _hann(win)[None, :]
-        filters = mel_filterbank(sample_rate, n_fft, n_mels, f_min, f_max)
         self.dft = nn.Conv1d(1, dft.shape[0], win, stride=hop_length, bias=False)
         self.mel = nn.Conv1d(dft.shape[0], n_mels, 1, bias=False)
         with torch.no_grad():
             self.dft.weight.copy_(torch.from_numpy(dft[:, None, :]))
-            self.mel.weight.copy_(torch.from_numpy(np.concatenate([filters, filters[:, sine_bins]], axis=1)[..., None]))
+            self.mel.weight.copy_(torch.from_numpy(np.concatenate([filters[:, used], filters[:, sine_bins]],
+                                                                  axis=1)[..., None]))
         self.requires_grad_(False)
 
     def frames(self, samples: int) -> int:
@@ -123,3 +128,15 @@ def log_mel_reference(samples: np.ndarray, sample_rate: int = 16000, n_fft: int 
     filters = np.stack([np.interp(freqs, edges[m:m + 3], [0.0, 1.0, 0.0]) for m in range(n_mels)])
     features = np.log(filters @ power.T + eps)
     return features - features.mean(axis=0, keepdims=True) if normalize else features
+
+
+def coloured_noise(rng: np.random.Generator, samples: int) -> np.ndarray:
+    """A test and calibration signal: white noise through a one-pole filter of random pole and
+    level (peak 0.05 to 0.5), a sloped, speech-like spectrum. float32 ``[samples]``."""
+    white = rng.standard_normal(samples)
+    pole = rng.uniform(-0.9, 0.9)
+    y = np.empty(samples)
+    y[0] = white[0]
+    for i in range(1, samples):
+        y[i] = pole * y[i - 1] + white[i]
+    return (rng.uniform(0.05, 0.5) * y / np.abs(y).max()).astype(np.float32)

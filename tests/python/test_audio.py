@@ -10,21 +10,10 @@ import torch
 import torch.nn as nn
 
 import mcuflow
-from mcuflow.audio import LogMel, frame_count, log_mel_reference, mel_filterbank
+from mcuflow.audio import LogMel, coloured_noise, frame_count, log_mel_reference, mel_filterbank
 
 TARGET = "cortex-m4"
 SAMPLES = 4000  # a quarter second at 16 kHz: 22 frames of 512 with hop 160
-
-
-def coloured_noise(rng, samples=SAMPLES):
-    """White noise through a one-pole filter of random pole and level: a speech-like sloped spectrum."""
-    white = rng.standard_normal(samples)
-    pole = rng.uniform(-0.9, 0.9)
-    y = np.empty(samples)
-    y[0] = white[0]
-    for i in range(1, samples):
-        y[i] = pole * y[i - 1] + white[i]
-    return (rng.uniform(0.05, 0.5) * y / np.abs(y).max()).astype(np.float32)
 
 
 def signals(seed, n, samples=SAMPLES):

@@ -694,7 +694,7 @@ _UNARY = {"aten.sigmoid.default": "sigmoid", "aten.sigmoid_.default": "sigmoid",
           "aten.hardswish_.default": "hardswish", "aten.hardsigmoid.default": "hardsigmoid",
           "aten.hardsigmoid_.default": "hardsigmoid", "aten.silu.default": "silu", "aten.silu_.default": "silu",
           "aten.neg.default": "neg", "aten.abs.default": "abs", "aten.mish.default": "mish",
-          "aten.mish_.default": "mish", "aten.log.default": "log"}
+          "aten.mish_.default": "mish", "aten.log.default": "log", "aten.log_.default": "log"}
 
 
 @_handles(*_UNARY)

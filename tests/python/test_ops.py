@@ -238,6 +238,14 @@ def test_log_float_kernel_within_one_ulp_of_numpy_float64_over_every_exponent():
                                   torch.log(torch.from_numpy(specials)).numpy())
 
 
+def test_in_place_log_is_the_log_op():
+    model = Fn(lambda m, v: torch.log_(v * 2.0))
+    program = mcuflow.compile(export(model, [R3]), target=TARGET, precision="fp32")
+    assert [op["kernel"] for op in program.describe()["ops"]] == ["mul_f32", "activation_f32"]
+    x = randn(R3, 8).abs() + 0.01
+    np.testing.assert_allclose(program.run([x.numpy()])[0], torch.log(x * 2.0).numpy(), rtol=1e-6)
+
+
 # --------------------------------------------------------------------------------------------
 # zero pads folded into convolution and average pooling
 

@@ -11,7 +11,8 @@
 // Building blocks shared by the DSP kernels (inline: each kernel is its own translation unit).
 namespace mcuflow::kernels::dsp {
 
-inline int32_t read_word(const int8_t* p) {  // any alignment: LDR handles it on these cores
+template <typename T>
+inline int32_t read_word(const T* p) {  // any alignment: LDR handles it on these cores
   int32_t v;
   std::memcpy(&v, p, sizeof(v));
   return v;
@@ -99,8 +100,10 @@ inline Words4 load4_advance(const int32_t*& p) {
 
 // Writes one pixel slot of a scratch laid out for kSlots pixels (kDspPixels for conv blocks,
 // 1 for a single fc row): window position k of the slot is halfword
-// (k / 4) * 4 * kSlots + order(k % 4), order = {0, 2, 1, 3}, of `slot_base`.
-template <int32_t kSlots>
+// (k / 4) * 4 * kSlots + order(k % 4), order = {0, 2, 1, 3}, of `slot_base`. Its values are
+// 2 * (x + offset) for int8 inputs x (T int8_t), the inputs themselves for int16 (T int16_t:
+// symmetric, no offset).
+template <int32_t kSlots, typename T = int8_t>
 struct SlotWriter {
   static constexpr int32_t kGroup = 4 * kSlots;  // halfwords per group of four positions
   int16_t* slot_base;                            // scratch + 4 * slot
@@ -112,24 +115,31 @@ struct SlotWriter {
   void put(int32_t k, int32_t v) const { slot_base[(k >> 2) * kGroup + ((k & 1) << 1) + ((k >> 1) & 1)] = int16_t(v); }
   int32_t* group(int32_t k) const { return reinterpret_cast<int32_t*>(slot_base + (k >> 2) * kGroup); }
 
-  // Window positions k..k+4*words-1 (k a multiple of 4) from input bytes: 2 * (x + offset).
-  void words(const int8_t* src, int32_t words, int32_t k) const {
+  int32_t value(int32_t x) const { return sizeof(T) == 1 ? 2 * (x + int16_t(offset_pair)) : x; }
+
+  // Window positions k..k+4*words-1 (k a multiple of 4) from the inputs, four per step.
+  void words(const T* src, int32_t words, int32_t k) const {
     for (int32_t* dst = group(k); words > 0; --words, src += 4, dst += kGroup / 2) {
-      const int32_t x = read_word(src);
-      const int32_t even = __sxtab16(offset_pair, x), odd = sxtab16_odd(offset_pair, x);
-      dst[0] = __sadd16(even, even);
-      dst[1] = __sadd16(odd, odd);
+      if constexpr (sizeof(T) == 1) {
+        const int32_t x = read_word(src);
+        const int32_t even = __sxtab16(offset_pair, x), odd = sxtab16_odd(offset_pair, x);
+        dst[0] = __sadd16(even, even);
+        dst[1] = __sadd16(odd, odd);
+      } else {  // (x0, x1), (x2, x3) repaired as (x0, x2), (x1, x3)
+        const int32_t lo = read_word(src), hi = read_word(src + 2);
+        dst[0] = pack_low_halves(lo, hi);
+        dst[1] = pack_high_halves(lo, hi);
+      }
     }
   }
 
-  // Window positions k..k+n-1 from n input bytes: 2 * (x + offset).
-  void run(const int8_t* src, int32_t n, int32_t k) const {
-    const int32_t offset = int16_t(offset_pair);
-    for (; n > 0 && (k & 3); --n, ++k) put(k, 2 * (*src++ + offset));
+  // Window positions k..k+n-1 from n inputs.
+  void run(const T* src, int32_t n, int32_t k) const {
+    for (; n > 0 && (k & 3); --n, ++k) put(k, value(*src++));
     words(src, n >> 2, k);
     src += n & ~3;
     k += n & ~3;
-    for (n &= 3; n > 0; --n, ++k) put(k, 2 * (*src++ + offset));
+    for (n &= 3; n > 0; --n, ++k) put(k, value(*src++));
   }
 
   // Window positions k..k+n-1 are padding: they contribute 0.
@@ -143,9 +153,12 @@ using BlockWriter = SlotWriter<kDspPixels>;
 
 // The im2col windows of output pixel (oy, ox) into `slot`, one per group (group g's block of
 // the scratch at g * kDspPixels * dsp_conv_depth): window position (ky * k_w + kx) * channels + c
-// holds input (iy, ix, g * channels + c), or 0 where (iy, ix) is padding; channels = in_c / groups.
-inline void expand_window(const ConvParams& params, const int8_t* input, int32_t oy, int32_t ox, int32_t slot,
+// holds input (iy, ix, g * channels + c) (as SlotWriter writes it), or 0 where (iy, ix) is
+// padding; channels = in_c / groups.
+template <typename T>
+inline void expand_window(const ConvParams& params, const T* input, int32_t oy, int32_t ox, int32_t slot,
                           int16_t* scratch) {
+  using Writer = SlotWriter<kDspPixels, T>;
   const ConvParams p = params;  // a copy: the scratch stores could alias the fields otherwise
   const int32_t channels = p.in_c / p.groups, group_scratch = kDspPixels * dsp_conv_depth(p);
   const int32_t iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
@@ -157,20 +170,20 @@ inline void expand_window(const ConvParams& params, const int8_t* input, int32_t
   const bool runs = p.dil_w == 1 && p.groups == 1;
   if (runs && kx0 == 0 && kx1 == p.k_w && (row & 3) == 0 && iy0 >= 0 &&
       iy0 + (p.k_h - 1) * p.dil_h < p.in_h) {  // inside the input, whole words: the common case
-    const BlockWriter out(scratch, slot, p.input_offset);
-    const int8_t* src = input + iy0 * row_bytes + ix0 * p.in_c;
+    const Writer out(scratch, slot, p.input_offset);
+    const T* src = input + iy0 * row_bytes + ix0 * p.in_c;
     for (int32_t k = 0; k < p.k_h * row; k += row, src += p.dil_h * row_bytes) out.words(src, row >> 2, k);
     return;
   }
   for (int32_t g = 0; g < p.groups; ++g, input += channels) {
-    const BlockWriter out(scratch + g * group_scratch, slot, p.input_offset);
+    const Writer out(scratch + g * group_scratch, slot, p.input_offset);
     for (int32_t ky = 0, k = 0, iy = iy0; ky < p.k_h; ++ky, k += row, iy += p.dil_h) {
       if (iy < 0 || iy >= p.in_h) {
         out.zeros(row, k);
         continue;
       }
       out.zeros(kx0 * channels, k);
-      const int8_t* row_input = input + iy * row_bytes;
+      const T* row_input = input + iy * row_bytes;
       if (runs) {
         if (kx1 > kx0) out.run(row_input + (ix0 + kx0) * p.in_c, (kx1 - kx0) * p.in_c, k + kx0 * p.in_c);
       } else {
@@ -248,6 +261,18 @@ struct FastBlockFrame {
   int32_t groups;              // 36: depth / 4
 };
 static_assert(sizeof(FastBlockFrame) == 40, "the assembly addresses the fields by these offsets");
+
+// One weight row (4 * groups + tail values, groups >= 1, tail < 4) times the block's kDspPixels
+// expanded windows at scratch: a0..a3 += the dot products; w advances past the row.
+inline void mac_row(int32_t groups, int32_t tail, const int8_t*& w, const int16_t* scratch, int32_t& a0, int32_t& a1,
+                    int32_t& a2, int32_t& a3) {
+  const int32_t* x = reinterpret_cast<const int32_t*>(scratch);
+  mac_groups(groups, w, x, a0, a1, a2, a3);
+  if (tail) {  // the row's last `tail` weights, read as the top bytes of its last word
+    mac_group(int32_t(uint32_t(read_word(w + tail - 4)) >> (32 - 8 * tail)), x, a0, a1, a2, a3);
+    w += tail;
+  }
+}
 
 // Every output channel of a whole block (kDspPixels pixels, depth = 4 * groups >= 4) on the fast
 // path (fast_outputs): the channel's DspChannel from the reference's tables
@@ -508,12 +533,7 @@ inline void conv_block(int32_t depth, int32_t out_c, int32_t out_stride, const O
     int32_t stride = out_stride;
     __asm__("" : "+r"(stride));  // opaque: GCC would keep a pointer per output pixel on the stack
     int32_t a0 = acc_start<kFast>(t, oc, o), a1 = a0, a2 = a0, a3 = a0;
-    const int32_t* x = reinterpret_cast<const int32_t*>(scratch);
-    mac_groups(groups, weights, x, a0, a1, a2, a3);
-    if (tail) {  // the row's last `tail` weights, read as the top bytes of its last word
-      mac_group(int32_t(uint32_t(read_word(weights + tail - 4)) >> (32 - 8 * tail)), x, a0, a1, a2, a3);
-      weights += tail;
-    }
+    mac_row(groups, tail, weights, scratch, a0, a1, a2, a3);
     const int32_t acc[kDspPixels] = {a0, a1, a2, a3};
     store_channel<kFast>(channel<kFast>(t, oc, o), o, acc, count, out, stride);
   }

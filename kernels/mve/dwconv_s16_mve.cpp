@@ -9,23 +9,6 @@
 namespace mcuflow::kernels {
 namespace {
 
-// Whether every channel's |bias| + 32768 * sum over taps |w| < 2^31 and every requantization
-// fits VRMULH (mve_s16_blocks.h).
-bool fast_path(const DwConvParams& p, const int8_t* weights, const int64_t* bias, const int32_t* shifts) {
-  if (!mve::s16_offset_fits_int32(p.out.output_offset)) return false;
-  const int32_t taps = p.k_h * p.k_w;
-  for (int32_t c = 0; c < p.out_c; ++c) {
-    uint32_t abs_sum = 0;
-    for (int32_t t = 0; t < taps; ++t) {
-      const int32_t w = weights[t * p.out_c + c];
-      abs_sum += uint32_t(w < 0 ? -w : w);
-    }
-    if (!mve::s16_rounding_fits_vrmulh(shifts[c]) || !mve::accumulator_fits_int32(bias ? bias[c] : 0, abs_sum))
-      return false;
-  }
-  return true;
-}
-
 // The even and odd channels' products of `taps` taps of one window row, eight channels from
 // in and w; a full block (kFull) loads without predication, a partial one zeros the lanes past
 // the last channel.
@@ -44,7 +27,7 @@ inline void accumulate_taps(const int16_t* in, const int8_t* w, int32_t taps, in
 
 void dwconv_s16_mve(const DwConvParams& p, const int16_t* input, const int8_t* weights, const int64_t* bias,
                     const int32_t* multipliers, const int32_t* shifts, int16_t* output) {
-  if (!fast_path(p, weights, bias, shifts)) {
+  if (!s16_depthwise_fits_int32(p, weights, bias, shifts)) {
     dwconv_s16(p, input, weights, bias, multipliers, shifts, output);
     return;
   }
@@ -57,7 +40,7 @@ void dwconv_s16_mve(const DwConvParams& p, const int16_t* input, const int8_t* w
     for (int32_t e = 0; e < (n + 7) / 8 * 8; ++e) {
       const int32_t c = g + e / 8 * 8 + 2 * (e % 4) + (e % 8) / 4;
       t.bias[e] = c < q.out_c && bias ? int32_t(bias[c]) : 0;
-      t.factors[e] = c < q.out_c ? mve::rounding_factor(multipliers[c], shifts[c]) : 0;
+      t.factors[e] = c < q.out_c ? s16_rounding_factor(multipliers[c], shifts[c]) : 0;
     }
     for (int32_t oy = 0; oy < q.out_h; ++oy) {
       const int32_t iy0 = oy * q.stride_h - q.pad_top;

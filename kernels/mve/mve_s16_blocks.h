@@ -5,15 +5,13 @@
 //
 // Where int64 is really needed: VMLALDAV (64-bit accumulation) costs one instruction like
 // VMLADAV, so the dot products never need int32 for speed; the output stage does. The kernels
-// take a fast path for a whole call when every channel's accumulator provably fits int32
-// (|bias| + 32768 * sum |w| < 2^31, checked once per call over the weights: a few instructions
-// per 16 weights) and every channel's rounding shift r = 15 - shift lies in [16, 32]. Then
-//   (acc * q15 + 2^(r-1)) >> r == VRMULH(acc, q15 << (32 - r))
-// exactly (numerator and denominator scaled by 2^(32 - r); q15 < 2^15 keeps the factor below
-// 2^31), and the requantization runs on four lanes. Otherwise the call accumulates in int64
-// (VMLALDAV) and requantizes each output with the reference's own output stage.
+// take the int32 path of s16_tiers.h for a whole call where it holds (its weight check costs a
+// few instructions per 16 weights), the requantization as VRMULH on four lanes. Otherwise the
+// call accumulates in int64 (VMLALDAV) and requantizes each output with the reference's own
+// output stage.
 #pragma once
 #include "mcuflow/kernels/kernels_mve.h"
+#include "mcuflow/kernels/s16_tiers.h"
 
 #if defined(__ARM_FEATURE_MVE)
 #include <arm_mve.h>
@@ -22,14 +20,7 @@
 
 namespace mcuflow::kernels::mve {
 
-constexpr int64_t kS16InputMagnitude = 32768;  // the largest |int16|
-constexpr int32_t kS16Lanes = 8;               // int16 lanes of one vector
-
-// The fast path's conditions on one requantization's shift and on the output offset.
-inline bool s16_rounding_fits_vrmulh(int32_t shift) { return shift >= -17 && shift <= -1; }
-inline bool s16_offset_fits_int32(int32_t output_offset) {
-  return output_offset > -(int32_t{1} << 30) && output_offset < (int32_t{1} << 30);
-}
+constexpr int32_t kS16Lanes = 8;  // int16 lanes of one vector
 
 // sum |w[i]| for i < n, sixteen weights per VABAV.
 inline uint32_t abs_sum_s8(const int8_t* w, int32_t n) {
@@ -41,15 +32,6 @@ inline uint32_t abs_sum_s8(const int8_t* w, int32_t n) {
   }
   return sum;
 }
-
-// Whether |bias| + 32768 * sum |w| < 2^31 bounds the accumulator (the dot of any int16 input).
-inline bool accumulator_fits_int32(int64_t bias, uint32_t weight_abs_sum) {
-  const int64_t magnitude = (bias < 0 ? -bias : bias) + kS16InputMagnitude * int64_t(weight_abs_sum);
-  return magnitude < (int64_t{1} << 31);
-}
-
-// The VRMULH factor of one requantization: q15(multiplier) << (17 + shift), shift in [-17, -1].
-inline int32_t rounding_factor(int32_t multiplier, int32_t shift) { return q15_multiplier(multiplier) << (17 + shift); }
 
 // The output stage of four int32 accumulators: exact VRMULH, offset, clamp.
 inline int32x4_t requantize_exact(int32x4_t acc, int32x4_t factors, const OutputStage& o) {
@@ -96,10 +78,7 @@ class S16Gemm {
           int32_t depth, int32_t out_c, bool per_channel, const OutputStage& out)
       : w_(weights), bias_(bias), multipliers_(multipliers), shifts_(shifts), depth_(depth), out_c_(out_c),
         per_channel_(per_channel), out_(out) {
-    fast_ = s16_offset_fits_int32(out.output_offset);
-    for (int32_t q = 0; fast_ && q < (per_channel ? out_c : 1); ++q) fast_ = s16_rounding_fits_vrmulh(shifts[q]);
-    for (int32_t oc = 0; fast_ && oc < out_c; ++oc)
-      fast_ = accumulator_fits_int32(bias ? bias[oc] : 0, abs_sum_s8(weights + oc * depth, depth));
+    fast_ = s16_gemm_fits_int32(weights, bias, shifts, depth, out_c, per_channel, out, abs_sum_s8);
   }
 
   template <typename RowAt>
@@ -135,7 +114,7 @@ class S16Gemm {
     for (int32_t c = 0; c < n; ++c) {
       const int32_t q = per_channel_ ? g + c : 0;
       t.bias[c] = bias_ ? int32_t(bias_[g + c]) : 0;
-      t.factors[c] = rounding_factor(multipliers_[q], shifts_[q]);
+      t.factors[c] = s16_rounding_factor(multipliers_[q], shifts_[q]);
     }
   }
 

@@ -34,6 +34,9 @@ RUNTIME_OPS = {"read_input_rows"}
 KERNEL_CALLS = {"ring_conv_s8": ("conv_s8",), "ring_dwconv_s8": ("dwconv_s8",),
                 "ring_conv_f32": ("conv_f32",), "ring_dwconv_f32": ("dwconv_f32",),
                 "dwconv_s16_mve": ("dwconv_s16",),  # its int64 walk where int32 is not provably exact
+                # the int16 DSP kernels run their reference where int32 is not provably exact
+                "conv_s16_1x1_dsp": ("conv_s16",), "conv_s16_dsp": ("conv_s16",), "dwconv_s16_dsp": ("dwconv_s16",),
+                "fc_s16_dsp": ("fc_s16",),
                 # the float MVE kernels run their reference where MVE's flush-to-zero could differ
                 "conv_f32_mve": ("conv_f32",), "fc_f32_mve": ("fc_f32",), "dwconv_f32_mve": ("dwconv_f32",)}
 KERNEL_ID_HEADER = Path("runtime") / "include" / "mcuflow" / "runtime" / "kernel_id.h"

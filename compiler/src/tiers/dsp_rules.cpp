@@ -91,6 +91,16 @@ void fc_prepare(LoweredProgram& p, ProgramOp& op) {
   append_scratch(p, op, kernels::kDspFcScratchSlot, kernels::dsp_fc_scratch_bytes(params_of<FcParams>(op)));
 }
 
+// --- conv_s16_1x1_dsp, conv_s16_dsp, fc_s16_dsp (dwconv_s16_dsp, avgpool_s16_dsp: nothing prepared) ---
+
+void conv_s16_prepare(LoweredProgram& p, ProgramOp& op) {
+  append_scratch(p, op, kernels::kDspS16ScratchSlot, kernels::dsp_conv_scratch_bytes(params_of<ConvParams>(op)));
+}
+
+void fc_s16_prepare(LoweredProgram& p, ProgramOp& op) {
+  append_scratch(p, op, kernels::kDspS16ScratchSlot, kernels::dsp_s16_fc_scratch_bytes(params_of<FcParams>(op)));
+}
+
 // avgpool_s8_dsp, maxpool_s8_dsp, clamp_s8_dsp, requantize_s8_dsp, lut_s8_dsp: any such op.
 
 // --- add_s8_dsp, mul_s8_dsp (every broadcast mode) ---
@@ -143,6 +153,19 @@ std::vector<TierCandidate> dsp_candidates() {
        "table-lookup activation: four bytes per word", kDspCore},
       {KernelId::softmax_s8_dsp, KernelId::softmax_s8, accepts_any, append_softmax_exp_table,
        "softmax: SSUB8 + SEL row max, exp table lookup, one UMLAL per output", kDspCore},
+      {KernelId::conv_s16_1x1_dsp, KernelId::conv_s16,
+       weighted_rejects<ConvParams, kernels::conv_s16_1x1_dsp_refusal, words>, conv_s16_prepare,
+       "int16 1x1 conv: SMLAD on input pairs, 4 pixels per weight row, SMMLAR output", kDspCore},
+      {KernelId::conv_s16_dsp, KernelId::conv_s16, weighted_rejects<ConvParams, kernels::conv_s16_dsp_refusal, words>,
+       conv_s16_prepare, "int16 conv: im2col of 4 pixels, SMLAD per weight row, SMMLAR output", kDspCore},
+      {KernelId::dwconv_s16_dsp, KernelId::dwconv_s16,
+       weighted_rejects<DwConvParams, kernels::dwconv_s16_dsp_refusal, words>, nullptr,
+       "int16 depthwise: 4 channels per tap, SXTB16 weights, SMLAxy", kDspCore},
+      {KernelId::fc_s16_dsp, KernelId::fc_s16, weighted_rejects<FcParams, kernels::fc_s16_dsp_refusal, words>,
+       fc_s16_prepare, "int16 fully connected: SMLAD, 4 rows per weight row, SMMLAR output", kDspCore},
+      {KernelId::avgpool_s16_dsp, KernelId::avgpool_s16,
+       params_rejects<kernels::PoolParams, kernels::avgpool_s16_dsp_refusal>, nullptr,
+       "int16 average pool: int32 window sums, 4 channels per pass", kDspCore},
   };
 }
 

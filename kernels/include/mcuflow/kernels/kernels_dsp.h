@@ -19,6 +19,7 @@
 #include "mcuflow/kernels/arith.h"
 #include "mcuflow/kernels/elementwise_tiers.h"
 #include "mcuflow/kernels/params.h"
+#include "mcuflow/kernels/s16_tiers.h"
 #include "mcuflow/kernels/tier_contract.h"
 
 namespace mcuflow::kernels {
@@ -256,5 +257,37 @@ void maxpool_s8_dsp(const PoolParams& p, const int8_t* input, int8_t* output);
 // Softmax: the reference's input, then the exp table (constant int32 [kSoftmaxTableEntries],
 // softmax_exp_table_entry, softmax_table.h). Each element is read before it is written.
 void softmax_s8_dsp(const SoftmaxParams& p, const int8_t* input, const int32_t* exp_table, int8_t* output);
+
+// int16 activations (A16W8): the reference kernels' inputs (conv_s16, dwconv_s16, fc_s16,
+// avgpool_s16). Each weighted call checks its weights once for the int32 path of s16_tiers.h
+// (SMLAD or SMLAxy products, SMMLAR requantization) and runs its reference kernel where it does
+// not hold. The conv and fc kernels take an arena scratch after the reference's inputs: blocks
+// of kDspPixels output pixels (fc: rows) expanded as for the int8 conv kernels, holding the int16
+// inputs themselves (not doubled; the input zero point is 0), dsp_conv_scratch_bytes. Their
+// refusals are the int8 kernels' (depth 4 to kDspMaxDepth), ungrouped.
+constexpr uint8_t kDspS16ScratchSlot = kWeightedSlots;
+inline Refusal conv_s16_1x1_dsp_refusal(const ConvParams& p) { return conv_s8_1x1_dsp_refusal(p); }
+inline Refusal conv_s16_dsp_refusal(const ConvParams& p) {
+  return p.groups != 1 ? Refusal::kGroups : conv_s8_dsp_refusal(p);
+}
+inline Refusal fc_s16_dsp_refusal(const FcParams& p) { return fc_s8_dsp_refusal(p); }
+inline int32_t dsp_s16_fc_scratch_bytes(const FcParams& p) {
+  return kDspPixels * ((p.in_c + 3) & ~3) * int32_t(sizeof(int16_t));
+}
+void conv_s16_1x1_dsp(const ConvParams& p, const int16_t* input, const int8_t* weights, const int64_t* bias,
+                      const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int16_t* output);
+void conv_s16_dsp(const ConvParams& p, const int16_t* input, const int8_t* weights, const int64_t* bias,
+                  const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int16_t* output);
+void fc_s16_dsp(const FcParams& p, const int16_t* input, const int8_t* weights, const int64_t* bias,
+                const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int16_t* output);
+// Depthwise, ch_mult 1 (any window, stride, padding, dilation), nothing prepared.
+inline Refusal dwconv_s16_dsp_refusal(const DwConvParams& p) {
+  return p.ch_mult != 1 ? Refusal::kChannelMultiplier : Refusal::kNone;
+}
+void dwconv_s16_dsp(const DwConvParams& p, const int16_t* input, const int8_t* weights, const int64_t* bias,
+                    const int32_t* multipliers, const int32_t* shifts, int16_t* output);
+// Average pooling sums a window in int32 (s16_tiers.h).
+inline Refusal avgpool_s16_dsp_refusal(const PoolParams& p) { return s16_pool_window_refusal(p); }
+void avgpool_s16_dsp(const PoolParams& p, const int16_t* input, int16_t* output);
 
 }  // namespace mcuflow::kernels

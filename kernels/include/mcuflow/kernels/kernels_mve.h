@@ -29,6 +29,7 @@
 #include <cstdint>
 #include "mcuflow/kernels/params.h"
 #include "mcuflow/kernels/tier_contract.h"
+#include "mcuflow/kernels/s16_tiers.h"
 
 namespace mcuflow::kernels {
 
@@ -208,7 +209,7 @@ void fc_s8_mve(const FcParams& p, const int8_t* input, const int8_t* weights, co
                int8_t* output);
 void dwconv_s8_mve(const DwConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output);
 // int16 activations (A16W8): the reference kernels' inputs (conv_s16, dwconv_s16, fc_s16), nothing
-// prepared; each call checks its weights once for the int32 fast path (kernels/mve/mve_s16_blocks.h).
+// prepared; each call checks its weights once for the int32 path (s16_tiers.h).
 // conv_s16_mve gathers a window on the stack: at most kMveS16ConvMaxDepth taps x channels.
 constexpr int32_t kMveS16ConvMaxDepth = 512;
 inline Refusal conv_s16_1x1_mve_refusal(const ConvParams& p) { return pointwise_refusal(p); }
@@ -227,10 +228,8 @@ void dwconv_s16_mve(const DwConvParams& p, const int16_t* input, const int8_t* w
                     const int32_t* multipliers, const int32_t* shifts, int16_t* output);
 void fc_s16_mve(const FcParams& p, const int16_t* input, const int8_t* weights, const int64_t* bias,
                 const int32_t* multipliers, const int32_t* shifts, int16_t* output);
-// avgpool_s16_mve sums a window in int32 lanes: fewer than 65536 values of magnitude <= 32768.
-inline Refusal avgpool_s16_mve_refusal(const PoolParams& p) {
-  return int64_t(p.k_h) * p.k_w >= 65536 ? Refusal::kPoolWindow : Refusal::kNone;
-}
+// avgpool_s16_mve sums a window in int32 lanes (s16_tiers.h).
+inline Refusal avgpool_s16_mve_refusal(const PoolParams& p) { return s16_pool_window_refusal(p); }
 void avgpool_s16_mve(const PoolParams& p, const int16_t* input, int16_t* output);
 // Same inputs as their reference kernels (nothing prepared).
 void add_s8_mve(const BinaryParams& p, const int8_t* input1, const int8_t* input2, int8_t* output);

@@ -103,6 +103,11 @@ namespace mcuflow {
   X(clamp_s8_dsp, 76, clamp_s8)                 \
   X(requantize_s8_dsp, 77, requantize_s8)       \
   X(lut_s8_dsp, 78, lut_s8)                     \
+  X(conv_s16_1x1_dsp, 83, conv_s16)             \
+  X(conv_s16_dsp, 84, conv_s16)                 \
+  X(dwconv_s16_dsp, 85, dwconv_s16)             \
+  X(fc_s16_dsp, 86, fc_s16)                     \
+  X(avgpool_s16_dsp, 87, avgpool_s16)           \
   X(conv_s8_1x1_mve, 96, conv_s8)               \
   X(conv_s8_mve, 97, conv_s8)                   \
   X(dwconv_s8_mve, 98, dwconv_s8)               \

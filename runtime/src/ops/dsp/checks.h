@@ -52,4 +52,23 @@ inline constexpr KernelCheck kernel_check_requantize_s8_dsp = kernel_check_requa
 inline constexpr KernelCheck kernel_check_lut_s8_dsp = kernel_check_lut_s8_scalar;
 inline constexpr KernelCheck kernel_check_softmax_s8_dsp = kernel_check_softmax_s8_scalar;
 
+// int16 activations (s16_check.cpp, s16.cpp): the reference's inputs and check, the kernel's
+// refusal and (conv, fc) its scratch (kernels_dsp.h); never in place.
+Error check_conv_s16_1x1_dsp(const OpCheck& c);
+Error check_conv_s16_dsp(const OpCheck& c);
+Error check_dwconv_s16_dsp(const OpCheck& c);
+Error check_fc_s16_dsp(const OpCheck& c);
+Error check_avgpool_s16_dsp(const OpCheck& c);
+inline constexpr KernelCheck kernel_check_conv_s16_1x1_dsp{sizeof(kernels::ConvParams), kernels::kDspS16ScratchSlot + 1,
+                                                           1, check_conv_s16_1x1_dsp, aliasing::kNoSharing,
+                                                           kernels::kDspS16ScratchSlot};
+inline constexpr KernelCheck kernel_check_conv_s16_dsp{sizeof(kernels::ConvParams), kernels::kDspS16ScratchSlot + 1, 1,
+                                                       check_conv_s16_dsp, aliasing::kNoSharing,
+                                                       kernels::kDspS16ScratchSlot};
+inline constexpr KernelCheck kernel_check_fc_s16_dsp{sizeof(kernels::FcParams), kernels::kDspS16ScratchSlot + 1, 1,
+                                                     check_fc_s16_dsp, aliasing::kNoSharing, kernels::kDspS16ScratchSlot};
+inline constexpr KernelCheck kernel_check_dwconv_s16_dsp{sizeof(kernels::DwConvParams), kernels::kWeightedSlots, 1,
+                                                         check_dwconv_s16_dsp};
+inline constexpr KernelCheck kernel_check_avgpool_s16_dsp{sizeof(kernels::PoolParams), 1, 1, check_avgpool_s16_dsp};
+
 }  // namespace mcuflow::ops

@@ -1,0 +1,114 @@
+"""int16-activation DSP kernels (conv_s16_1x1_dsp, conv_s16_dsp, dwconv_s16_dsp, fc_s16_dsp,
+avgpool_s16_dsp) on qemu-m4 and qemu-m33, bit for bit against the reference kernels the host runs.
+
+The layer families are the MVE int16 kernels' (test_int16_mve_kernels: many differently shaped
+single layers side by side, one int16 program per family, inputs reaching three times the
+calibration range so that the int16 inputs saturate at both ends). Both paths of every weighted
+kernel are exercised (kernels/include/mcuflow/kernels/s16_tiers.h): the int32 path, and the
+reference's int64 arithmetic the kernel falls back to where an accumulator could overflow int32
+(weights of equal magnitude over a deep window, a large bias) or requantization shifts left.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+
+import mcuflow  # noqa: E402
+from mcuflow import device  # noqa: E402
+from fwutil import SideBySide, assert_outputs_equal, requires_cross  # noqa: E402
+from test_int16_mve_kernels import EqualMagnitude, LargeBias, families, weighted_kernels  # noqa: E402
+from test_mve_kernels import Cancelling, conv, input_shapes, requantization_shifts  # noqa: E402
+
+pytestmark = requires_cross
+
+SAMPLES = 4
+BOARDS = {"qemu-m4": "cortex-m4", "qemu-m33": "cortex-m33"}
+
+
+def depth(module):
+    """The window depth of a case's conv or linear layer (k_h * k_w * in_c, in_features)."""
+    layer = module[0] if isinstance(module, nn.Sequential) else module
+    if isinstance(layer, nn.Linear):
+        return layer.in_features
+    return layer.in_channels * layer.kernel_size[0] * layer.kernel_size[1] if isinstance(layer, nn.Conv2d) else 4
+
+
+def dsp_families():
+    """The MVE families under their DSP kernels' names (without the windows of fewer than four
+    values, which the DSP kernels refuse: test_shallow_windows_stay_on_reference), plus the
+    shapes only the DSP kernels treat apart: depths and channel counts that are not multiples of
+    four (the scalar tails)."""
+    cases = {name.replace("_mve", "_dsp"): [c for c in layers if depth(c[1]) >= 4]
+             for name, layers in families().items()}
+    torch.manual_seed(1)
+    cases["conv_s16_1x1_dsp"] += [conv(6, 5, (3, 3), 1), conv(7, 9, (2, 5), 1)]
+    cases["conv_s16_dsp"] += [conv(2, 3, (5, 5), (1, 3), pad=(0, 1)), conv(5, 2, (4, 4), 3, stride=2)]
+    return cases
+
+
+FAMILIES = dsp_families()
+
+
+def compile_int16(cases, target):
+    model = SideBySide([m for _, m, _ in cases], [len(shapes) for _, _, shapes in cases]).eval()
+    rng = np.random.RandomState(1)
+    calibration = [tuple(rng.standard_normal(shape).astype(np.float32) for shape in input_shapes(cases))
+                   for _ in range(4)]
+    ep = torch.export.export(model, tuple(torch.from_numpy(x) for x in calibration[0]))
+    return mcuflow.compile(ep, target=target, calibration=calibration, precision="int16")
+
+
+def assert_board_matches_host(program, cases, board, seed):
+    rng = np.random.RandomState(seed)
+    samples = [[(3 * rng.standard_normal(shape)).astype(np.float32) for shape in input_shapes(cases)]
+               for _ in range(SAMPLES)]
+    fw = device.cached_build(program, board)
+    on_board, _ = device.run_elf_on_inputs(fw, program, samples, board)
+    for sample, board_outs in zip(samples, on_board):
+        assert_outputs_equal(board_outs, program.run(sample))
+
+
+@pytest.mark.parametrize("kernel", sorted(FAMILIES))
+def test_family_selects_dsp_kernel_and_matches_host_on_m4(kernel):
+    program = compile_int16(FAMILIES[kernel], BOARDS["qemu-m4"])
+    assert weighted_kernels(program) == [kernel] * len(FAMILIES[kernel])
+    assert_board_matches_host(program, FAMILIES[kernel], "qemu-m4", seed=7)
+
+
+@pytest.mark.parametrize("kernel", ["conv_s16_1x1_dsp", "dwconv_s16_dsp"])
+def test_family_matches_host_on_m33(kernel):
+    program = compile_int16(FAMILIES[kernel], BOARDS["qemu-m33"])
+    assert weighted_kernels(program) == [kernel] * len(FAMILIES[kernel])
+    assert_board_matches_host(program, FAMILIES[kernel], "qemu-m33", seed=11)
+
+
+def test_int64_and_left_shift_paths_match_host():
+    torch.manual_seed(3)
+    cases = [("1x1 deep equal weights", EqualMagnitude(nn.Conv2d(640, 6, 1)), [(1, 640, 2, 3)]),
+             ("depthwise large bias", LargeBias(12), [(1, 12, 5, 4)]),
+             ("linear deep equal weights", EqualMagnitude(nn.Linear(700, 9)), [(1, 700)]),
+             ("1x1 left shift", Cancelling(nn.Conv2d(32, 9, 1)), [(1, 16, 3, 5)]),
+             ("conv left shift", Cancelling(nn.Conv2d(6, 5, 3, padding=1)), [(1, 3, 5, 4)]),
+             ("linear left shift", Cancelling(nn.Linear(40, 14)), [(1, 3, 20)])]
+    program = compile_int16(cases, BOARDS["qemu-m4"])
+    ops = program.metadata["ops"]
+    weighted = [i for i, op in enumerate(ops) if op["kernel"].endswith("_dsp")]
+    assert sorted(ops[i]["kernel"] for i in weighted) == sorted(
+        ["conv_s16_1x1_dsp", "fc_s16_dsp"] * 2 + ["conv_s16_dsp", "dwconv_s16_dsp"])
+    assert sum(requantization_shifts(program, i).max() >= 0 for i in weighted) >= 3
+    assert_board_matches_host(program, cases, "qemu-m4", seed=5)
+
+
+def test_shallow_windows_stay_on_reference():
+    torch.manual_seed(4)
+    cases = [conv(3, 5, (4, 5), 1), ("linear 1x3->4", nn.Linear(3, 4), [(1, 3)]), conv(8, 4, (3, 3), 1)]
+    program = compile_int16(cases, BOARDS["qemu-m4"])
+    assert weighted_kernels(program) == sorted(["conv_s16", "fc_s16", "conv_s16_1x1_dsp"])

@@ -25,7 +25,7 @@ import mcuflow  # noqa: E402
 from mcuflow import device  # noqa: E402
 from fwutil import SideBySide, assert_outputs_equal, requires_cross  # noqa: E402
 from test_int16_mve_kernels import EqualMagnitude, LargeBias, families, weighted_kernels  # noqa: E402
-from test_mve_kernels import Cancelling, conv, input_shapes, requantization_shifts  # noqa: E402
+from test_mve_kernels import Cancelling, conv, dwconv, input_shapes, requantization_shifts  # noqa: E402
 
 pytestmark = requires_cross
 
@@ -33,20 +33,23 @@ SAMPLES = 4
 BOARDS = {"qemu-m4": "cortex-m4", "qemu-m33": "cortex-m33"}
 
 
-def depth(module):
-    """The window depth of a case's conv or linear layer (k_h * k_w * in_c, in_features)."""
+def dsp_takes(module):
+    """Whether the DSP kernels take a case's layer (kernels_dsp.h): conv and linear windows of at
+    least four values, depthwise windows of at most 25 taps."""
     layer = module[0] if isinstance(module, nn.Sequential) else module
     if isinstance(layer, nn.Linear):
-        return layer.in_features
-    return layer.in_channels * layer.kernel_size[0] * layer.kernel_size[1] if isinstance(layer, nn.Conv2d) else 4
+        return layer.in_features >= 4
+    if not isinstance(layer, nn.Conv2d):
+        return True
+    taps = layer.kernel_size[0] * layer.kernel_size[1]
+    return taps <= 25 if layer.groups > 1 else layer.in_channels * taps >= 4
 
 
 def dsp_families():
-    """The MVE families under their DSP kernels' names (without the windows of fewer than four
-    values, which the DSP kernels refuse: test_shallow_windows_stay_on_reference), plus the
-    shapes only the DSP kernels treat apart: depths and channel counts that are not multiples of
-    four (the scalar tails)."""
-    cases = {name.replace("_mve", "_dsp"): [c for c in layers if depth(c[1]) >= 4]
+    """The MVE families under their DSP kernels' names (without the layers the DSP kernels
+    refuse: test_refused_layers_stay_on_reference), plus the shapes only the DSP kernels treat
+    apart: depths and channel counts that are not multiples of four (the scalar tails)."""
+    cases = {name.replace("_mve", "_dsp"): [c for c in layers if dsp_takes(c[1])]
              for name, layers in families().items()}
     torch.manual_seed(1)
     cases["conv_s16_1x1_dsp"] += [conv(6, 5, (3, 3), 1), conv(7, 9, (2, 5), 1)]
@@ -107,8 +110,9 @@ def test_int64_and_left_shift_paths_match_host():
     assert_board_matches_host(program, cases, "qemu-m4", seed=5)
 
 
-def test_shallow_windows_stay_on_reference():
+def test_refused_layers_stay_on_reference():
     torch.manual_seed(4)
-    cases = [conv(3, 5, (4, 5), 1), ("linear 1x3->4", nn.Linear(3, 4), [(1, 3)]), conv(8, 4, (3, 3), 1)]
+    cases = [conv(3, 5, (4, 5), 1), ("linear 1x3->4", nn.Linear(3, 4), [(1, 3)]), conv(8, 4, (3, 3), 1),
+             dwconv(4, (8, 8), (5, 6)), dwconv(4, (8, 8), 5)]
     program = compile_int16(cases, BOARDS["qemu-m4"])
-    assert weighted_kernels(program) == sorted(["conv_s16", "fc_s16", "conv_s16_1x1_dsp"])
+    assert weighted_kernels(program) == sorted(["conv_s16", "fc_s16", "conv_s16_1x1_dsp", "dwconv_s16", "dwconv_s16_dsp"])

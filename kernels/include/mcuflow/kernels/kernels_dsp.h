@@ -280,10 +280,9 @@ void conv_s16_dsp(const ConvParams& p, const int16_t* input, const int8_t* weigh
                   const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int16_t* output);
 void fc_s16_dsp(const FcParams& p, const int16_t* input, const int8_t* weights, const int64_t* bias,
                 const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int16_t* output);
-// Depthwise, ch_mult 1 (any window, stride, padding, dilation), nothing prepared.
-inline Refusal dwconv_s16_dsp_refusal(const DwConvParams& p) {
-  return p.ch_mult != 1 ? Refusal::kChannelMultiplier : Refusal::kNone;
-}
+// Depthwise: the int8 kernel's params (ch_mult 1, windows of up to kDspMaxTaps taps, any stride,
+// padding, dilation), nothing prepared.
+inline Refusal dwconv_s16_dsp_refusal(const DwConvParams& p) { return dwconv_s8_dsp_refusal(p); }
 void dwconv_s16_dsp(const DwConvParams& p, const int16_t* input, const int8_t* weights, const int64_t* bias,
                     const int32_t* multipliers, const int32_t* shifts, int16_t* output);
 // Average pooling sums a window in int32 (s16_tiers.h).

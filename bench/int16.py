@@ -32,7 +32,7 @@ from mcuflow.boards import get_board
 
 # (row label, precision, target): int8 also on the reference kernels alone, to tell the cost of
 # the wider type from that of the tier kernels (int16 has MVE kernels for conv, depthwise, 1x1,
-# linear and average pooling; none on the DSP and scalar tiers yet).
+# linear and average pooling, and DSP kernels for the same five; none on the scalar tier yet).
 VARIANTS = (("int8", "int8", None), ("int8, reference kernels", "int8", "reference"), ("int16", "int16", None))
 
 

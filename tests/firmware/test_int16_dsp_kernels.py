@@ -14,23 +14,20 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 import torch.nn as nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
-import mcuflow  # noqa: E402
-from mcuflow import device  # noqa: E402
-from fwutil import SideBySide, assert_outputs_equal, requires_cross  # noqa: E402
-from test_int16_mve_kernels import EqualMagnitude, LargeBias, families, weighted_kernels  # noqa: E402
-from test_mve_kernels import Cancelling, conv, dwconv, input_shapes, requantization_shifts  # noqa: E402
+from fwutil import requires_cross  # noqa: E402
+from test_int16_mve_kernels import (assert_board_matches_host, compile_int16, families,  # noqa: E402
+                                    int64_and_left_shift_cases, weighted_kernels)
+from test_mve_kernels import conv, dwconv, requantization_shifts  # noqa: E402
 
 pytestmark = requires_cross
 
-SAMPLES = 4
-BOARDS = {"qemu-m4": "cortex-m4", "qemu-m33": "cortex-m33"}
+BOARDS = {"qemu-m4": "cortex-m4", "qemu-m33": "cortex-m33"}  # board: the core compiled for
 
 
 def dsp_takes(module):
@@ -60,54 +57,29 @@ def dsp_families():
 FAMILIES = dsp_families()
 
 
-def compile_int16(cases, target):
-    model = SideBySide([m for _, m, _ in cases], [len(shapes) for _, _, shapes in cases]).eval()
-    rng = np.random.RandomState(1)
-    calibration = [tuple(rng.standard_normal(shape).astype(np.float32) for shape in input_shapes(cases))
-                   for _ in range(4)]
-    ep = torch.export.export(model, tuple(torch.from_numpy(x) for x in calibration[0]))
-    return mcuflow.compile(ep, target=target, calibration=calibration, precision="int16")
-
-
-def assert_board_matches_host(program, cases, board, seed):
-    rng = np.random.RandomState(seed)
-    samples = [[(3 * rng.standard_normal(shape)).astype(np.float32) for shape in input_shapes(cases)]
-               for _ in range(SAMPLES)]
-    fw = device.cached_build(program, board)
-    on_board, _ = device.run_elf_on_inputs(fw, program, samples, board)
-    for sample, board_outs in zip(samples, on_board):
-        assert_outputs_equal(board_outs, program.run(sample))
-
-
 @pytest.mark.parametrize("kernel", sorted(FAMILIES))
 def test_family_selects_dsp_kernel_and_matches_host_on_m4(kernel):
     program = compile_int16(FAMILIES[kernel], BOARDS["qemu-m4"])
     assert weighted_kernels(program) == [kernel] * len(FAMILIES[kernel])
-    assert_board_matches_host(program, FAMILIES[kernel], "qemu-m4", seed=7)
+    assert_board_matches_host(program, FAMILIES[kernel], seed=7, board="qemu-m4")
 
 
 @pytest.mark.parametrize("kernel", ["conv_s16_1x1_dsp", "dwconv_s16_dsp"])
 def test_family_matches_host_on_m33(kernel):
     program = compile_int16(FAMILIES[kernel], BOARDS["qemu-m33"])
     assert weighted_kernels(program) == [kernel] * len(FAMILIES[kernel])
-    assert_board_matches_host(program, FAMILIES[kernel], "qemu-m33", seed=11)
+    assert_board_matches_host(program, FAMILIES[kernel], seed=11, board="qemu-m33")
 
 
 def test_int64_and_left_shift_paths_match_host():
-    torch.manual_seed(3)
-    cases = [("1x1 deep equal weights", EqualMagnitude(nn.Conv2d(640, 6, 1)), [(1, 640, 2, 3)]),
-             ("depthwise large bias", LargeBias(12), [(1, 12, 5, 4)]),
-             ("linear deep equal weights", EqualMagnitude(nn.Linear(700, 9)), [(1, 700)]),
-             ("1x1 left shift", Cancelling(nn.Conv2d(32, 9, 1)), [(1, 16, 3, 5)]),
-             ("conv left shift", Cancelling(nn.Conv2d(6, 5, 3, padding=1)), [(1, 3, 5, 4)]),
-             ("linear left shift", Cancelling(nn.Linear(40, 14)), [(1, 3, 20)])]
+    cases = int64_and_left_shift_cases()
     program = compile_int16(cases, BOARDS["qemu-m4"])
     ops = program.metadata["ops"]
     weighted = [i for i, op in enumerate(ops) if op["kernel"].endswith("_dsp")]
     assert sorted(ops[i]["kernel"] for i in weighted) == sorted(
         ["conv_s16_1x1_dsp", "fc_s16_dsp"] * 2 + ["conv_s16_dsp", "dwconv_s16_dsp"])
     assert sum(requantization_shifts(program, i).max() >= 0 for i in weighted) >= 3
-    assert_board_matches_host(program, cases, "qemu-m4", seed=5)
+    assert_board_matches_host(program, cases, seed=5, board="qemu-m4")
 
 
 def test_refused_layers_stay_on_reference():

@@ -98,13 +98,13 @@ def families():
     }
 
 
-def compile_int16(cases):
+def compile_int16(cases, target="cortex-m55"):
     model = SideBySide([m for _, m, _ in cases], [len(shapes) for _, _, shapes in cases]).eval()
     rng = np.random.RandomState(1)
     calibration = [tuple(rng.standard_normal(shape).astype(np.float32) for shape in input_shapes(cases))
                    for _ in range(4)]
     ep = torch.export.export(model, tuple(torch.from_numpy(x) for x in calibration[0]))
-    return mcuflow.compile(ep, target="cortex-m55", calibration=calibration, precision="int16")
+    return mcuflow.compile(ep, target=target, calibration=calibration, precision="int16")
 
 
 def weighted_kernels(program):
@@ -112,12 +112,12 @@ def weighted_kernels(program):
     return [k for k in layer_kernels(program) if not k.startswith(("quantize", "dequantize"))]
 
 
-def assert_board_matches_host(program, cases, seed):
+def assert_board_matches_host(program, cases, seed, board=BOARD):
     rng = np.random.RandomState(seed)
     samples = [[(3 * rng.standard_normal(shape)).astype(np.float32) for shape in input_shapes(cases)]
                for _ in range(SAMPLES)]
-    fw = device.cached_build(program, BOARD)
-    on_board, _ = device.run_elf_on_inputs(fw, program, samples, BOARD)
+    fw = device.cached_build(program, board)
+    on_board, _ = device.run_elf_on_inputs(fw, program, samples, board)
     for sample, board_outs in zip(samples, on_board):
         assert_outputs_equal(board_outs, program.run(sample))
 
@@ -132,14 +132,20 @@ def test_family_selects_mve_kernel_and_matches_host(kernel):
     assert_board_matches_host(program, FAMILIES[kernel], seed=7)
 
 
-def test_int64_and_left_shift_paths_match_host():
+def int64_and_left_shift_cases():
+    """Layers whose accumulators could overflow int32 or whose requantization shifts left: two
+    1x1 convs, two linear layers, a conv and a depthwise conv."""
     torch.manual_seed(3)
-    cases = [("1x1 deep equal weights", EqualMagnitude(nn.Conv2d(640, 6, 1)), [(1, 640, 2, 3)]),
-             ("depthwise large bias", LargeBias(12), [(1, 12, 5, 4)]),
-             ("linear deep equal weights", EqualMagnitude(nn.Linear(700, 9)), [(1, 700)]),
-             ("1x1 left shift", Cancelling(nn.Conv2d(32, 9, 1)), [(1, 16, 3, 5)]),
-             ("conv left shift", Cancelling(nn.Conv2d(6, 5, 3, padding=1)), [(1, 3, 5, 4)]),
-             ("linear left shift", Cancelling(nn.Linear(40, 14)), [(1, 3, 20)])]
+    return [("1x1 deep equal weights", EqualMagnitude(nn.Conv2d(640, 6, 1)), [(1, 640, 2, 3)]),
+            ("depthwise large bias", LargeBias(12), [(1, 12, 5, 4)]),
+            ("linear deep equal weights", EqualMagnitude(nn.Linear(700, 9)), [(1, 700)]),
+            ("1x1 left shift", Cancelling(nn.Conv2d(32, 9, 1)), [(1, 16, 3, 5)]),
+            ("conv left shift", Cancelling(nn.Conv2d(6, 5, 3, padding=1)), [(1, 3, 5, 4)]),
+            ("linear left shift", Cancelling(nn.Linear(40, 14)), [(1, 3, 20)])]
+
+
+def test_int64_and_left_shift_paths_match_host():
+    cases = int64_and_left_shift_cases()
     program = compile_int16(cases)
     ops = program.metadata["ops"]
     weighted = [i for i, op in enumerate(ops) if op["kernel"].endswith("_mve")]

@@ -28,7 +28,8 @@ DwConvParams dwconv(int32_t k_h, int32_t k_w) {
 
 TEST(TierContracts, PointwiseKernelsNeedA1x1WindowInsideTheInput) {
   for (auto refusal :
-       {conv_s8_1x1_scalar_refusal, conv_s8_1x1_dsp_refusal, conv_s8_1x1_mve_refusal, conv_s16_1x1_mve_refusal}) {
+       {conv_s8_1x1_scalar_refusal, conv_s8_1x1_dsp_refusal, conv_s8_1x1_mve_refusal, conv_s16_1x1_mve_refusal,
+        conv_s16_1x1_dsp_refusal}) {
     EXPECT_EQ(refusal(conv(1, 8)), Refusal::kNone);
     EXPECT_EQ(refusal(conv(3, 8)), Refusal::kKernelSize);
     EXPECT_EQ(refusal(conv(1, 8, 1)), Refusal::kPadding);
@@ -92,6 +93,63 @@ TEST(TierContracts, MveInt16ConvGathersAtMost512TapsUngrouped) {
   EXPECT_EQ(avgpool_s16_mve_refusal(pool), Refusal::kNone);
   pool.k_w = 256;
   EXPECT_EQ(avgpool_s16_mve_refusal(pool), Refusal::kPoolWindow);
+}
+
+TEST(TierContracts, DspInt16KernelsTakeTheInt8WindowsUngrouped) {
+  EXPECT_EQ(conv_s16_dsp_refusal(conv(1, 3)), Refusal::kWindowDepth);
+  EXPECT_EQ(conv_s16_dsp_refusal(conv(10, 1, 1)), Refusal::kNone);  // DS-CNN's first conv: 10x4 x 1
+  EXPECT_EQ(conv_s16_dsp_refusal(conv(2, 8192)), Refusal::kNone);
+  EXPECT_EQ(conv_s16_dsp_refusal(conv(2, 8193)), Refusal::kWindowDepth);
+  ConvParams grouped = conv(3, 8);
+  grouped.groups = 2;
+  EXPECT_EQ(conv_s16_dsp_refusal(grouped), Refusal::kGroups);
+  EXPECT_EQ(conv_s16_1x1_dsp_refusal(conv(1, 3)), Refusal::kInputChannels);
+  FcParams fc{};
+  fc.in_c = 4;
+  EXPECT_EQ(fc_s16_dsp_refusal(fc), Refusal::kNone);
+  fc.in_c = 3;
+  EXPECT_EQ(fc_s16_dsp_refusal(fc), Refusal::kInputChannels);
+  EXPECT_EQ(dwconv_s16_dsp_refusal(dwconv(5, 5)), Refusal::kNone);
+  EXPECT_EQ(dwconv_s16_dsp_refusal(dwconv(5, 6)), Refusal::kTaps);
+  DwConvParams multiplied = dwconv(3, 3);
+  multiplied.ch_mult = 2, multiplied.out_c = 32;
+  EXPECT_EQ(dwconv_s16_dsp_refusal(multiplied), Refusal::kChannelMultiplier);
+  PoolParams pool{};
+  pool.k_h = 256, pool.k_w = 255;
+  EXPECT_EQ(avgpool_s16_dsp_refusal(pool), Refusal::kNone);
+  pool.k_w = 256;
+  EXPECT_EQ(avgpool_s16_dsp_refusal(pool), Refusal::kPoolWindow);
+}
+
+// The int32 path's bound (s16_tiers.h) at its limits: 32768 * 65535 + 32767 = 2^31 - 1.
+TEST(TierContracts, Int16AccumulatorBoundStopsBelow2To31) {
+  EXPECT_TRUE(s16_accumulator_fits_int32(32767, 65535));
+  EXPECT_FALSE(s16_accumulator_fits_int32(32768, 65535));
+  EXPECT_FALSE(s16_accumulator_fits_int32(-32768, 65535));
+  EXPECT_FALSE(s16_accumulator_fits_int32(0, 65536));
+  EXPECT_TRUE(s16_rounding_fits_high_mul(-17));
+  EXPECT_TRUE(s16_rounding_fits_high_mul(-1));
+  EXPECT_FALSE(s16_rounding_fits_high_mul(-18));
+  EXPECT_FALSE(s16_rounding_fits_high_mul(0));
+  // The high multiply's factor is q15 << (32 - r): below 2^31 at r = 16, the largest q15.
+  EXPECT_EQ(s16_rounding_factor(std::numeric_limits<int32_t>::max(), -1), 32767 << 16);
+}
+
+// Where the bounds hold, the rounding high multiply (SMMLAR with the output offset, the DSP
+// kernels' output stage; VRMULH on MVE) equals the reference's 64-bit requantization.
+TEST(TierContracts, Int16HighMultiplyEqualsTheWideRequantization) {
+  uint64_t state = 0x9E3779B97F4A7C15u;
+  auto next = [&state] {
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    return uint32_t(state >> 32);
+  };
+  for (int i = 0; i < 200000; ++i) {
+    const int32_t acc = int32_t(next()), multiplier = int32_t(next() | 0x40000000u) & 0x7FFFFFFF;
+    const int32_t shift = -1 - int32_t(next() % 17), offset = int32_t(next() % (1u << 30)) - (1 << 29);
+    const int32_t want = int32_t(multiply_by_quantized_multiplier_wide(acc, multiplier, shift)) + offset;
+    ASSERT_EQ(smmlar(acc, s16_rounding_factor(multiplier, shift), offset), want)
+        << "acc " << acc << " multiplier " << multiplier << " shift " << shift;
+  }
 }
 
 TEST(TierContracts, DepthwiseKernelsLimitTheirTaps) {

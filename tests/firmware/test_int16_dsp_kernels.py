@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from fwutil import requires_cross  # noqa: E402
 from test_int16_mve_kernels import (assert_board_matches_host, compile_int16, families,  # noqa: E402
                                     int64_and_left_shift_cases, weighted_kernels)
-from test_mve_kernels import conv, dwconv, requantization_shifts  # noqa: E402
+from test_mve_kernels import conv, dwconv, linear, requantization_shifts  # noqa: E402
 
 pytestmark = requires_cross
 
@@ -45,12 +45,16 @@ def dsp_takes(module):
 def dsp_families():
     """The MVE families under their DSP kernels' names (without the layers the DSP kernels
     refuse: test_refused_layers_stay_on_reference), plus the shapes only the DSP kernels treat
-    apart: depths and channel counts that are not multiples of four (the scalar tails)."""
+    apart: depths and channel counts that are not multiples of four (the scalar tails), more
+    output channels than one table chunk (kS16ChannelChunk, dsp_s16_blocks.h)."""
     cases = {name.replace("_mve", "_dsp"): [c for c in layers if dsp_takes(c[1])]
              for name, layers in families().items()}
     torch.manual_seed(1)
-    cases["conv_s16_1x1_dsp"] += [conv(6, 5, (3, 3), 1), conv(7, 9, (2, 5), 1)]
-    cases["conv_s16_dsp"] += [conv(2, 3, (5, 5), (1, 3), pad=(0, 1)), conv(5, 2, (4, 4), 3, stride=2)]
+    cases["conv_s16_1x1_dsp"] += [conv(6, 5, (3, 3), 1), conv(7, 9, (2, 5), 1), conv(8, 70, (3, 3), 1)]
+    cases["conv_s16_dsp"] += [conv(2, 3, (5, 5), (1, 3), pad=(0, 1)), conv(5, 2, (4, 4), 3, stride=2),
+                              conv(3, 70, (5, 5), 3, pad=1)]
+    cases["dwconv_s16_dsp"] += [dwconv(72, (4, 4), 3, pad=1)]
+    cases["fc_s16_dsp"] += [linear(2, 16, 70)]
     return cases
 
 

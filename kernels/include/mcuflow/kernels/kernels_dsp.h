@@ -263,8 +263,9 @@ void softmax_s8_dsp(const SoftmaxParams& p, const int8_t* input, const int32_t* 
 // (SMLAD or SMLAxy products, SMMLAR requantization) and runs its reference kernel where it does
 // not hold. The conv and fc kernels take an arena scratch after the reference's inputs: blocks
 // of kDspPixels output pixels (fc: rows) expanded as for the int8 conv kernels, holding the int16
-// inputs themselves (not doubled; the input zero point is 0), dsp_conv_scratch_bytes. Their
-// refusals are the int8 kernels' (depth 4 to kDspMaxDepth), ungrouped.
+// inputs themselves (not doubled; the input zero point is 0): dsp_conv_scratch_bytes, for fc
+// dsp_s16_fc_scratch_bytes (always four rows). Their refusals are the int8 kernels' (depth 4 to
+// kDspMaxDepth), ungrouped.
 constexpr uint8_t kDspS16ScratchSlot = kWeightedSlots;
 inline Refusal conv_s16_1x1_dsp_refusal(const ConvParams& p) { return conv_s8_1x1_dsp_refusal(p); }
 inline Refusal conv_s16_dsp_refusal(const ConvParams& p) {

@@ -70,6 +70,12 @@ def check_tiers(program: Program, board) -> None:
         raise DeviceError(f"program compiled for {program.metadata.get('target')} uses {', '.join(missing)}; "
                           f"board {board.name} ({board.core}) lacks the {kernel_tier(missing[0]).upper()} "
                           f"instructions: compile with --target {board.core}")
+    # the DSP tier's float kernels use the FPU (VMLA.F32): a soft-float build of the core lacks it
+    needs_fpu = sorted(k for k in used_kernels(program) if kernel_tier(k) == "dsp" and "_f32" in k)
+    if needs_fpu and not board.has_fpu:
+        raise DeviceError(f"program compiled for {program.metadata.get('target')} uses {', '.join(needs_fpu)}; "
+                          f"board {board.name} builds without hardware float (its cpu_flags): compile for a core "
+                          f"without an FPU (--target cortex-m3)")
 
 
 def _data_directives(image: bytes) -> str:

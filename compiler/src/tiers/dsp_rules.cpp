@@ -124,6 +124,8 @@ void append_requantize_table(LoweredProgram& p, ProgramOp& op) {
 
 // Every DSP kernel needs the DSP extension's SIMD32 instructions.
 constexpr CoreFeatures kDspCore = kDsp;
+// The float kernels (DSP-tier cores' kernels) need the single-precision FPU (VLDM, VMLA.F32).
+constexpr CoreFeatures kDspFloatCore = kDspCore | kFpu;
 
 std::vector<TierCandidate> dsp_candidates() {
   return {
@@ -166,6 +168,18 @@ std::vector<TierCandidate> dsp_candidates() {
       {KernelId::avgpool_s16_dsp, KernelId::avgpool_s16,
        params_rejects<kernels::PoolParams, kernels::avgpool_s16_dsp_refusal>, nullptr,
        "int16 average pool: int32 window sums, 4 channels per pass", kDspCore},
+      // Float layers on cores with an FPU (nothing prepared); MVE cores run their float vectors.
+      {KernelId::conv_f32_1x1_dsp, KernelId::conv_f32, params_rejects<ConvParams, kernels::pointwise_refusal>,
+       nullptr, "float 1x1 conv: 2 pixels x 4 channels per pass, VLDM + VMLA.F32 in the reference's order",
+       kDspFloatCore, kMveF},
+      {KernelId::conv_f32_dsp, KernelId::conv_f32, params_rejects<ConvParams, kernels::ungrouped_refusal>, nullptr,
+       "float conv: 4 channels (x 2 pixels of equal taps) per pass, VLDM + VMLA.F32 in the reference's order",
+       kDspFloatCore, kMveF},
+      {KernelId::dwconv_f32_dsp, KernelId::dwconv_f32, params_rejects<DwConvParams, kernels::unit_multiplier_refusal>,
+       nullptr, "float depthwise conv: 8 channels per pass, VLDM + VMLA.F32 in the reference's order", kDspFloatCore,
+       kMveF},
+      {KernelId::fc_f32_dsp, KernelId::fc_f32, accepts_any, nullptr,
+       "float linear: 2 rows x 4 channels per pass, VLDM + VMLA.F32 in the reference's order", kDspFloatCore, kMveF},
   };
 }
 

@@ -180,10 +180,10 @@ std::vector<TierCandidate> mve_candidates() {
        "dequantize: MVE VCVT and VMUL, 4 per step", kMveCore | kMveF},
       // Float layers: weights may be any tensors (nothing prepared); the kernels scan their
       // operands' magnitudes and run the reference wherever flush-to-zero could differ.
-      {KernelId::conv_f32_mve, KernelId::conv_f32, params_rejects<ConvParams, kernels::conv_f32_mve_refusal>, nullptr,
+      {KernelId::conv_f32_mve, KernelId::conv_f32, params_rejects<ConvParams, kernels::ungrouped_refusal>, nullptr,
        "float conv: MVE, 8 output channels per pass, weights gathered, VMUL + VADD in the reference's order",
        kMveCore | kMveF},
-      {KernelId::dwconv_f32_mve, KernelId::dwconv_f32, params_rejects<DwConvParams, kernels::dwconv_f32_mve_refusal>,
+      {KernelId::dwconv_f32_mve, KernelId::dwconv_f32, params_rejects<DwConvParams, kernels::unit_multiplier_refusal>,
        nullptr, "float depthwise conv: MVE, 8 channels per pass, VMUL + VADD in the reference's order",
        kMveCore | kMveF},
       {KernelId::fc_f32_mve, KernelId::fc_f32, accepts_any, nullptr,

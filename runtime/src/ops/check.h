@@ -144,6 +144,19 @@ Error check_dequantize(const OpCheck& c);  // dequantize_s8_f32
 
 inline Error ok_if(bool condition) { return condition ? Error::kOk : Error::kBadParams; }
 
+// A float32 window tier kernel's check: its reference's, then the kernel's refusal of the params
+// (tier_contract.h).
+template <kernels::Refusal (*kRefusal)(const kernels::ConvParams&)>
+Error check_conv_f32_refusing(const OpCheck& c) {
+  if (const Error e = check_conv_f32(c); e != Error::kOk) return e;
+  return ok_if(kRefusal(c.get_params<kernels::ConvParams>()) == kernels::Refusal::kNone);
+}
+template <kernels::Refusal (*kRefusal)(const kernels::DwConvParams&)>
+Error check_dwconv_f32_refusing(const OpCheck& c) {
+  if (const Error e = check_dwconv_f32(c); e != Error::kOk) return e;
+  return ok_if(kRefusal(c.get_params<kernels::DwConvParams>()) == kernels::Refusal::kNone);
+}
+
 // A prepared table: the constant at `slot` holds `count` elements of T (dtype `dtype`), aligned
 // for T, element i equal to entry(i), its recomputation from the params.
 // The table's elements, or null where its record is not such a table.

@@ -289,5 +289,16 @@ void dwconv_s16_dsp(const DwConvParams& p, const int16_t* input, const int8_t* w
 // Average pooling sums a window in int32 (s16_tiers.h).
 inline Refusal avgpool_s16_dsp_refusal(const PoolParams& p) { return s16_pool_window_refusal(p); }
 void avgpool_s16_dsp(const PoolParams& p, const int16_t* input, int16_t* output);
+// Float32 convolution, depthwise convolution and linear layers on cores with a single-precision
+// FPU: their references' params and inputs (nothing prepared), VMLA.F32 (multiply, round, add,
+// round: the reference's arithmetic) in the reference's order per output (kernels/dsp/
+// f32_dsp_blocks.h, docs/kernels_float.md). conv_f32_dsp takes one group (ungrouped_refusal),
+// conv_f32_1x1_dsp a pointwise conv (pointwise_refusal), dwconv_f32_dsp channel multiplier 1
+// (unit_multiplier_refusal), fc_f32_dsp any layer.
+void conv_f32_dsp(const ConvParams& p, const float* input, const float* weights, const float* bias, float* output);
+void conv_f32_1x1_dsp(const ConvParams& p, const float* input, const float* weights, const float* bias,
+                      float* output);
+void dwconv_f32_dsp(const DwConvParams& p, const float* input, const float* weights, const float* bias, float* output);
+void fc_f32_dsp(const FcParams& p, const float* input, const float* weights, const float* bias, float* output);
 
 }  // namespace mcuflow::kernels

@@ -262,9 +262,7 @@ inline Refusal dequantize_s8_f32_mve_refusal(const QuantizeParams& p) {
 void conv_f32_mve(const ConvParams& p, const float* input, const float* weights, const float* bias, float* output);
 void dwconv_f32_mve(const DwConvParams& p, const float* input, const float* weights, const float* bias, float* output);
 void fc_f32_mve(const FcParams& p, const float* input, const float* weights, const float* bias, float* output);
-inline Refusal conv_f32_mve_refusal(const ConvParams& p) { return p.groups == 1 ? Refusal::kNone : Refusal::kGroups; }
-inline Refusal dwconv_f32_mve_refusal(const DwConvParams& p) {
-  return p.ch_mult == 1 ? Refusal::kNone : Refusal::kChannelMultiplier;
-}
+// conv_f32_mve takes one group (ungrouped_refusal), dwconv_f32_mve channel multiplier 1
+// (unit_multiplier_refusal), fc_f32_mve any layer.
 
 }  // namespace mcuflow::kernels

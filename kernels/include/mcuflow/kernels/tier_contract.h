@@ -49,4 +49,10 @@ inline Refusal pointwise_refusal(const ConvParams& p) {
   return Refusal::kNone;
 }
 
+// The float32 window kernels of every tier take one group, the depthwise ones channel multiplier 1.
+inline Refusal ungrouped_refusal(const ConvParams& p) { return p.groups == 1 ? Refusal::kNone : Refusal::kGroups; }
+inline Refusal unit_multiplier_refusal(const DwConvParams& p) {
+  return p.ch_mult == 1 ? Refusal::kNone : Refusal::kChannelMultiplier;
+}
+
 }  // namespace mcuflow::kernels

@@ -108,6 +108,10 @@ namespace mcuflow {
   X(dwconv_s16_dsp, 85, dwconv_s16)             \
   X(fc_s16_dsp, 86, fc_s16)                     \
   X(avgpool_s16_dsp, 87, avgpool_s16)           \
+  X(conv_f32_dsp, 88, conv_f32)                 \
+  X(dwconv_f32_dsp, 89, dwconv_f32)             \
+  X(fc_f32_dsp, 90, fc_f32)                     \
+  X(conv_f32_1x1_dsp, 91, conv_f32)             \
   X(conv_s8_1x1_mve, 96, conv_s8)               \
   X(conv_s8_mve, 97, conv_s8)                   \
   X(dwconv_s8_mve, 98, dwconv_s8)               \

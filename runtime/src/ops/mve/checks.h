@@ -65,14 +65,14 @@ inline constexpr KernelCheck kernel_check_quantize_f32_s8_mve{sizeof(kernels::Qu
 inline constexpr KernelCheck kernel_check_dequantize_s8_f32_mve{sizeof(kernels::QuantizeParams), 1, 1,
                                                                 check_dequantize_s8_f32_mve, aliasing::kElementwise};
 
-// Float32 convolution, depthwise and linear (float_check.cpp): their references' inputs, checks
+// Float32 convolution, depthwise and linear: their references' inputs, checks
 // and access orders (pixels forwards, each pixel's outputs written after its window is read;
 // linear never in place), one group, channel multiplier 1.
-Error check_conv_f32_mve(const OpCheck& c);
-Error check_dwconv_f32_mve(const OpCheck& c);
-inline constexpr KernelCheck kernel_check_conv_f32_mve{sizeof(kernels::ConvParams), 3, 1, check_conv_f32_mve,
+inline constexpr KernelCheck kernel_check_conv_f32_mve{sizeof(kernels::ConvParams), 3, 1,
+                                                       check_conv_f32_refusing<kernels::ungrouped_refusal>,
                                                        aliasing::kConvForward};
-inline constexpr KernelCheck kernel_check_dwconv_f32_mve{sizeof(kernels::DwConvParams), 3, 1, check_dwconv_f32_mve,
+inline constexpr KernelCheck kernel_check_dwconv_f32_mve{sizeof(kernels::DwConvParams), 3, 1,
+                                                         check_dwconv_f32_refusing<kernels::unit_multiplier_refusal>,
                                                          aliasing::kDwConvForward};
 inline constexpr KernelCheck kernel_check_fc_f32_mve{sizeof(kernels::FcParams), 3, 1, check_fc_f32};
 

@@ -1,0 +1,62 @@
+// 2-D convolution, float32, DSP tier on a core with an FPU: bit for bit conv_f32 (any kernel size,
+// stride, dilation and padding; one group: the check refuses more). Four output channels per pass
+// (VLDM of four weights per row, VMLA.F32 per product), two neighbouring output pixels per pass
+// when their windows have the same valid taps (and out_c <= kHeldOutputs); each output sums its products in the reference's
+// order (valid taps row by row, input channels within a tap). Pixels forwards, a pass's outputs
+// stored after its windows are read (f32_dsp_blocks.h).
+#include "f32_dsp_blocks.h"
+
+namespace mcuflow::kernels {
+namespace {
+
+// The window of kPixels output pixels from (oy's input row iy0, column ix0) on, the next pixel's
+// one stride further, all with the valid taps rows x cols.
+template <int kPixels>
+void windows(const ConvParams& p, const float* input, const float* weights, const float* bias, int32_t iy0,
+             int32_t ix0, detail::TapRange rows, detail::TapRange cols, float* out) {
+  const int32_t depth = p.k_h * p.k_w * p.in_c, next_pixel = p.stride_w * p.in_c;
+  float* outs[kPixels];
+  for (int q = 0; q < kPixels; ++q) outs[q] = out + q * p.out_c;
+  dsp_f32::all_output_channels<kPixels>(
+      p.out_c, depth, weights, bias, p.act_min_f, p.act_max_f, outs, [&](auto run) {
+        const auto tap_run = [&](const float* in, int32_t at, int32_t n) {
+          const float* x[kPixels];
+          for (int q = 0; q < kPixels; ++q) x[q] = in + q * next_pixel;
+          run(x, at, n);
+        };
+        for (int32_t ky = rows.begin; ky < rows.end; ++ky) {
+          const float* in_row = input + ((iy0 + ky * p.dil_h) * p.in_w + ix0) * p.in_c;
+          if (p.dil_w == 1) {  // the row's valid taps are adjacent in the input and the weights: one run
+            tap_run(in_row + cols.begin * p.in_c, (ky * p.k_w + cols.begin) * p.in_c, (cols.end - cols.begin) * p.in_c);
+            continue;
+          }
+          for (int32_t kx = cols.begin; kx < cols.end; ++kx)
+            tap_run(in_row + kx * p.dil_w * p.in_c, (ky * p.k_w + kx) * p.in_c, p.in_c);
+        }
+      });
+}
+
+}  // namespace
+
+void conv_f32_dsp(const ConvParams& p, const float* input, const float* weights, const float* bias, float* output) {
+  for (int32_t oy = 0; oy < p.out_h; ++oy) {
+    const int32_t iy0 = oy * p.stride_h - p.pad_top;
+    const detail::TapRange rows = detail::valid_taps(iy0, p.k_h, p.dil_h, p.in_h);
+    for (int32_t ox = 0; ox < p.out_w;) {
+      const int32_t ix0 = ox * p.stride_w - p.pad_left;
+      const detail::TapRange cols = detail::valid_taps(ix0, p.k_w, p.dil_w, p.in_w);
+      float* out = output + (oy * p.out_w + ox) * p.out_c;
+      const detail::TapRange next =
+          ox + 1 < p.out_w ? detail::valid_taps(ix0 + p.stride_w, p.k_w, p.dil_w, p.in_w) : detail::TapRange{0, -1};
+      if (next.begin == cols.begin && next.end == cols.end && p.out_c <= dsp_f32::kHeldOutputs) {
+        windows<2>(p, input, weights, bias, iy0, ix0, rows, cols, out);
+        ox += 2;
+      } else {
+        windows<1>(p, input, weights, bias, iy0, ix0, rows, cols, out);
+        ox += 1;
+      }
+    }
+  }
+}
+
+}  // namespace mcuflow::kernels

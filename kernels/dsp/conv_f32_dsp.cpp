@@ -19,20 +19,11 @@ void windows(const ConvParams& p, const float* input, const float* weights, cons
   for (int q = 0; q < kPixels; ++q) outs[q] = out + q * p.out_c;
   dsp_f32::all_output_channels<kPixels>(
       p.out_c, depth, weights, bias, p.act_min_f, p.act_max_f, outs, [&](auto run) {
-        const auto tap_run = [&](const float* in, int32_t at, int32_t n) {
+        detail::for_each_window_run(p, input, iy0, ix0, rows, cols, [&](const float* in, int32_t at, int32_t n) {
           const float* x[kPixels];
           for (int q = 0; q < kPixels; ++q) x[q] = in + q * next_pixel;
           run(x, at, n);
-        };
-        for (int32_t ky = rows.begin; ky < rows.end; ++ky) {
-          const float* in_row = input + ((iy0 + ky * p.dil_h) * p.in_w + ix0) * p.in_c;
-          if (p.dil_w == 1) {  // the row's valid taps are adjacent in the input and the weights: one run
-            tap_run(in_row + cols.begin * p.in_c, (ky * p.k_w + cols.begin) * p.in_c, (cols.end - cols.begin) * p.in_c);
-            continue;
-          }
-          for (int32_t kx = cols.begin; kx < cols.end; ++kx)
-            tap_run(in_row + kx * p.dil_w * p.in_c, (ky * p.k_w + kx) * p.in_c, p.in_c);
-        }
+        });
       });
 }
 

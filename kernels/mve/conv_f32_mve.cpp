@@ -19,15 +19,7 @@ void conv_f32_mve(const ConvParams& p, const float* input, const float* weights,
   mve_f32::for_each_output_pixel(p, output, [&](int32_t iy0, int32_t ix0, detail::TapRange rows, detail::TapRange cols,
                                                 float* out) {
     mve_f32::all_output_channels(p.out_c, depth, weights, bias, p.act_min_f, p.act_max_f, out, [&](auto run) {
-      for (int32_t ky = rows.begin; ky < rows.end; ++ky) {
-        const float* in_row = input + ((iy0 + ky * p.dil_h) * p.in_w + ix0) * p.in_c;
-        if (p.dil_w == 1) {  // the row's valid taps are adjacent in the input and the weights: one run
-          run(in_row + cols.begin * p.in_c, (ky * p.k_w + cols.begin) * p.in_c, (cols.end - cols.begin) * p.in_c);
-          continue;
-        }
-        for (int32_t kx = cols.begin; kx < cols.end; ++kx)
-          run(in_row + kx * p.dil_w * p.in_c, (ky * p.k_w + kx) * p.in_c, p.in_c);
-      }
+      detail::for_each_window_run(p, input, iy0, ix0, rows, cols, run);
     });
   });
 }

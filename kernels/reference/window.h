@@ -43,6 +43,24 @@ void weighted_window(const WindowParams& p, Out* output, Tap tap, Finish finish)
   }
 }
 
+// The valid taps of one output pixel's window of an ungrouped conv (window origin iy0, ix0; taps
+// rows x cols) as runs in the reference's order: run(input, at, n) for n inputs from `input`,
+// which meet weights [at, at + n) of each OHWI row. Without horizontal dilation a window row's
+// valid taps are adjacent in the input and the weights: one run per row, else one per tap.
+template <typename Params, typename In, typename Run>
+inline void for_each_window_run(const Params& p, In* input, int32_t iy0, int32_t ix0, TapRange rows, TapRange cols,
+                                Run run) {
+  for (int32_t ky = rows.begin; ky < rows.end; ++ky) {
+    In* in_row = input + ((iy0 + ky * p.dil_h) * p.in_w + ix0) * p.in_c;
+    if (p.dil_w == 1) {
+      run(in_row + cols.begin * p.in_c, (ky * p.k_w + cols.begin) * p.in_c, (cols.end - cols.begin) * p.in_c);
+      continue;
+    }
+    for (int32_t kx = cols.begin; kx < cols.end; ++kx)
+      run(in_row + kx * p.dil_w * p.in_c, (ky * p.k_w + kx) * p.in_c, p.in_c);
+  }
+}
+
 // sum over i < n of (a[i] + a_offset) * b[i]. a_offset is a negated int8 zero point (the
 // verifier keeps it in [-127, 128]), so both factors fit int16: written on int16 operands the
 // loop becomes 16-bit multiply-adds on hosts with SIMD.

@@ -145,7 +145,7 @@ Error check_dequantize(const OpCheck& c);  // dequantize_s8_f32
 inline Error ok_if(bool condition) { return condition ? Error::kOk : Error::kBadParams; }
 
 // A float32 window tier kernel's check: its reference's, then the kernel's refusal of the params
-// (tier_contract.h).
+// (tier_contract.h), for float_tier_checks.h.
 template <kernels::Refusal (*kRefusal)(const kernels::ConvParams&)>
 Error check_conv_f32_refusing(const OpCheck& c) {
   if (const Error e = check_conv_f32(c); e != Error::kOk) return e;

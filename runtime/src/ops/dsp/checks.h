@@ -3,6 +3,7 @@
 // refusals are its contract in kernels_dsp.h.
 #pragma once
 #include "../check.h"
+#include "../float_tier_checks.h"
 #include "../scalar/checks.h"  // check_softmax_s8_exp_table
 #include "mcuflow/kernels/kernels_dsp.h"
 #include "mcuflow/runtime/kernel_entries.h"
@@ -51,19 +52,14 @@ inline constexpr KernelCheck kernel_check_clamp_s8_dsp{sizeof(kernels::ClampPara
 inline constexpr KernelCheck kernel_check_requantize_s8_dsp = kernel_check_requantize_s8_scalar;
 inline constexpr KernelCheck kernel_check_lut_s8_dsp = kernel_check_lut_s8_scalar;
 inline constexpr KernelCheck kernel_check_softmax_s8_dsp = kernel_check_softmax_s8_scalar;
-// Float32 convolution, depthwise and linear: their references' inputs and checks, then the
-// kernels' refusals; pixels forwards, each pass's outputs stored after its windows are read (the
-// 1x1 and general conv read a pass's second pixel while storing its first); linear never in place.
-inline constexpr KernelCheck kernel_check_conv_f32_dsp{sizeof(kernels::ConvParams), 3, 1,
-                                                       check_conv_f32_refusing<kernels::ungrouped_refusal>,
-                                                       aliasing::kConvForward};
+// Float32 convolution (one group; 1x1: pointwise_refusal), depthwise (channel multiplier 1) and
+// linear (float_tier_checks.h).
+inline constexpr KernelCheck kernel_check_conv_f32_dsp = kernel_check_conv_f32_ungrouped;
 inline constexpr KernelCheck kernel_check_conv_f32_1x1_dsp{sizeof(kernels::ConvParams), 3, 1,
                                                            check_conv_f32_refusing<kernels::pointwise_refusal>,
                                                            aliasing::kConvForward};
-inline constexpr KernelCheck kernel_check_dwconv_f32_dsp{sizeof(kernels::DwConvParams), 3, 1,
-                                                         check_dwconv_f32_refusing<kernels::unit_multiplier_refusal>,
-                                                         aliasing::kDwConvForward};
-inline constexpr KernelCheck kernel_check_fc_f32_dsp{sizeof(kernels::FcParams), 3, 1, check_fc_f32};
+inline constexpr KernelCheck kernel_check_dwconv_f32_dsp = kernel_check_dwconv_f32_unit_multiplier;
+inline constexpr KernelCheck kernel_check_fc_f32_dsp = kernel_check_fc_f32_any;
 
 // int16 activations (s16_check.cpp, s16.cpp): the reference's inputs and check, the kernel's
 // refusal and (conv, fc) its scratch (kernels_dsp.h); never in place.

@@ -5,6 +5,7 @@
 // pooling kernels take their reference's inputs and checks.
 #pragma once
 #include "../check.h"
+#include "../float_tier_checks.h"
 #include "../scalar/checks.h"  // the softmax and requantize tables' checks
 #include "mcuflow/kernels/kernels_mve.h"
 #include "mcuflow/runtime/kernel_entries.h"
@@ -65,15 +66,9 @@ inline constexpr KernelCheck kernel_check_quantize_f32_s8_mve{sizeof(kernels::Qu
 inline constexpr KernelCheck kernel_check_dequantize_s8_f32_mve{sizeof(kernels::QuantizeParams), 1, 1,
                                                                 check_dequantize_s8_f32_mve, aliasing::kElementwise};
 
-// Float32 convolution, depthwise and linear: their references' inputs, checks
-// and access orders (pixels forwards, each pixel's outputs written after its window is read;
-// linear never in place), one group, channel multiplier 1.
-inline constexpr KernelCheck kernel_check_conv_f32_mve{sizeof(kernels::ConvParams), 3, 1,
-                                                       check_conv_f32_refusing<kernels::ungrouped_refusal>,
-                                                       aliasing::kConvForward};
-inline constexpr KernelCheck kernel_check_dwconv_f32_mve{sizeof(kernels::DwConvParams), 3, 1,
-                                                         check_dwconv_f32_refusing<kernels::unit_multiplier_refusal>,
-                                                         aliasing::kDwConvForward};
-inline constexpr KernelCheck kernel_check_fc_f32_mve{sizeof(kernels::FcParams), 3, 1, check_fc_f32};
+// Float32 convolution (one group), depthwise (channel multiplier 1) and linear.
+inline constexpr KernelCheck kernel_check_conv_f32_mve = kernel_check_conv_f32_ungrouped;
+inline constexpr KernelCheck kernel_check_dwconv_f32_mve = kernel_check_dwconv_f32_unit_multiplier;
+inline constexpr KernelCheck kernel_check_fc_f32_mve = kernel_check_fc_f32_any;
 
 }  // namespace mcuflow::ops

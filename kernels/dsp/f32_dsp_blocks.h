@@ -106,7 +106,9 @@ inline void all_output_channels(int32_t out_c, int32_t depth, const float* weigh
   stores[0] = out[0];
   if constexpr (kPixels == 2) stores[1] = held;
   for (int32_t oc = 0; oc < out_c; oc += kChannels) {
-    float acc[kPixels][kChannels] = {};
+    float acc[kPixels][kChannels];
+    for (auto& pixel : acc)  // element by element: GCC calls memset for an `= {}`, several times the cost
+      for (float& a : pixel) a = 0.0f;
     const float* rows[kChannels];
     for (int32_t c = 0; c < kChannels; ++c) rows[c] = weights + (oc + c < out_c ? oc + c : out_c - 1) * depth;
     for_each_run([&](const float* const (&x)[kPixels], int32_t at, int32_t n) {

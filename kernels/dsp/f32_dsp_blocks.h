@@ -24,60 +24,86 @@ inline constexpr int32_t kChannels = 4;
 
 // acc[p][c] += x[p][i] * w[c][i] for i < n, in order of i, for kPixels (1 or 2) input runs and
 // kChannels weight rows: per four i, one VLDM of four inputs per pixel, one of four weights per
-// row and a VMLA.F32 per product. The assembly keeps every register it uses to itself (the
-// accumulators loaded into s24-s31 and stored back around the loop, inputs in s10-s13 and s0-s3,
-// weights in s20-s23). The last n % 4 products are the reference's multiply then add.
+// row and a VMLA.F32 per product; the last n % 4 i one input and one weight per VLDM. The
+// assembly keeps every register it uses to itself (the accumulators loaded into s24-s31 and
+// stored back around the loops, inputs in s10-s13 and s0-s3, weights in s20-s23).
 template <int kPixels>
 inline void multiply_accumulate(float (&acc)[kPixels][kChannels], const float* const (&x)[kPixels],
                                 const float* const (&w)[kChannels], int32_t n) {
   static_assert(kPixels == 1 || kPixels == 2, "one or two pixels per pass");
-  if (int32_t quads = n >> 2; quads > 0) {
-    const float *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3], *x0 = x[0];
+  if (n <= 0) return;
+  int32_t left = n;  // the loops count it down: by four while four remain, then by one
+  const float *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3], *x0 = x[0];
 // Four VMLAs into accumulator register a: inputs x0-x3 times weights w0-w3 (x, w: the register
 // names' prefixes, "s1" for s10-s13).
 #define MCUFLOW_F32_MLA4(a, x, w)                                           \
   "vmla.f32 " a ", " x "0, " w "0\n\tvmla.f32 " a ", " x "1, " w "1\n\t" \
   "vmla.f32 " a ", " x "2, " w "2\n\tvmla.f32 " a ", " x "3, " w "3\n\t"
-    if constexpr (kPixels == 1) {
-      asm volatile(
-          "vldm %[acc], {s24-s27}\n\t"
-          "1:\n\t"
-          "vldmia %[x0]!, {s10-s13}\n\t"
-          "vldmia %[w0]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s24", "s1", "s2")
-          "vldmia %[w1]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s25", "s1", "s2")
-          "vldmia %[w2]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s26", "s1", "s2")
-          "vldmia %[w3]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s27", "s1", "s2")
-          "subs %[quads], %[quads], #1\n\t"
-          "bne 1b\n\t"
-          "vstm %[acc], {s24-s27}"
-          : [x0] "+r"(x0), [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [quads] "+r"(quads)
-          : [acc] "r"(&acc[0][0])
-          : "s10", "s11", "s12", "s13", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27", "cc", "memory");
-    } else {
-      const float* x1 = x[1];
-      asm volatile(
-          "vldm %[acc], {s24-s31}\n\t"
-          "1:\n\t"
-          "vldmia %[x0]!, {s10-s13}\n\t"
-          "vldmia %[x1]!, {s0-s3}\n\t"
-          "vldmia %[w0]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s24", "s1", "s2") MCUFLOW_F32_MLA4("s28", "s", "s2")
-          "vldmia %[w1]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s25", "s1", "s2") MCUFLOW_F32_MLA4("s29", "s", "s2")
-          "vldmia %[w2]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s26", "s1", "s2") MCUFLOW_F32_MLA4("s30", "s", "s2")
-          "vldmia %[w3]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s27", "s1", "s2") MCUFLOW_F32_MLA4("s31", "s", "s2")
-          "subs %[quads], %[quads], #1\n\t"
-          "bne 1b\n\t"
-          "vstm %[acc], {s24-s31}"
-          : [x0] "+r"(x0), [x1] "+r"(x1), [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3),
-            [quads] "+r"(quads)
-          : [acc] "r"(&acc[0][0])
-          : "s0", "s1", "s2", "s3", "s10", "s11", "s12", "s13", "s20", "s21", "s22", "s23", "s24", "s25", "s26",
-            "s27", "s28", "s29", "s30", "s31", "cc", "memory");
-    }
-#undef MCUFLOW_F32_MLA4
+  if constexpr (kPixels == 1) {
+    asm volatile(
+        "vldm %[acc], {s24-s27}\n\t"
+        "subs %[left], %[left], #4\n\t"
+        "blt 2f\n"
+        "1:\n\t"
+        "vldmia %[x0]!, {s10-s13}\n\t"
+        "vldmia %[w0]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s24", "s1", "s2")
+        "vldmia %[w1]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s25", "s1", "s2")
+        "vldmia %[w2]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s26", "s1", "s2")
+        "vldmia %[w3]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s27", "s1", "s2")
+        "subs %[left], %[left], #4\n\t"
+        "bge 1b\n"
+        "2:\n\t"
+        "adds %[left], %[left], #4\n\t"
+        "beq 4f\n"
+        "3:\n\t"
+        "vldmia %[x0]!, {s10}\n\t"
+        "vldmia %[w0]!, {s20}\n\tvmla.f32 s24, s10, s20\n\t"
+        "vldmia %[w1]!, {s20}\n\tvmla.f32 s25, s10, s20\n\t"
+        "vldmia %[w2]!, {s20}\n\tvmla.f32 s26, s10, s20\n\t"
+        "vldmia %[w3]!, {s20}\n\tvmla.f32 s27, s10, s20\n\t"
+        "subs %[left], %[left], #1\n\t"
+        "bne 3b\n"
+        "4:\n\t"
+        "vstm %[acc], {s24-s27}"
+        : [x0] "+r"(x0), [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [left] "+r"(left)
+        : [acc] "r"(&acc[0][0])
+        : "s10", "s11", "s12", "s13", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27", "cc", "memory");
+  } else {
+    const float* x1 = x[1];
+    asm volatile(
+        "vldm %[acc], {s24-s31}\n\t"
+        "subs %[left], %[left], #4\n\t"
+        "blt 2f\n"
+        "1:\n\t"
+        "vldmia %[x0]!, {s10-s13}\n\t"
+        "vldmia %[x1]!, {s0-s3}\n\t"
+        "vldmia %[w0]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s24", "s1", "s2") MCUFLOW_F32_MLA4("s28", "s", "s2")
+        "vldmia %[w1]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s25", "s1", "s2") MCUFLOW_F32_MLA4("s29", "s", "s2")
+        "vldmia %[w2]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s26", "s1", "s2") MCUFLOW_F32_MLA4("s30", "s", "s2")
+        "vldmia %[w3]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s27", "s1", "s2") MCUFLOW_F32_MLA4("s31", "s", "s2")
+        "subs %[left], %[left], #4\n\t"
+        "bge 1b\n"
+        "2:\n\t"
+        "adds %[left], %[left], #4\n\t"
+        "beq 4f\n"
+        "3:\n\t"
+        "vldmia %[x0]!, {s10}\n\t"
+        "vldmia %[x1]!, {s0}\n\t"
+        "vldmia %[w0]!, {s20}\n\tvmla.f32 s24, s10, s20\n\tvmla.f32 s28, s0, s20\n\t"
+        "vldmia %[w1]!, {s20}\n\tvmla.f32 s25, s10, s20\n\tvmla.f32 s29, s0, s20\n\t"
+        "vldmia %[w2]!, {s20}\n\tvmla.f32 s26, s10, s20\n\tvmla.f32 s30, s0, s20\n\t"
+        "vldmia %[w3]!, {s20}\n\tvmla.f32 s27, s10, s20\n\tvmla.f32 s31, s0, s20\n\t"
+        "subs %[left], %[left], #1\n\t"
+        "bne 3b\n"
+        "4:\n\t"
+        "vstm %[acc], {s24-s31}"
+        : [x0] "+r"(x0), [x1] "+r"(x1), [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3),
+          [left] "+r"(left)
+        : [acc] "r"(&acc[0][0])
+        : "s0", "s1", "s2", "s3", "s10", "s11", "s12", "s13", "s20", "s21", "s22", "s23", "s24", "s25", "s26",
+          "s27", "s28", "s29", "s30", "s31", "cc", "memory");
   }
-  for (int32_t i = n & ~3; i < n; ++i)
-    for (int p = 0; p < kPixels; ++p)
-      for (int c = 0; c < kChannels; ++c) acc[p][c] += x[p][i] * w[c][i];
+#undef MCUFLOW_F32_MLA4
 }
 
 // The reference's output stage: the bias when there is one (a missing bias adds nothing, not +0,

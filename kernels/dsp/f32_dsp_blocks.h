@@ -39,31 +39,27 @@ inline void multiply_accumulate(float (&acc)[kPixels][kChannels], const float* c
 #define MCUFLOW_F32_MLA4(a, x, w)                                           \
   "vmla.f32 " a ", " x "0, " w "0\n\tvmla.f32 " a ", " x "1, " w "1\n\t" \
   "vmla.f32 " a ", " x "2, " w "2\n\tvmla.f32 " a ", " x "3, " w "3\n\t"
+// The loops' control, `left` counted down: the quads' loop (label 1) while four remain, then the
+// singles' (label 3), then the end (label 4).
+#define MCUFLOW_F32_QUADS "subs %[left], %[left], #4\n\tblt 2f\n1:\n\t"
+#define MCUFLOW_F32_SINGLES "subs %[left], %[left], #4\n\tbge 1b\n2:\n\tadds %[left], %[left], #4\n\tbeq 4f\n3:\n\t"
+#define MCUFLOW_F32_DONE "subs %[left], %[left], #1\n\tbne 3b\n4:\n\t"
   if constexpr (kPixels == 1) {
     asm volatile(
         "vldm %[acc], {s24-s27}\n\t"
-        "subs %[left], %[left], #4\n\t"
-        "blt 2f\n"
-        "1:\n\t"
+        MCUFLOW_F32_QUADS
         "vldmia %[x0]!, {s10-s13}\n\t"
         "vldmia %[w0]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s24", "s1", "s2")
         "vldmia %[w1]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s25", "s1", "s2")
         "vldmia %[w2]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s26", "s1", "s2")
         "vldmia %[w3]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s27", "s1", "s2")
-        "subs %[left], %[left], #4\n\t"
-        "bge 1b\n"
-        "2:\n\t"
-        "adds %[left], %[left], #4\n\t"
-        "beq 4f\n"
-        "3:\n\t"
+        MCUFLOW_F32_SINGLES
         "vldmia %[x0]!, {s10}\n\t"
         "vldmia %[w0]!, {s20}\n\tvmla.f32 s24, s10, s20\n\t"
         "vldmia %[w1]!, {s20}\n\tvmla.f32 s25, s10, s20\n\t"
         "vldmia %[w2]!, {s20}\n\tvmla.f32 s26, s10, s20\n\t"
         "vldmia %[w3]!, {s20}\n\tvmla.f32 s27, s10, s20\n\t"
-        "subs %[left], %[left], #1\n\t"
-        "bne 3b\n"
-        "4:\n\t"
+        MCUFLOW_F32_DONE
         "vstm %[acc], {s24-s27}"
         : [x0] "+r"(x0), [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [left] "+r"(left)
         : [acc] "r"(&acc[0][0])
@@ -72,30 +68,21 @@ inline void multiply_accumulate(float (&acc)[kPixels][kChannels], const float* c
     const float* x1 = x[1];
     asm volatile(
         "vldm %[acc], {s24-s31}\n\t"
-        "subs %[left], %[left], #4\n\t"
-        "blt 2f\n"
-        "1:\n\t"
+        MCUFLOW_F32_QUADS
         "vldmia %[x0]!, {s10-s13}\n\t"
         "vldmia %[x1]!, {s0-s3}\n\t"
         "vldmia %[w0]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s24", "s1", "s2") MCUFLOW_F32_MLA4("s28", "s", "s2")
         "vldmia %[w1]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s25", "s1", "s2") MCUFLOW_F32_MLA4("s29", "s", "s2")
         "vldmia %[w2]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s26", "s1", "s2") MCUFLOW_F32_MLA4("s30", "s", "s2")
         "vldmia %[w3]!, {s20-s23}\n\t" MCUFLOW_F32_MLA4("s27", "s1", "s2") MCUFLOW_F32_MLA4("s31", "s", "s2")
-        "subs %[left], %[left], #4\n\t"
-        "bge 1b\n"
-        "2:\n\t"
-        "adds %[left], %[left], #4\n\t"
-        "beq 4f\n"
-        "3:\n\t"
+        MCUFLOW_F32_SINGLES
         "vldmia %[x0]!, {s10}\n\t"
         "vldmia %[x1]!, {s0}\n\t"
         "vldmia %[w0]!, {s20}\n\tvmla.f32 s24, s10, s20\n\tvmla.f32 s28, s0, s20\n\t"
         "vldmia %[w1]!, {s20}\n\tvmla.f32 s25, s10, s20\n\tvmla.f32 s29, s0, s20\n\t"
         "vldmia %[w2]!, {s20}\n\tvmla.f32 s26, s10, s20\n\tvmla.f32 s30, s0, s20\n\t"
         "vldmia %[w3]!, {s20}\n\tvmla.f32 s27, s10, s20\n\tvmla.f32 s31, s0, s20\n\t"
-        "subs %[left], %[left], #1\n\t"
-        "bne 3b\n"
-        "4:\n\t"
+        MCUFLOW_F32_DONE
         "vstm %[acc], {s24-s31}"
         : [x0] "+r"(x0), [x1] "+r"(x1), [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3),
           [left] "+r"(left)
@@ -104,6 +91,9 @@ inline void multiply_accumulate(float (&acc)[kPixels][kChannels], const float* c
           "s27", "s28", "s29", "s30", "s31", "cc", "memory");
   }
 #undef MCUFLOW_F32_MLA4
+#undef MCUFLOW_F32_QUADS
+#undef MCUFLOW_F32_SINGLES
+#undef MCUFLOW_F32_DONE
 }
 
 // The reference's output stage: the bias when there is one (a missing bias adds nothing, not +0,

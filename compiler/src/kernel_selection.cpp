@@ -59,6 +59,7 @@ std::string refusal_words(kernels::Refusal r) {
     case Refusal::kMulRange: return "needs a product of the offset inputs whose doubled, left-shifted value fits int32";
     case Refusal::kScale: return "needs a normal scale";
     case Refusal::kGroups: return "needs an ungrouped convolution";
+    case Refusal::kReduceMax: return "needs a sum or a mean (a maximum runs on the reference)";
   }
   return "refused";
 }
@@ -92,7 +93,8 @@ void select_kernels(LoweredProgram& p, CoreFeatures features) {
         why_not.clear();
         break;
       }
-      why_not += (why_not.empty() ? "" : "; ") + rejection;
+      // Tiers sharing a contract (a DSP kernel on an MVE core) refuse with the same words: once.
+      if (why_not.find(rejection) == std::string::npos) why_not += (why_not.empty() ? "" : "; ") + rejection;
     }
     if (!why_not.empty()) op.reason = "reference fallback: " + why_not;
     else if (features == 0) op.reason = "reference: reference target";

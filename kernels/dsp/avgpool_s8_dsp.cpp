@@ -1,103 +1,16 @@
-// Average pooling, int8, DSP extension: window sums of sixteen channels at a time (then eight,
-// four), four word loads per pixel, each word split by SXTAB16 into channels (c, c+2) and (c+1, c+3) added into 16-bit
-// halves. A half holds the sum of up to kPoolLanePixels int8 values exactly, so the window is
-// summed in blocks of at most that many pixels, each block's halves added into int32 totals.
-// The division is the reference's (SDIV, rounding half away from zero) per channel.
-#include "dsp_blocks.h"
-#include "mcuflow/kernels/pool_window.h"
+// Average pooling, int8, DSP extension: window sums of sixteen channels at a time in 16-bit
+// halves (channel_sums.h), then the reference's division (SDIV, rounding half away from zero)
+// per channel.
+#include "channel_sums.h"
 
 namespace mcuflow::kernels {
-namespace {
-
-constexpr int32_t kWordsPerPass = 4;  // sixteen channels
-
-// totals[j] += the block's sum of channel j (j < 4 * kWords), for the channels starting at x.
-template <int32_t kWords>
-void add_block_sums(const int8_t* x, int32_t rows, int32_t cols, int32_t channels, int32_t row_step,
-                    int32_t* totals) {
-  int32_t even[kWords] = {}, odd[kWords] = {};
-  for (int32_t r = 0; r < rows; ++r, x += row_step) {
-    const int8_t* px = x;
-    if constexpr (kWords == 4) {
-      // In assembly: compiled, eight accumulators leave too few registers for the loop.
-      // The operands pinned to registers: left to itself, GCC finds no allocation for twelve.
-      register int32_t e0 asm("r0") = even[0], o0 asm("r1") = odd[0], e1 asm("r2") = even[1], o1 asm("r3") = odd[1];
-      register int32_t e2 asm("r4") = even[2], o2 asm("r5") = odd[2], e3 asm("r6") = even[3], o3 asm("r8") = odd[3];
-      register const int8_t* pp asm("r9") = px;
-      register const int8_t* end asm("r10") = px + cols * channels;
-      register int32_t step asm("r11") = channels;
-      register int32_t v asm("r12");
-      asm volatile(
-          "1:\n\t"
-          "ldr %[v], [%[px]]\n\t"
-          "sxtab16 %[e0], %[e0], %[v]\n\t"
-          "sxtab16 %[o0], %[o0], %[v], ror #8\n\t"
-          "ldr %[v], [%[px], #4]\n\t"
-          "sxtab16 %[e1], %[e1], %[v]\n\t"
-          "sxtab16 %[o1], %[o1], %[v], ror #8\n\t"
-          "ldr %[v], [%[px], #8]\n\t"
-          "sxtab16 %[e2], %[e2], %[v]\n\t"
-          "sxtab16 %[o2], %[o2], %[v], ror #8\n\t"
-          "ldr %[v], [%[px], #12]\n\t"
-          "sxtab16 %[e3], %[e3], %[v]\n\t"
-          "sxtab16 %[o3], %[o3], %[v], ror #8\n\t"
-          "add %[px], %[px], %[step]\n\t"
-          "cmp %[px], %[end]\n\t"
-          "bne 1b"
-          : [e0] "+r"(e0), [o0] "+r"(o0), [e1] "+r"(e1), [o1] "+r"(o1), [e2] "+r"(e2), [o2] "+r"(o2), [e3] "+r"(e3),
-            [o3] "+r"(o3), [px] "+r"(pp), [v] "=&r"(v)
-          : [step] "r"(step), [end] "r"(end)
-          : "cc", "memory");
-      even[0] = e0, odd[0] = o0, even[1] = e1, odd[1] = o1, even[2] = e2, odd[2] = o2, even[3] = e3, odd[3] = o3;
-      continue;
-    }
-    for (int32_t i = 0; i < cols; ++i, px += channels) {
-      for (int32_t w = 0; w < kWords; ++w) {
-        const int32_t v = dsp::read_word(px + 4 * w);
-        even[w] = __sxtab16(even[w], v);
-        odd[w] = dsp::sxtab16_odd(odd[w], v);
-      }
-    }
-  }
-  for (int32_t w = 0; w < kWords; ++w, totals += 4) {
-    totals[0] += int16_t(even[w]);
-    totals[1] += int16_t(odd[w]);
-    totals[2] += even[w] >> 16;
-    totals[3] += odd[w] >> 16;
-  }
-}
-
-template <int32_t kWords>
-void average_channels(const PoolParams& p, const PoolWindow& window, int32_t c, int8_t* out) {
-  int32_t totals[4 * kWords] = {};
-  window.for_each_block(kPoolLanePixels, p.c, [&](const int8_t* first, int32_t rows, int32_t cols) {
-    add_block_sums<kWords>(first + c, rows, cols, p.c, window.row_step, totals);
-  });
-  for (int32_t j = 0; j < 4 * kWords; ++j) out[c + j] = pool_average(totals[j], window.count, p.act_min, p.act_max);
-}
-
-}  // namespace
 
 void avgpool_s8_dsp(const PoolParams& params, const int8_t* input, int8_t* output) {
   const PoolParams p = params;  // a copy: the output stores could alias the fields otherwise
   for_each_pool_pixel(p, input, output, [&](const PoolWindow& window, int8_t* out) {
-    int32_t c = 0;
-    for (; c + 4 * kWordsPerPass <= p.c; c += 4 * kWordsPerPass) average_channels<kWordsPerPass>(p, window, c, out);
-    if (c + 8 <= p.c) {
-      average_channels<2>(p, window, c, out);
-      c += 8;
-    }
-    if (c + 4 <= p.c) {
-      average_channels<1>(p, window, c, out);
-      c += 4;
-    }
-    for (; c < p.c; ++c) {  // the last 1-3 channels, one by one
-      int32_t sum = 0;
-      for (int32_t r = 0; r < window.rows; ++r) {
-        for (int32_t i = 0; i < window.cols; ++i) sum += window.first[r * window.row_step + i * p.c + c];
-      }
-      out[c] = pool_average(sum, window.count, p.act_min, p.act_max);
-    }
+    dsp::for_each_channel_pass(window, p.c, [&](int32_t c, int32_t n, const int32_t* totals) {
+      for (int32_t j = 0; j < n; ++j) out[c + j] = pool_average(totals[j], window.count, p.act_min, p.act_max);
+    });
   });
 }
 

@@ -1,61 +1,16 @@
-// Average pooling, int8, MVE: window sums of 32 channels at a time in int16 lanes (VLDRB.S16
-// widens eight channels per load), exact for blocks of up to kPoolLanePixels pixels, each
-// block's lanes widened into int32 totals. The division by the window's count n >= 2 is a
+// Average pooling, int8, MVE: window sums of 32 channels at a time in int16 lanes
+// (channel_sums.h). The division by the window's count n >= 2 is a
 // multiply by R = ceil(2^32 / n) keeping the high word (VMULH.U32) of x = |sum| + n / 2:
 // floor(x * R / 2^32) = floor(x / n) whenever x * (R * n - 2^32) < 2^32, and R * n - 2^32 <= n - 1
 // while x <= 128 * n + n / 2, which holds for n <= kMveExactAverageCount. The sign of the sum
 // is then restored, which is the reference's rounding half away from zero. Larger windows
 // (rare) divide lane by lane.
-#include "mve_blocks.h"
-#include "mcuflow/kernels/pool_window.h"
+#include "channel_sums.h"
 
 namespace mcuflow::kernels {
 namespace {
 
-constexpr int32_t kLanes = 8;               // int16 lanes of one vector
-constexpr int32_t kVectorsPerPass = 4;      // 32 channels
 constexpr int32_t kMveExactAverageCount = 5781;  // the largest n with (128 n + n / 2)(n - 1) < 2^32
-
-// Per vector v of a pass: totals[8 v, 8 v + 4) hold its even channels, [8 v + 4, 8 v + 8) its odd
-// ones (the order VMOVLB / VMOVLT widen them in, undone by VMOVNB / VMOVNT when storing).
-template <int32_t kVectors, bool kPartial>
-void add_block_sums(const int8_t* x, int32_t rows, int32_t cols, int32_t channels, int32_t row_step,
-                    const mve_pred16_t* valid, int32_t* totals) {
-  int16x8_t s[kVectors];
-  for (int32_t v = 0; v < kVectors; ++v) s[v] = vdupq_n_s16(0);
-  for (int32_t r = 0; r < rows; ++r, x += row_step) {
-    const int8_t* px = x;
-    if constexpr (kVectors == 4 && !kPartial) {
-      // In assembly: compiled, the loop reloads its step and copies pointers at every pixel.
-      asm volatile(
-          "dls lr, %[n]\n"
-          "1:\n\t"
-          "vldrb.s16 q4, [%[px], #8]\n\t"
-          "vldrb.s16 q5, [%[px], #16]\n\t"
-          "vldrb.s16 q6, [%[px], #24]\n\t"
-          "vldrb.s16 q7, [%[px]]\n\t"
-          "add %[px], %[px], %[step]\n\t"
-          "vadd.i16 %q[s0], %q[s0], q7\n\t"
-          "vadd.i16 %q[s1], %q[s1], q4\n\t"
-          "vadd.i16 %q[s2], %q[s2], q5\n\t"
-          "vadd.i16 %q[s3], %q[s3], q6\n\t"
-          "le lr, 1b"
-          : [px] "+r"(px), [s0] "+w"(s[0]), [s1] "+w"(s[1]), [s2] "+w"(s[2]), [s3] "+w"(s[3])
-          : [n] "r"(cols), [step] "r"(channels)
-          : "lr", "q4", "q5", "q6", "q7", "memory");
-      continue;
-    }
-    for (int32_t i = 0; i < cols; ++i, px += channels) {
-      for (int32_t v = 0; v < kVectors; ++v) {
-        s[v] = vaddq_s16(s[v], kPartial ? vldrbq_z_s16(px + kLanes * v, valid[v]) : vldrbq_s16(px + kLanes * v));
-      }
-    }
-  }
-  for (int32_t v = 0; v < kVectors; ++v, totals += 2 * 4) {
-    vst1q_s32(totals, vaddq_s32(vld1q_s32(totals), vmovlbq_s16(s[v])));
-    vst1q_s32(totals + 4, vaddq_s32(vld1q_s32(totals + 4), vmovltq_s16(s[v])));
-  }
-}
 
 // The rounded, clamped averages of four sums (count 1: the sums; otherwise reciprocal applies).
 inline int32x4_t averages(int32x4_t sum, int32_t count, uint32_t reciprocal, int32x4_t lo, int32x4_t hi) {
@@ -66,45 +21,23 @@ inline int32x4_t averages(int32x4_t sum, int32_t count, uint32_t reciprocal, int
   return vminq_s32(vmaxq_s32(avg, lo), hi);
 }
 
-template <int32_t kVectors, bool kPartial>
-void average_channels(const PoolParams& p, const PoolWindow& window, int32_t c, int8_t* out) {
-  mve_pred16_t valid[kVectors];
-  for (int32_t v = 0; v < kVectors; ++v) valid[v] = vctp16q(uint32_t(p.c - c - kLanes * v));
-  int32_t totals[kVectors * kLanes] = {};
-  window.for_each_block(kPoolLanePixels, p.c, [&](const int8_t* first, int32_t rows, int32_t cols) {
-    add_block_sums<kVectors, kPartial>(first + c, rows, cols, p.c, window.row_step, valid, totals);
-  });
-  if (window.count > kMveExactAverageCount) {
-    for (int32_t v = 0; v < kVectors; ++v) {
-      for (int32_t j = 0; j < kLanes && c + kLanes * v + j < p.c; ++j) {
-        out[c + kLanes * v + j] = pool_average(totals[kLanes * v + (j % 2) * 4 + j / 2], window.count, p.act_min, p.act_max);
-      }
-    }
-    return;
-  }
-  // ceil(2^32 / count) for count >= 2.
-  const uint32_t reciprocal = window.count > 1 ? 0xFFFFFFFFu / uint32_t(window.count) + 1 : 0;
-  const int32x4_t lo = vdupq_n_s32(p.act_min), hi = vdupq_n_s32(p.act_max);
-  for (int32_t v = 0; v < kVectors; ++v) {
-    const int32x4_t even = averages(vld1q_s32(totals + kLanes * v), window.count, reciprocal, lo, hi);
-    const int32x4_t odd = averages(vld1q_s32(totals + kLanes * v + 4), window.count, reciprocal, lo, hi);
-    const int16x8_t both = vmovntq_s32(vmovnbq_s32(vdupq_n_s16(0), even), odd);
-    if (kPartial) vstrbq_p_s16(out + c + kLanes * v, both, valid[v]);
-    else vstrbq_s16(out + c + kLanes * v, both);
-  }
-}
-
 }  // namespace
 
 void avgpool_s8_mve(const PoolParams& params, const int8_t* input, int8_t* output) {
   const PoolParams p = params;  // a copy: the output stores could alias the fields otherwise
+  const int32x4_t lo = vdupq_n_s32(p.act_min), hi = vdupq_n_s32(p.act_max);
   for_each_pool_pixel(p, input, output, [&](const PoolWindow& window, int8_t* out) {
-    int32_t c = 0;
-    for (; c + kLanes * kVectorsPerPass <= p.c; c += kLanes * kVectorsPerPass) {
-      average_channels<kVectorsPerPass, false>(p, window, c, out);
-    }
-    for (; c + kLanes <= p.c; c += kLanes) average_channels<1, false>(p, window, c, out);
-    if (c < p.c) average_channels<1, true>(p, window, c, out);
+    // ceil(2^32 / count) for count >= 2.
+    const uint32_t reciprocal = window.count > 1 ? 0xFFFFFFFFu / uint32_t(window.count) + 1 : 0;
+    mve::for_each_channel_pass(window, p.c, [&](int32_t c, const auto& pass) {
+      if (window.count > kMveExactAverageCount) {
+        for (int32_t j = 0; j < int32_t(sizeof(pass.totals) / 4) && c + j < p.c; ++j) {
+          out[c + j] = pool_average(pass.totals[mve::total_of_channel(j)], window.count, p.act_min, p.act_max);
+        }
+        return;
+      }
+      pass.store([&](int32x4_t sum) { return averages(sum, window.count, reciprocal, lo, hi); }, out + c);
+    });
   });
 }
 

@@ -1,20 +1,11 @@
-// Average pooling, int8, Armv6-M: window sums of four channels per word load (SWAR). Each byte
-// is biased to x + 128 in [0, 255] (EOR 0x80808080), then a word's bytes 0 and 2 ("even") and
-// 1 and 3 ("odd") are summed in 16-bit lanes of two accumulators; up to kPoolLanePixels + 1
-// pixels fit a lane. Only the odd bytes need masking: the plain word sum is even + (odd << 8)
-// (mod 2^32), so even = words - (odd << 8). A block's lane sums less 128 per pixel are the
-// channels' sums. Division by the window's count (rounded half away from zero) multiplies by
-// the compiler's reciprocal (kernels_scalar.h). Inputs whose words are not 4-byte aligned (the
-// channel count not a multiple of four) are summed byte by byte.
-#include <cstring>
-
+// Average pooling, int8, Armv6-M: window sums of four channels per word load (SWAR,
+// channel_sums.h). Division by the window's count (rounded half away from zero) multiplies by
+// the compiler's reciprocal (kernels_scalar.h).
+#include "channel_sums.h"
 #include "mcuflow/kernels/kernels_scalar.h"
-#include "mcuflow/kernels/pool_window.h"
 
 namespace mcuflow::kernels {
 namespace {
-
-constexpr uint32_t kBias = 0x80808080u, kOddMask = 0x00FF00FFu;
 
 // The average of a window sum with count n, rounded half away from zero, clamped.
 inline int8_t average(int32_t sum, int32_t n, uint32_t reciprocal, int32_t act_min, int32_t act_max) {
@@ -23,44 +14,6 @@ inline int8_t average(int32_t sum, int32_t n, uint32_t reciprocal, int32_t act_m
   int32_t avg = sum < 0 ? -q : q;
   avg = avg < act_min ? act_min : avg;
   return int8_t(avg > act_max ? act_max : avg);
-}
-
-// totals[j] += the block's sum of channel c + j, j < 4 * kWords (word-aligned pixels).
-template <int32_t kWords>
-void add_block_sums(const int8_t* x, int32_t rows, int32_t cols, int32_t channels, int32_t row_step,
-                    int32_t* totals) {
-  uint32_t words[kWords] = {}, odd[kWords] = {};
-  for (int32_t r = 0; r < rows; ++r, x += row_step) {
-    const int8_t* px = x;
-    const int8_t* end = px + cols * channels;
-    do {
-      for (int32_t w = 0; w < kWords; ++w) {
-        uint32_t v;
-        std::memcpy(&v, __builtin_assume_aligned(px + 4 * w, 4), 4);  // a plain LDR
-        v ^= kBias;
-        words[w] += v;
-        odd[w] += (v >> 8) & kOddMask;
-      }
-      px += channels;
-    } while (px != end);
-  }
-  const int32_t bias = 128 * rows * cols;
-  for (int32_t w = 0; w < kWords; ++w, totals += 4) {
-    const uint32_t even = words[w] - (odd[w] << 8);
-    totals[0] += int32_t(even & 0xFFFFu) - bias;
-    totals[1] += int32_t(odd[w] & 0xFFFFu) - bias;
-    totals[2] += int32_t(even >> 16) - bias;
-    totals[3] += int32_t(odd[w] >> 16) - bias;
-  }
-}
-
-template <int32_t kWords>
-void average_channels(const PoolParams& p, const PoolWindow& window, int32_t c, uint32_t reciprocal, int8_t* out) {
-  int32_t totals[4 * kWords] = {};
-  window.for_each_block(kPoolLanePixels, p.c, [&](const int8_t* first, int32_t rows, int32_t cols) {
-    add_block_sums<kWords>(first + c, rows, cols, p.c, window.row_step, totals);
-  });
-  for (int32_t j = 0; j < 4 * kWords; ++j) out[c + j] = average(totals[j], window.count, reciprocal, p.act_min, p.act_max);
 }
 
 }  // namespace
@@ -74,20 +27,9 @@ void avgpool_s8_scalar(const PoolParams& params, const int8_t* input, const int3
     for (int32_t ox = 0; ox < p.out_w; ++ox, output += p.c) {
       const PoolWindow window = pool_window(p, input, oy, ox);
       const uint32_t reciprocal = uint32_t(reciprocals[window.count - 1]);
-      int32_t c = 0;
-      if (word_aligned) {
-        for (; c + 8 <= p.c; c += 8) average_channels<2>(p, window, c, reciprocal, output);
-        if (c < p.c) average_channels<1>(p, window, c, reciprocal, output);
-        continue;
-      }
-      for (; c < p.c; ++c) {
-        int32_t sum = 0;
-        for (int32_t r = 0; r < window.rows; ++r) {
-          const int8_t* x = window.first + r * window.row_step + c;
-          for (int32_t i = 0; i < window.cols; ++i, x += p.c) sum += *x;
-        }
-        output[c] = average(sum, window.count, reciprocal, p.act_min, p.act_max);
-      }
+      scalar::for_each_channel_pass(window, p.c, word_aligned, [&](int32_t c, int32_t n, const int32_t* totals) {
+        for (int32_t j = 0; j < n; ++j) output[c + j] = average(totals[j], window.count, reciprocal, p.act_min, p.act_max);
+      });
     }
   }
 }

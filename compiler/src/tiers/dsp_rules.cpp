@@ -101,7 +101,8 @@ void fc_s16_prepare(LoweredProgram& p, ProgramOp& op) {
   append_scratch(p, op, kernels::kDspS16ScratchSlot, kernels::dsp_s16_fc_scratch_bytes(params_of<FcParams>(op)));
 }
 
-// avgpool_s8_dsp, maxpool_s8_dsp, clamp_s8_dsp, requantize_s8_dsp, lut_s8_dsp: any such op.
+// avgpool_s8_dsp, maxpool_s8_dsp, clamp_s8_dsp, requantize_s8_dsp, lut_s8_dsp: any such op;
+// reduce_s8_dsp: a sum or a mean (tier_contract.h).
 
 // --- add_s8_dsp, mul_s8_dsp (every broadcast mode) ---
 
@@ -144,6 +145,8 @@ std::vector<TierCandidate> dsp_candidates() {
        "average pool: SXTAB16 window sums, 8 channels per pass in 16-bit halves, SDIV per channel", kDspCore},
       {KernelId::maxpool_s8_dsp, KernelId::maxpool_s8, accepts_any, nullptr,
        "max pool: SSUB8 + SEL, 16 channels per pass", kDspCore},
+      {KernelId::reduce_s8_dsp, KernelId::reduce_s8, params_rejects<kernels::ReduceParams, kernels::reduce_sum_refusal>,
+       nullptr, "sum / mean: SXTAB16 column sums, 16 channels per pass in 16-bit halves, SMULL outputs", kDspCore},
       {KernelId::add_s8_dsp, KernelId::add_s8, params_rejects<kernels::BinaryParams, kernels::add_s8_dsp_refusal>, add_prepare,
        "add: tabulated input rescaling, SMMLAR output requantization", kDspCore},
       {KernelId::mul_s8_dsp, KernelId::mul_s8, params_rejects<kernels::BinaryParams, kernels::mul_s8_dsp_refusal>, nullptr,

@@ -126,7 +126,8 @@ void fc_prepare(LoweredProgram& p, ProgramOp& op) {
 }
 
 // add_s8_mve, mul_s8_mve (every broadcast mode), clamp_s8_mve, avgpool_s8_mve, maxpool_s8_mve,
-// quantize_f32_s8_mve, lut_s8_mve: any such op, nothing prepared; requantize_s8_mve: the DSP tier's byte
+// quantize_f32_s8_mve, lut_s8_mve: any such op, nothing prepared; reduce_s8_mve: a sum or a mean
+// (tier_contract.h), nothing prepared; requantize_s8_mve: the DSP tier's byte
 // table (dsp_rules.cpp); dequantize_s8_f32_mve, conv_f32_mve, dwconv_f32_mve, fc_f32_mve: nothing prepared.
 
 }  // namespace
@@ -165,6 +166,9 @@ std::vector<TierCandidate> mve_candidates() {
        "average pool: MVE window sums over 32 channels in int16 lanes, exact reciprocal multiply (VMULH)", kMveCore},
       {KernelId::maxpool_s8_mve, KernelId::maxpool_s8, accepts_any, nullptr,
        "max pool: MVE VMAX over 64 channels per pass, tail-predicated", kMveCore},
+      {KernelId::reduce_s8_mve, KernelId::reduce_s8, params_rejects<kernels::ReduceParams, kernels::reduce_sum_refusal>,
+       nullptr, "sum / mean: MVE column sums over 32 channels in int16 lanes (inner 1: VADDVA rows), VQRDMULH outputs",
+       kMveCore},
       {KernelId::mul_s8_mve, KernelId::mul_s8, accepts_any, nullptr, "mul: MVE, four int32 lanes per step", kMveCore},
       {KernelId::clamp_s8_mve, KernelId::clamp_s8, accepts_any, nullptr, "clamp: MVE VMAX/VMIN, 16 per step", kMveCore},
       {KernelId::requantize_s8_mve, KernelId::requantize_s8, accepts_any, append_requantize_table,

@@ -158,7 +158,8 @@ void avgpool_prepare(LoweredProgram& p, ProgramOp& op) {
                         {pool.k_h * pool.k_w}, [](int32_t i) { return kernels::scalar_pool_reciprocal(i + 1); });
 }
 
-// add_s8_scalar, mul_s8_scalar, clamp_s8_scalar, requantize_s8_scalar, maxpool_s8_scalar: any such op.
+// add_s8_scalar, mul_s8_scalar, clamp_s8_scalar, requantize_s8_scalar, maxpool_s8_scalar: any such op;
+// reduce_s8_scalar: a sum or a mean (tier_contract.h).
 
 void add_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto b = params_of<kernels::BinaryParams>(op);
@@ -203,6 +204,9 @@ std::vector<TierCandidate> scalar_candidates() {
        "average pool: Thumb-1, 8 channels per pass summed in 16-bit lanes (SWAR), division by reciprocal MULS", kScalarCore, kFasterCore},
       {KernelId::maxpool_s8_scalar, KernelId::maxpool_s8, accepts_any, nullptr,
        "max pool: Thumb-1, 4 channels per pass in registers, one word load per pixel", kScalarCore, kFasterCore},
+      {KernelId::reduce_s8_scalar, KernelId::reduce_s8, params_rejects<kernels::ReduceParams, kernels::reduce_sum_refusal>,
+       nullptr, "sum / mean: Thumb-1, 8 channels per pass summed in 16-bit lanes (SWAR), outputs from 16x16-bit MULS",
+       kScalarCore, kFasterCore},
       {KernelId::add_s8_scalar, KernelId::add_s8, accepts_any, add_prepare,
        "add: Thumb-1, both inputs rescaled by table lookup, output requantized from 16x16-bit MULS", kScalarCore, kFasterCore},
       {KernelId::mul_s8_scalar, KernelId::mul_s8, accepts_any, nullptr,

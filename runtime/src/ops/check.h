@@ -139,6 +139,7 @@ Error check_softmax_f32(const OpCheck& c);
 Error check_clamp_s8(const OpCheck& c);
 Error check_requantize_s8(const OpCheck& c);
 Error check_lut_s8(const OpCheck& c);
+Error check_reduce_s8(const OpCheck& c);  // sum, mean or max
 Error check_quantize(const OpCheck& c);    // quantize_f32_s8
 Error check_dequantize(const OpCheck& c);  // dequantize_s8_f32
 

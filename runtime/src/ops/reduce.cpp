@@ -34,7 +34,6 @@ Error check_argmax(const OpCheck& c, DType dtype) {
   return ok_if(tensor_is(c, 0, dtype, out * uint64_t(p.reduce)) && output_is(c, DType::kInt32, out));
 }
 
-Error check_reduce_s8(const OpCheck& c) { return check_reduce(c, DType::kInt8); }
 Error check_reduce_f32(const OpCheck& c) { return check_reduce(c, DType::kFloat32); }
 Error check_argmax_s8(const OpCheck& c) { return check_argmax(c, DType::kInt8); }
 Error check_argmax_f32(const OpCheck& c) { return check_argmax(c, DType::kFloat32); }
@@ -53,6 +52,8 @@ void eval_argmax_f32(const OpCall& c) {
 }
 
 }  // namespace
+
+Error check_reduce_s8(const OpCheck& c) { return check_reduce(c, DType::kInt8); }
 
 extern const KernelEntry kernel_entry_reduce_s8 = {sizeof(ReduceParams), 1, 1, check_reduce_s8, eval_reduce_s8};
 extern const KernelEntry kernel_entry_reduce_f32 = {sizeof(ReduceParams), 1, 1, check_reduce_f32, eval_reduce_f32};

@@ -253,6 +253,8 @@ void dwconv_s8_3x3_dsp(const DwConvParams& p, const int8_t* input, const int32_t
 // Pooling: the reference's inputs, nothing prepared (kernels/include/mcuflow/kernels/pool_window.h).
 void avgpool_s8_dsp(const PoolParams& p, const int8_t* input, int8_t* output);
 void maxpool_s8_dsp(const PoolParams& p, const int8_t* input, int8_t* output);
+// Sum and mean (reduce_sum_refusal, tier_contract.h): the reference's input; never in place.
+void reduce_s8_dsp(const ReduceParams& p, const int8_t* input, int8_t* output);
 
 // Softmax: the reference's input, then the exp table (constant int32 [kSoftmaxTableEntries],
 // softmax_exp_table_entry, softmax_table.h). Each element is read before it is written.

@@ -242,6 +242,8 @@ void requantize_s8_mve(const RequantizeParams& p, const int8_t* input, const int
 void lut_s8_mve(const LutParams& p, const int8_t* input, const int8_t* table, int8_t* output);
 void avgpool_s8_mve(const PoolParams& p, const int8_t* input, int8_t* output);
 void maxpool_s8_mve(const PoolParams& p, const int8_t* input, int8_t* output);
+// Sum and mean (reduce_sum_refusal, tier_contract.h): the reference's input; never in place.
+void reduce_s8_mve(const ReduceParams& p, const int8_t* input, int8_t* output);
 
 // Softmax: the reference's input, then the exp table (constant int32 [kSoftmaxTableEntries],
 // softmax_exp_table_entry, softmax_table.h). Each element is read before it is written.

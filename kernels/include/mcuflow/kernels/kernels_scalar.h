@@ -219,6 +219,8 @@ inline int32_t scalar_pool_reciprocal(int32_t n) {
 void avgpool_s8_scalar(const PoolParams& p, const int8_t* input, const int32_t* reciprocals, int8_t* output);
 // Nothing prepared.
 void maxpool_s8_scalar(const PoolParams& p, const int8_t* input, int8_t* output);
+// Sum and mean (reduce_sum_refusal, tier_contract.h): the reference's input; never in place.
+void reduce_s8_scalar(const ReduceParams& p, const int8_t* input, int8_t* output);
 
 // Softmax: the reference's input, then the exp table (constant int32 [kSoftmaxTableEntries],
 // softmax_exp_table_entry, softmax_table.h). Each element is read before it is written.

@@ -29,6 +29,7 @@ enum class Refusal : uint8_t {
   kMulRange,           // an offset product whose doubled, left-shifted value overflows int32
   kScale,              // a scale the kernel's float arithmetic cannot use (denormal)
   kGroups,             // a grouped convolution (groups > 1)
+  kReduceMax,          // a maximum: the reduce tier kernels sum (a sum or a mean)
 };
 
 // Input slots of the weighted reference kernels (conv_s8, dwconv_s8, fc_s8), which their tier
@@ -53,6 +54,12 @@ inline Refusal pointwise_refusal(const ConvParams& p) {
 inline Refusal ungrouped_refusal(const ConvParams& p) { return p.groups == 1 ? Refusal::kNone : Refusal::kGroups; }
 inline Refusal unit_multiplier_refusal(const DwConvParams& p) {
   return p.ch_mult == 1 ? Refusal::kNone : Refusal::kChannelMultiplier;
+}
+
+// The reduce tier kernels of every tier (reduce_s8_scalar, reduce_s8_dsp, reduce_s8_mve) sum:
+// a sum or a mean; a maximum stays on reduce_s8.
+inline Refusal reduce_sum_refusal(const ReduceParams& p) {
+  return p.op == kReduceMax ? Refusal::kReduceMax : Refusal::kNone;
 }
 
 }  // namespace mcuflow::kernels

@@ -112,6 +112,7 @@ namespace mcuflow {
   X(dwconv_f32_dsp, 89, dwconv_f32)             \
   X(fc_f32_dsp, 90, fc_f32)                     \
   X(conv_f32_1x1_dsp, 91, conv_f32)             \
+  X(reduce_s8_dsp, 92, reduce_s8)               \
   X(conv_s8_1x1_mve, 96, conv_s8)               \
   X(conv_s8_mve, 97, conv_s8)                   \
   X(dwconv_s8_mve, 98, dwconv_s8)               \
@@ -134,6 +135,7 @@ namespace mcuflow {
   X(conv_f32_mve, 115, conv_f32)                \
   X(fc_f32_mve, 116, fc_f32)                    \
   X(dwconv_f32_mve, 117, dwconv_f32)            \
+  X(reduce_s8_mve, 122, reduce_s8)              \
   X(conv_s8_1x1_scalar, 128, conv_s8)           \
   X(conv_s8_scalar, 129, conv_s8)               \
   X(dwconv_s8_3x3_scalar, 130, dwconv_s8)       \
@@ -145,7 +147,8 @@ namespace mcuflow {
   X(mul_s8_scalar, 138, mul_s8)                 \
   X(clamp_s8_scalar, 139, clamp_s8)             \
   X(requantize_s8_scalar, 140, requantize_s8)   \
-  X(lut_s8_scalar, 141, lut_s8)
+  X(lut_s8_scalar, 141, lut_s8)                 \
+  X(reduce_s8_scalar, 142, reduce_s8)
 
 enum class KernelId : uint16_t {
 #define MCUFLOW_KERNEL_ENUM(name, id) name = id,

@@ -51,6 +51,7 @@ inline constexpr KernelCheck kernel_check_clamp_s8_dsp{sizeof(kernels::ClampPara
 // The same 256-byte table as the scalar tier's (the scalar checks build for every core).
 inline constexpr KernelCheck kernel_check_requantize_s8_dsp = kernel_check_requantize_s8_scalar;
 inline constexpr KernelCheck kernel_check_lut_s8_dsp = kernel_check_lut_s8_scalar;
+inline constexpr KernelCheck kernel_check_reduce_s8_dsp = kernel_check_reduce_s8_scalar;
 inline constexpr KernelCheck kernel_check_softmax_s8_dsp = kernel_check_softmax_s8_scalar;
 // Float32 convolution (one group; 1x1: pointwise_refusal), depthwise (channel multiplier 1) and
 // linear (float_tier_checks.h).

@@ -53,6 +53,7 @@ inline constexpr KernelCheck kernel_check_clamp_s8_mve{sizeof(kernels::ClampPara
                                                        aliasing::kElementwise};
 inline constexpr KernelCheck kernel_check_requantize_s8_mve = kernel_check_requantize_s8_scalar;
 inline constexpr KernelCheck kernel_check_lut_s8_mve = kernel_check_lut_s8_scalar;
+inline constexpr KernelCheck kernel_check_reduce_s8_mve = kernel_check_reduce_s8_scalar;
 inline constexpr KernelCheck kernel_check_avgpool_s8_mve{sizeof(kernels::PoolParams), 1, 1, check_pool_s8,
                                                          aliasing::kPoolForward};
 inline constexpr KernelCheck kernel_check_maxpool_s8_mve{sizeof(kernels::PoolParams), 1, 1, check_pool_s8,

@@ -166,15 +166,15 @@ bool averages_whole_input(const Graph& g, const Op& op) {
   return kernel == std::vector<int64_t>{x[2], x[3]} && all_zero("padding") && all_zero("padding_end");
 }
 
-// An average of `bits`-bit values whose output range is 4x narrower than its input's spec covers
-// (an int8 average keeping its input's spec would leave 2 of its 8 bits unused), where the
-// lowering can give it a spec of its own.
+// An average of `bits`-bit values whose output range is 2x narrower than its input's spec covers
+// (an int8 average keeping its input's spec would leave 1 of its 8 bits unused), where the
+// lowering can give it a spec of its own: its reduce_s8 has a kernel on every tier.
 bool average_needs_own_spec(const Graph& g, const Op& op, const Quant& in, int bits) {
   const Tensor& y = g.tensors[size_t(op.outputs[0])];
   if (bits != kActivationBits || !was_observed(y) || !averages_whole_input(g, op)) return false;
   const double covered = double(in.scale) * double(in.type_max() - in.type_min());
   const double observed = double(std::max(y.observed_max, 0.0f)) - double(std::min(y.observed_min, 0.0f));
-  return 4.0 * observed <= covered;
+  return 2.0 * observed <= covered;
 }
 
 // The spec of `bits`-bit activations over range [lo, hi]: asymmetric int8, symmetric int16.

@@ -3,7 +3,8 @@
 // eight, four), four word loads per pixel, each word split by SXTAB16 into channels (c, c+2) and
 // (c+1, c+3) added into 16-bit halves. A half holds the sum of up to kPoolLanePixels int8 values
 // exactly, so the window is summed in blocks of at most that many pixels, each block's halves
-// added into int32 totals; the last 1-3 channels are summed one by one. Device builds only.
+// added into int32 totals; the last 1-3 channels are summed one by one (channel_sum). Device
+// builds only.
 #pragma once
 #include "dsp_blocks.h"
 #include "mcuflow/kernels/pool_window.h"
@@ -12,7 +13,6 @@
 namespace mcuflow::kernels::dsp {
 
 constexpr int32_t kSumWordsPerPass = 4;  // sixteen channels
-constexpr int32_t kSumChannelsPerPass = 4 * kSumWordsPerPass;
 
 // totals[j] += the block's sum of channel j (j < 4 * kWords), for the channels starting at x.
 template <int32_t kWords>
@@ -70,42 +70,42 @@ void add_block_sums(const int8_t* x, int32_t rows, int32_t cols, int32_t channel
   }
 }
 
-// totals[j] += the window's sum of channel c + j for the 4 * kWords channels from c on.
-template <int32_t kWords>
-void add_window_sums(const PoolWindow& window, int32_t c, int32_t channels, int32_t* totals) {
+// The window's sum of channel c alone.
+inline int32_t channel_sum(const PoolWindow& window, int32_t c, int32_t channels) {
+  int32_t sum = 0;
+  for (int32_t r = 0; r < window.rows; ++r) {
+    for (int32_t i = 0; i < window.cols; ++i) sum += window.first[r * window.row_step + i * channels + c];
+  }
+  return sum;
+}
+
+// out[c + j] = stage(the window's sum of channel c + j) for the 4 * kWords channels from c on.
+template <int32_t kWords, typename Stage>
+void sum_pass(const PoolWindow& window, int32_t c, int32_t channels, Stage stage, int8_t* out) {
+  int32_t totals[4 * kWords] = {};
   window.for_each_block(kPoolLanePixels, channels, [&](const int8_t* first, int32_t rows, int32_t cols) {
     add_block_sums<kWords>(first + c, rows, cols, channels, window.row_step, totals);
   });
+  for (int32_t j = 0; j < 4 * kWords; ++j) out[c + j] = stage(totals[j]);
 }
 
-// f(c, n, totals) for the passes covering `channels`, totals[j] (j < n <= kSumChannelsPerPass)
-// the window's sum of channel c + j.
-template <typename F>
-void for_each_channel_pass(const PoolWindow& window, int32_t channels, F f) {
-  for (int32_t c = 0; c < channels; c += kSumChannelsPerPass) {
-    const int32_t n = channels - c < kSumChannelsPerPass ? channels - c : kSumChannelsPerPass;
-    int32_t totals[kSumChannelsPerPass] = {};
-    int32_t j = 0;
-    if (n == kSumChannelsPerPass) {
-      add_window_sums<kSumWordsPerPass>(window, c, channels, totals);
-      j = n;
-    }
-    if (n - j >= 8) {
-      add_window_sums<2>(window, c + j, channels, totals + j);
-      j += 8;
-    }
-    if (n - j >= 4) {
-      add_window_sums<1>(window, c + j, channels, totals + j);
-      j += 4;
-    }
-    for (; j < n; ++j) {  // the last 1-3 channels, one by one
-      for (int32_t r = 0; r < window.rows; ++r) {
-        const int8_t* x = window.first + r * window.row_step + c + j;
-        for (int32_t i = 0; i < window.cols; ++i, x += channels) totals[j] += *x;
-      }
-    }
-    f(c, n, totals);
+// out[c] = stage(the window's sum of channel c) for every channel: sixteen per pass, then eight,
+// four, and the last 1-3 one by one.
+template <typename Stage>
+void sum_channels(const PoolWindow& window, int32_t channels, Stage stage, int8_t* out) {
+  int32_t c = 0;
+  for (; c + 4 * kSumWordsPerPass <= channels; c += 4 * kSumWordsPerPass) {
+    sum_pass<kSumWordsPerPass>(window, c, channels, stage, out);
   }
+  if (c + 8 <= channels) {
+    sum_pass<2>(window, c, channels, stage, out);
+    c += 8;
+  }
+  if (c + 4 <= channels) {
+    sum_pass<1>(window, c, channels, stage, out);
+    c += 4;
+  }
+  for (; c < channels; ++c) out[c] = stage(channel_sum(window, c, channels));
 }
 
 }  // namespace mcuflow::kernels::dsp

@@ -10,6 +10,8 @@
 namespace mcuflow::kernels {
 namespace {
 
+using mve::add_block_sums;
+constexpr int32_t kLanes = mve::kSumLanes, kVectorsPerPass = mve::kSumVectorsPerPass;
 constexpr int32_t kMveExactAverageCount = 5781;  // the largest n with (128 n + n / 2)(n - 1) < 2^32
 
 // The rounded, clamped averages of four sums (count 1: the sums; otherwise reciprocal applies).
@@ -21,23 +23,45 @@ inline int32x4_t averages(int32x4_t sum, int32_t count, uint32_t reciprocal, int
   return vminq_s32(vmaxq_s32(avg, lo), hi);
 }
 
+template <int32_t kVectors, bool kPartial>
+void average_channels(const PoolParams& p, const PoolWindow& window, int32_t c, int8_t* out) {
+  mve_pred16_t valid[kVectors];
+  for (int32_t v = 0; v < kVectors; ++v) valid[v] = vctp16q(uint32_t(p.c - c - kLanes * v));
+  int32_t totals[kVectors * kLanes] = {};
+  window.for_each_block(kPoolLanePixels, p.c, [&](const int8_t* first, int32_t rows, int32_t cols) {
+    add_block_sums<kVectors, kPartial>(first + c, rows, cols, p.c, window.row_step, valid, totals);
+  });
+  if (window.count > kMveExactAverageCount) {
+    for (int32_t v = 0; v < kVectors; ++v) {
+      for (int32_t j = 0; j < kLanes && c + kLanes * v + j < p.c; ++j) {
+        out[c + kLanes * v + j] = pool_average(totals[kLanes * v + (j % 2) * 4 + j / 2], window.count, p.act_min, p.act_max);
+      }
+    }
+    return;
+  }
+  // ceil(2^32 / count) for count >= 2.
+  const uint32_t reciprocal = window.count > 1 ? 0xFFFFFFFFu / uint32_t(window.count) + 1 : 0;
+  const int32x4_t lo = vdupq_n_s32(p.act_min), hi = vdupq_n_s32(p.act_max);
+  for (int32_t v = 0; v < kVectors; ++v) {
+    const int32x4_t even = averages(vld1q_s32(totals + kLanes * v), window.count, reciprocal, lo, hi);
+    const int32x4_t odd = averages(vld1q_s32(totals + kLanes * v + 4), window.count, reciprocal, lo, hi);
+    const int16x8_t both = vmovntq_s32(vmovnbq_s32(vdupq_n_s16(0), even), odd);
+    if (kPartial) vstrbq_p_s16(out + c + kLanes * v, both, valid[v]);
+    else vstrbq_s16(out + c + kLanes * v, both);
+  }
+}
+
 }  // namespace
 
 void avgpool_s8_mve(const PoolParams& params, const int8_t* input, int8_t* output) {
   const PoolParams p = params;  // a copy: the output stores could alias the fields otherwise
-  const int32x4_t lo = vdupq_n_s32(p.act_min), hi = vdupq_n_s32(p.act_max);
   for_each_pool_pixel(p, input, output, [&](const PoolWindow& window, int8_t* out) {
-    // ceil(2^32 / count) for count >= 2.
-    const uint32_t reciprocal = window.count > 1 ? 0xFFFFFFFFu / uint32_t(window.count) + 1 : 0;
-    mve::for_each_channel_pass(window, p.c, [&](int32_t c, const auto& pass) {
-      if (window.count > kMveExactAverageCount) {
-        for (int32_t j = 0; j < int32_t(sizeof(pass.totals) / 4) && c + j < p.c; ++j) {
-          out[c + j] = pool_average(pass.totals[mve::total_of_channel(j)], window.count, p.act_min, p.act_max);
-        }
-        return;
-      }
-      pass.store([&](int32x4_t sum) { return averages(sum, window.count, reciprocal, lo, hi); }, out + c);
-    });
+    int32_t c = 0;
+    for (; c + kLanes * kVectorsPerPass <= p.c; c += kLanes * kVectorsPerPass) {
+      average_channels<kVectorsPerPass, false>(p, window, c, out);
+    }
+    for (; c + kLanes <= p.c; c += kLanes) average_channels<1, false>(p, window, c, out);
+    if (c < p.c) average_channels<1, true>(p, window, c, out);
   });
 }
 

@@ -1,6 +1,7 @@
 // Average pooling, int8, Armv6-M: window sums of four channels per word load (SWAR,
 // channel_sums.h). Division by the window's count (rounded half away from zero) multiplies by
-// the compiler's reciprocal (kernels_scalar.h).
+// the compiler's reciprocal (kernels_scalar.h). Inputs whose words are not 4-byte aligned (the
+// channel count not a multiple of four) are summed byte by byte.
 #include "channel_sums.h"
 #include "mcuflow/kernels/kernels_scalar.h"
 
@@ -16,6 +17,17 @@ inline int8_t average(int32_t sum, int32_t n, uint32_t reciprocal, int32_t act_m
   return int8_t(avg > act_max ? act_max : avg);
 }
 
+using scalar::add_block_sums;
+
+template <int32_t kWords>
+void average_channels(const PoolParams& p, const PoolWindow& window, int32_t c, uint32_t reciprocal, int8_t* out) {
+  int32_t totals[4 * kWords] = {};
+  window.for_each_block(kPoolLanePixels, p.c, [&](const int8_t* first, int32_t rows, int32_t cols) {
+    add_block_sums<kWords>(first + c, rows, cols, p.c, window.row_step, totals);
+  });
+  for (int32_t j = 0; j < 4 * kWords; ++j) out[c + j] = average(totals[j], window.count, reciprocal, p.act_min, p.act_max);
+}
+
 }  // namespace
 
 void avgpool_s8_scalar(const PoolParams& params, const int8_t* input, const int32_t* reciprocals, int8_t* output) {
@@ -27,9 +39,20 @@ void avgpool_s8_scalar(const PoolParams& params, const int8_t* input, const int3
     for (int32_t ox = 0; ox < p.out_w; ++ox, output += p.c) {
       const PoolWindow window = pool_window(p, input, oy, ox);
       const uint32_t reciprocal = uint32_t(reciprocals[window.count - 1]);
-      scalar::for_each_channel_pass(window, p.c, word_aligned, [&](int32_t c, int32_t n, const int32_t* totals) {
-        for (int32_t j = 0; j < n; ++j) output[c + j] = average(totals[j], window.count, reciprocal, p.act_min, p.act_max);
-      });
+      int32_t c = 0;
+      if (word_aligned) {
+        for (; c + 8 <= p.c; c += 8) average_channels<2>(p, window, c, reciprocal, output);
+        if (c < p.c) average_channels<1>(p, window, c, reciprocal, output);
+        continue;
+      }
+      for (; c < p.c; ++c) {
+        int32_t sum = 0;
+        for (int32_t r = 0; r < window.rows; ++r) {
+          const int8_t* x = window.first + r * window.row_step + c;
+          for (int32_t i = 0; i < window.cols; ++i, x += p.c) sum += *x;
+        }
+        output[c] = average(sum, window.count, reciprocal, p.act_min, p.act_max);
+      }
     }
   }
 }

@@ -82,10 +82,11 @@ def random_cases(seed, count):
 def compile_cases(pools, core):
     model = SideBySide([m for _, m, _ in pools], [1] * len(pools)).eval()
     rng = np.random.RandomState(1)
-    # Each channel around an offset of its own in [-4, 4]: a whole-image average then spans about
-    # half its input's range and keeps its input's spec (a far narrower one would get a spec of its
-    # own and reduce_s8, docs/quantization.md "Averages").
-    offsets = [rng.uniform(-4, 4, size=(1, shape[1], 1, 1)) for _, _, shape in pools]
+    # Each channel around an offset of its own, 6 to 12 away from zero either way: a whole-image
+    # average then spans more than half its input's range and keeps its input's spec (a 2x narrower
+    # one would get a spec of its own and reduce_s8, docs/quantization.md "Averages").
+    offsets = [rng.choice([-1, 1], size=(1, shape[1], 1, 1)) * rng.uniform(6, 12, size=(1, shape[1], 1, 1))
+               for _, _, shape in pools]
     calibration = [tuple((rng.standard_normal(shape) + o).astype(np.float32) for (_, _, shape), o in zip(pools, offsets))
                    for _ in range(4)]
     ep = torch.export.export(model, tuple(torch.from_numpy(x) for x in calibration[0]))

@@ -1,8 +1,8 @@
 """The output spec of an average (OutputQuant::kAverage, docs/quantization.md): an int8 average
-over the whole image whose output range is at least 4x narrower than its input's spec gets a spec
-of its own and is lowered onto reduce_s8 (its sums requantized once), within one output step of
-the average of the dequantized inputs; otherwise it keeps its input's spec and the avgpool kernels
-(every tier's, bit for bit the same integers)."""
+over the whole image whose output range is at least 2x narrower than its input's spec gets a spec
+of its own and is lowered onto reduce_s8 (its sums requantized once; every tier's reduce kernel),
+within one output step of the average of the dequantized inputs; otherwise it keeps its input's
+spec and the avgpool kernels (every tier's, bit for bit the same integers)."""
 
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ WHOLE_IMAGE_AVERAGES = {
 }
 
 
-def calibration(offset: float, shape=SHAPE, n: int = 24):
-    """Inputs whose average lies near `offset` and whose values spread far wider (std 3)."""
+def calibration(offset: float, shape=SHAPE, n: int = 24, std: float = 3.0):
+    """Inputs whose average lies near `offset` and whose values spread wider (by `std`)."""
     g = torch.Generator().manual_seed(5)
-    return [(torch.randn(*shape, generator=g) * 3.0 + offset,) for _ in range(n)]
+    return [(torch.randn(*shape, generator=g) * std + offset,) for _ in range(n)]
 
 
 def spec(io):
@@ -49,13 +49,28 @@ def test_narrow_whole_image_average_gets_its_own_spec_within_one_step(name):
     assert steps.max() <= 1
 
 
-@pytest.mark.parametrize("target", ["cortex-m0", "cortex-m4", "cortex-m55"])
+TIERS = {"cortex-m0": "scalar", "cortex-m4": "dsp", "cortex-m55": "mve"}
+
+
+@pytest.mark.parametrize("target", sorted(TIERS))
 def test_wide_average_keeps_its_input_spec_and_the_tier_avgpool(target):
-    """Averages near 6 of inputs spread over about [-3, 15]: the output range is not 4x narrower."""
+    """Averages near 6 of inputs spread over about [1.5, 10.5] (std 1): the output range [0, 6] is
+    not 2x narrower than the input's [0, 10.5]."""
+    model = Fn(WHOLE_IMAGE_AVERAGES["adaptive_avg_pool2d"])
+    program = mcuflow.compile(export(model, [SHAPE]), target=target, calibration=calibration(6.0, std=1.0), io="int8")
+    assert spec(program.outputs[0]) == spec(program.inputs[0])
+    assert kernels(program)[0] == f"avgpool_s8_{TIERS[target]}"
+
+
+@pytest.mark.parametrize("target", sorted(TIERS))
+def test_average_two_to_four_times_narrower_gets_its_own_spec_and_the_tier_reduce(target):
+    """Averages near 6 of inputs spread over about [-3, 15] (std 3): the output range [0, 6] is about
+    3x narrower than the input's."""
     model = Fn(WHOLE_IMAGE_AVERAGES["adaptive_avg_pool2d"])
     program = mcuflow.compile(export(model, [SHAPE]), target=target, calibration=calibration(6.0), io="int8")
-    assert spec(program.outputs[0]) == spec(program.inputs[0])
-    assert kernels(program)[0].startswith("avgpool_s8_")
+    spec_in, spec_out = program.inputs[0], program.outputs[0]
+    assert 2 * spec_out["scale"] <= spec_in["scale"] < 4 * spec_out["scale"], (spec(spec_in), spec(spec_out))
+    assert kernels(program) == [f"reduce_s8_{TIERS[target]}"]
 
 
 def test_window_average_keeps_its_input_spec():

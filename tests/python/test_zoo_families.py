@@ -1,7 +1,7 @@
 """The 1-D, segmentation, ViT and GroupNorm zoo models (python/mcuflow/zoo/families.py) on the
 host: float32 equals eager, int8 agrees with eager on held-out inputs (top-1 class; per-pixel
-class for the U-Net), for each tier's core; the ViT's and the GroupNorm CNN's int8 error stays within
-that of an ideal fake-quant simulation, and so does the GroupNorm CNN's feature stack. The boards:
+class for the U-Net), for each tier's core; the ViT's, the GroupNorm CNN's and the 1-D CNN's int8 error
+stays within 1.25x that of an ideal fake-quant simulation, and so does the GroupNorm CNN's feature stack. The boards:
 tests/firmware/test_model_families_on_boards.py."""
 
 import numpy as np
@@ -17,8 +17,9 @@ CALIBRATION_SAMPLES, HELD_OUT_SAMPLES = 48, 32
 
 # The ViT's and the GroupNorm CNN's random-weight class scores lie close together (the CNN's 0.96
 # apart), so top-1 agreement measures little: their int8 error is held to that of an ideal
-# fake-quant simulation instead.
-FAKE_QUANT_MEASURED = {"vit_tiny", "group_norm_cnn"}
+# fake-quant simulation instead. The 1-D CNN's too: its time average has a spec of its own
+# (docs/quantization.md "Averages"; 0.96x the ideal error, 1.39x while it kept its input's).
+FAKE_QUANT_MEASURED = {"vit_tiny", "group_norm_cnn", "har_cnn1d"}
 
 
 @pytest.mark.parametrize("name", ["har_cnn1d", "tcn", "unet_bilinear", "vit_tiny", "group_norm_cnn"])

@@ -146,7 +146,7 @@ std::vector<TierCandidate> dsp_candidates() {
       {KernelId::maxpool_s8_dsp, KernelId::maxpool_s8, accepts_any, nullptr,
        "max pool: SSUB8 + SEL, 16 channels per pass", kDspCore},
       {KernelId::reduce_s8_dsp, KernelId::reduce_s8, params_rejects<kernels::ReduceParams, kernels::reduce_sum_refusal>,
-       nullptr, "sum / mean: SXTAB16 column sums, 16 channels per pass in 16-bit halves, SMULL outputs", kDspCore},
+       nullptr, "sum / mean: SXTAB16 column sums, 16 channels per pass in 16-bit halves, SMMLAR outputs", kDspCore},
       {KernelId::add_s8_dsp, KernelId::add_s8, params_rejects<kernels::BinaryParams, kernels::add_s8_dsp_refusal>, add_prepare,
        "add: tabulated input rescaling, SMMLAR output requantization", kDspCore},
       {KernelId::mul_s8_dsp, KernelId::mul_s8, params_rejects<kernels::BinaryParams, kernels::mul_s8_dsp_refusal>, nullptr,

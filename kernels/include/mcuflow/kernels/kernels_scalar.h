@@ -52,6 +52,14 @@ inline int32_t scalar_doubling_high_mul(int32_t x, uint32_t mh, uint32_t ml) {
   return int32_t(uint32_t(2 * xh * int32_t(mh)) + (u >> 15) + uint32_t(low));
 }
 
+// The same for |x| <= 2^15, from two products: with m = mh * 2^16 + ml, x * mh and x * ml fit
+// int32 (|x * mh| < 2^30, |x * ml| < 2^31) and floor((x * m + 2^30) / 2^31) =
+// floor((x * mh + 2^14 + floor(x * ml / 2^16)) / 2^15) (nested floors; 2^16 divides x * mh * 2^16).
+constexpr int32_t kScalarShortProduct = 1 << 15;
+inline int32_t scalar_doubling_high_mul_short(int32_t x, uint32_t mh, uint32_t ml) {
+  return (x * int32_t(mh) + (1 << 14) + ((x * int32_t(ml)) >> 16)) >> 15;
+}
+
 // A channel's requantization as the kernels read it, four int32 words: the multiplier's low and
 // high 16 bits, the left shift max(shift, 0) and the right shift max(-shift, 0).
 constexpr int32_t kScalarRequantWords = 4;

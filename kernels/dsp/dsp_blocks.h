@@ -18,6 +18,35 @@ inline int32_t read_word(const T* p) {  // any alignment: LDR handles it on thes
   return v;
 }
 
+// out[i] = weight i of the packed int4 `packed` (int4_weights.h), i < count: each word of four
+// bytes gives eight weights, UXTB16 spreading the bytes to halfwords and shifts the nibbles to
+// bytes, each sign-extended by or-ing 0xF0 where its bit 3 is set (no carry between bytes); the
+// last 0 ... 7 weights one byte at a time.
+inline void unpack_weights_s4(const uint8_t* packed, int32_t count, int8_t* out) {
+  const auto nibbles_to_bytes = [](uint32_t halfword_bytes) {
+    const uint32_t nibbles = (halfword_bytes | halfword_bytes << 4) & 0x0F0F0F0Fu;
+    return nibbles | (nibbles & 0x08080808u) * 0x1Eu;
+  };
+  int32_t i = 0;
+  for (; i + 8 <= count; i += 8, packed += 4) {
+    uint32_t word;
+    std::memcpy(&word, packed, 4);
+    const uint32_t even = __uxtb16(word), odd = __uxtb16(word >> 8);  // bytes 0, 2 and 1, 3
+    const uint32_t first = nibbles_to_bytes((even & 0xFFFFu) | odd << 16);
+    const uint32_t second = nibbles_to_bytes(even >> 16 | (odd & 0xFFFF0000u));
+    std::memcpy(out + i, &first, 4);
+    std::memcpy(out + i + 4, &second, 4);
+  }
+  kernels::unpack_s4(packed, count - i, out + i);
+}
+
+// The int4-weight kernels' scratch (kernels_dsp.h): the op's `count` weights unpacked at its
+// front; returns the int8 kernel's scratch, after them.
+inline int16_t* unpack_into_scratch(const uint8_t* weights, int32_t count, int8_t* scratch) {
+  unpack_weights_s4(weights, count, scratch);
+  return reinterpret_cast<int16_t*>(scratch + w4_unpacked_bytes(count));
+}
+
 // --- element-wise kernels: four int8 per word ---
 
 inline uint32_t byte_splat(int32_t v) { return (uint32_t(v) & 0xFFu) * 0x01010101u; }

@@ -432,6 +432,50 @@ inline void interleave_rows(int8_t* pair, const int8_t* row0, const int8_t* row1
       : "lr", "q0", "q1", "memory");
 }
 
+// out[i] = weight i of the packed int4 `packed` (int4_weights.h), i < count: each 16 bytes hold 32
+// weights, the low nibbles (even elements) and high nibbles (odd) sign-extended by shifts and
+// interleaved back by VST2; the last 0 ... 31 weights one byte at a time.
+inline void unpack_weights_s4(const uint8_t* packed, int32_t count, int8_t* out) {
+  int32_t i = 0;
+  for (; i + 2 * kMveChunk <= count; i += 2 * kMveChunk, packed += kMveChunk) {
+    const int8x16_t bytes = vreinterpretq_s8_u8(vldrbq_u8(packed));
+    int8x16x2_t weights;
+    weights.val[0] = vshrq_n_s8(vshlq_n_s8(bytes, 4), 4);
+    weights.val[1] = vshrq_n_s8(bytes, 4);
+    vst2q_s8(out + i, weights);
+  }
+  kernels::unpack_s4(packed, count - i, out + i);
+}
+
+// Writes the prepared input of `layout` from `r` at `out` (what the compiler prepares for the
+// int8 kernels, mve_emit_prepared); returns the byte after it.
+template <typename Layout>
+inline uint8_t* build_prepared(const Layout& layout, const MveReferenceInputs& r, uint8_t* out) {
+  mve_emit_prepared(layout, r, [&out](uint8_t byte) {
+    *out++ = byte;
+    return true;
+  });
+  return out;
+}
+
+// What an int4-weight GEMM kernel builds in its scratch (kernels_mve.h) for its int8 kernel.
+struct W4Gemm {
+  const int8_t* weights;    // unpacked
+  const uint8_t* prepared;  // the channel tables, from the unpacked weights
+  int8_t* scratch;          // the int8 kernel's own
+};
+
+inline W4Gemm build_w4_gemm(const MveGemmLayout& layout, const uint8_t* packed, const int32_t* bias,
+                            const int32_t* multipliers, const int32_t* shifts, bool per_channel_requant,
+                            int32_t input_offset, int8_t* scratch) {
+  const int32_t count = layout.depth * layout.out_c;
+  unpack_weights_s4(packed, count, scratch);
+  auto* prepared = reinterpret_cast<uint8_t*>(scratch + w4_unpacked_bytes(count));
+  uint8_t* end = build_prepared(
+      layout, MveReferenceInputs{scratch, bias, multipliers, shifts, per_channel_requant, input_offset}, prepared);
+  return {scratch, prepared, reinterpret_cast<int8_t*>(end)};
+}
+
 // dst[0, n) = src[0, n), 16 bytes per step of a tail-predicated loop (none for n = 0). In
 // assembly: compiled, the predicate moves through core registers at every step.
 inline void copy_bytes(int8_t* dst, const int8_t* src, int32_t n) {

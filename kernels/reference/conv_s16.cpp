@@ -13,7 +13,7 @@ void conv_s16(const ConvParams& p, const int16_t* input, const int8_t* weights, 
     return detail::dot_s16_s8_wide(input + pixel * p.in_c + oc / group_out * group_in,
                                    weights + ((oc * p.k_h + ky) * p.k_w + kx) * group_in, group_in);
   };
-  detail::weighted_window_s16(p, bias, multipliers, shifts, output, tap);
+  detail::weighted_window_s16(p, input, bias, multipliers, shifts, output, tap);
 }
 
 }  // namespace mcuflow::kernels

@@ -15,7 +15,7 @@ void conv_s8_w4(const ConvParams& p, const int8_t* input, const uint8_t* weights
     return detail::dot_s8_w4(input + pixel * p.in_c + oc / group_out * group_in, weights,
                              ((oc * p.k_h + ky) * p.k_w + kx) * group_in, group_in, p.input_offset);
   };
-  detail::weighted_window<int32_t>(p, output, tap, [=](int32_t acc, int32_t oc) {
+  detail::weighted_window<int32_t>(p, input, output, tap, [=](int32_t acc, int32_t oc) {
     return detail::output_stage_s8(acc, bias, oc, multipliers[oc], shifts[oc], p.out);
   });
 }

@@ -10,7 +10,7 @@ void dwconv_s16(const DwConvParams& p, const int16_t* input, const int8_t* weigh
   const auto tap = [&](int32_t pixel, int32_t ky, int32_t kx, int32_t oc) {
     return int64_t(int32_t(input[pixel * p.in_c + oc / p.ch_mult]) * weights[(ky * p.k_w + kx) * p.out_c + oc]);
   };
-  detail::weighted_window_s16(p, bias, multipliers, shifts, output, tap);
+  detail::weighted_window_s16(p, input, bias, multipliers, shifts, output, tap);
 }
 
 }  // namespace mcuflow::kernels

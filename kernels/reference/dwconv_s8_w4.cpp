@@ -13,7 +13,7 @@ void dwconv_s8_w4(const DwConvParams& p, const int8_t* input, const uint8_t* wei
     return (input[pixel * p.in_c + oc / p.ch_mult] + p.input_offset) *
            detail::weight_s4(weights, (ky * p.k_w + kx) * p.out_c + oc);
   };
-  detail::weighted_window<int32_t>(p, output, tap, [=](int32_t acc, int32_t oc) {
+  detail::weighted_window<int32_t>(p, input, output, tap, [=](int32_t acc, int32_t oc) {
     return detail::output_stage_s8(acc, bias, oc, multipliers[oc], shifts[oc], p.out);
   });
 }

@@ -29,9 +29,9 @@ inline int64_t dot_s16_s8_wide(const int16_t* a, const int8_t* b, int32_t n) {
 // pixel and channel oc, the bias plus tap(pixel, ky, kx, oc) over the taps inside the input (the
 // input zero point is 0, so padding taps add nothing), through the output stage.
 template <typename WindowParams, typename Tap>
-void weighted_window_s16(const WindowParams& p, const int64_t* bias, const int32_t* multipliers,
+void weighted_window_s16(const WindowParams& p, const int16_t* input, const int64_t* bias, const int32_t* multipliers,
                          const int32_t* shifts, int16_t* output, Tap tap) {
-  weighted_window<int64_t>(p, output, tap, [&](int64_t acc, int32_t oc) {
+  weighted_window<int64_t>(p, input, output, tap, [&](int64_t acc, int32_t oc) {
     return output_stage_s16(acc + (bias ? bias[oc] : 0), multipliers[oc], shifts[oc], p.out);
   });
 }

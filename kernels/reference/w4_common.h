@@ -1,20 +1,16 @@
 // What the packed int4 weight kernels share (W4A8, docs/quantization.md "int4 weights"): int8
-// activations as the int8 kernels take them, weights two a byte (element i in the low nibble of
-// byte i / 2 when i is even, in the high nibble when odd; each nibble two's complement, -8..7),
+// activations as the int8 kernels take them, weights two a byte (mcuflow/kernels/int4_weights.h),
 // the int8 kernels' int32 bias and output stage.
 #pragma once
 #include <cstdint>
 
 #include "mcuflow/kernels/arith.h"
+#include "mcuflow/kernels/int4_weights.h"
 #include "mcuflow/kernels/params.h"
 
 namespace mcuflow::kernels::detail {
 
-// Weight i of a packed int4 tensor, sign-extended: exactly the int8 value it was packed from.
-inline int32_t weight_s4(const uint8_t* packed, int32_t i) {
-  const int32_t nibble = (i & 1) ? packed[i >> 1] >> 4 : packed[i >> 1] & 0xF;
-  return nibble - ((nibble & 8) << 1);
-}
+using kernels::weight_s4;
 
 // sum over i < n of (a[i] + a_offset) * weight i0 + i: dot_s8 (window.h) on packed weights. A run
 // may start at an odd element (a row of an odd count), so each weight is located by its index.

@@ -4,6 +4,8 @@
 #pragma once
 #include <cstdint>
 
+#include "raster_order.h"
+
 namespace mcuflow::kernels::detail {
 
 // The taps k in [begin, end) of a window whose input coordinate origin + k * dilation lies in
@@ -20,27 +22,25 @@ inline TapRange valid_taps(int32_t origin, int32_t taps, int32_t dilation, int32
 }
 
 // The output walk of a weighted window kernel that reads its taps one by one (conv, depthwise conv
-// of int16 activations or int4 weights), NHWC: for each output pixel and channel oc, *output++ =
-// finish(sum of tap(input pixel, ky, kx, oc) over the taps inside the input, oc) with the sum in
-// Acc. Padding taps add nothing (their values are the zero point: offset value 0).
-template <typename Acc, typename WindowParams, typename Out, typename Tap, typename Finish>
-void weighted_window(const WindowParams& p, Out* output, Tap tap, Finish finish) {
-  for (int32_t oy = 0; oy < p.out_h; ++oy) {
-    const int32_t iy0 = oy * p.stride_h - p.pad_top;
-    const TapRange rows = valid_taps(iy0, p.k_h, p.dil_h, p.in_h);
-    for (int32_t ox = 0; ox < p.out_w; ++ox) {
-      const int32_t ix0 = ox * p.stride_w - p.pad_left;
-      const TapRange cols = valid_taps(ix0, p.k_w, p.dil_w, p.in_w);
-      for (int32_t oc = 0; oc < p.out_c; ++oc) {
-        Acc acc = 0;
-        for (int32_t ky = rows.begin; ky < rows.end; ++ky) {
-          for (int32_t kx = cols.begin; kx < cols.end; ++kx)
-            acc += tap((iy0 + ky * p.dil_h) * p.in_w + ix0 + kx * p.dil_w, ky, kx, oc);
-        }
-        *output++ = finish(acc, oc);
+// of int16 activations or int4 weights), NHWC: for each output pixel and channel oc, output pixel
+// channel oc = finish(sum of tap(input pixel, ky, kx, oc) over the taps inside the input, oc) with
+// the sum in Acc. Padding taps add nothing (their values are the zero point: offset value 0).
+// Pixels in raster order, backwards when the output starts above `input` (raster_order.h).
+template <typename Acc, typename WindowParams, typename In, typename Out, typename Tap, typename Finish>
+void weighted_window(const WindowParams& p, const In* input, Out* output, Tap tap, Finish finish) {
+  for_each_output_pixel(p.out_h, p.out_w, input, output, [&](int32_t oy, int32_t ox) {
+    const int32_t iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
+    const TapRange rows = valid_taps(iy0, p.k_h, p.dil_h, p.in_h), cols = valid_taps(ix0, p.k_w, p.dil_w, p.in_w);
+    Out* out = output + (oy * p.out_w + ox) * p.out_c;
+    for (int32_t oc = 0; oc < p.out_c; ++oc) {
+      Acc acc = 0;
+      for (int32_t ky = rows.begin; ky < rows.end; ++ky) {
+        for (int32_t kx = cols.begin; kx < cols.end; ++kx)
+          acc += tap((iy0 + ky * p.dil_h) * p.in_w + ix0 + kx * p.dil_w, ky, kx, oc);
       }
+      out[oc] = finish(acc, oc);
     }
-  }
+  });
 }
 
 // The valid taps of one output pixel's window of an ungrouped conv (window origin iy0, ix0; taps

@@ -38,7 +38,12 @@ KERNEL_CALLS = {"ring_conv_s8": ("conv_s8",), "ring_dwconv_s8": ("dwconv_s8",),
                 "conv_s16_1x1_dsp": ("conv_s16",), "conv_s16_dsp": ("conv_s16",), "dwconv_s16_dsp": ("dwconv_s16",),
                 "fc_s16_dsp": ("fc_s16",),
                 # the float MVE kernels run their reference where MVE's flush-to-zero could differ
-                "conv_f32_mve": ("conv_f32",), "fc_f32_mve": ("fc_f32",), "dwconv_f32_mve": ("dwconv_f32",)}
+                "conv_f32_mve": ("conv_f32",), "fc_f32_mve": ("fc_f32",), "dwconv_f32_mve": ("dwconv_f32",),
+                # the int4-weight kernels build their int8 kernel's inputs in their scratch, then run it
+                "conv_s8_w4_1x1_mve": ("conv_s8_1x1_mve",), "conv_s8_w4_mve": ("conv_s8_mve",),
+                "fc_s8_w4_mve": ("fc_s8_mve",), "conv_s8_w4_1x1_dsp": ("conv_s8_1x1_dsp",),
+                "conv_s8_w4_dsp": ("conv_s8_dsp",), "fc_s8_w4_dsp": ("fc_s8_dsp",),
+                "dwconv_s8_w4_mve": ("dwconv_s8_mve",), "dwconv_s8_w4_dsp": ("dwconv_s8_dsp",)}
 KERNEL_ID_HEADER = Path("runtime") / "include" / "mcuflow" / "runtime" / "kernel_id.h"
 
 # docs/program_format.md: op_count u16 at 22, ops_offset u32 at 32, arena_bytes u32 at 64; each

@@ -85,6 +85,13 @@ void depthwise_3x3_prepare(LoweredProgram& p, ProgramOp& op) {
   append_scratch(p, op, kernels::kDspDw3ScratchSlot, kernels::dsp_dw3_scratch_bytes(d));
 }
 
+// --- conv_s8_w4_1x1_dsp, conv_s8_w4_dsp, dwconv_s8_w4_dsp, fc_s8_w4_dsp: their scratch alone ---
+
+template <typename P, int32_t (*kScratchBytes)(const P&)>
+void w4_prepare(LoweredProgram& p, ProgramOp& op) {
+  append_scratch(p, op, kernels::kDspW4ScratchSlot, kScratchBytes(params_of<P>(op)));
+}
+
 // --- fc_s8_dsp ---
 
 void fc_prepare(LoweredProgram& p, ProgramOp& op) {
@@ -141,6 +148,20 @@ std::vector<TierCandidate> dsp_candidates() {
        "depthwise: 4 channels per SXTAB16, SMLABB/SMLATT", kDspCore},
       {KernelId::fc_s8_dsp, KernelId::fc_s8, weighted_rejects<FcParams, kernels::fc_s8_dsp_refusal, words>, fc_prepare,
        "fully connected: SMLAD, 4 rows or 2 outputs per pass", kDspCore},
+      {KernelId::conv_s8_w4_1x1_dsp, KernelId::conv_s8_w4,
+       weighted_rejects<ConvParams, kernels::conv_s8_w4_1x1_dsp_refusal, words>,
+       w4_prepare<ConvParams, kernels::dsp_conv_w4_scratch_bytes>,
+       "1x1 conv, int4 weights: unpacked into the scratch, then the int8 SMLAD kernel", kDspCore},
+      {KernelId::conv_s8_w4_dsp, KernelId::conv_s8_w4, weighted_rejects<ConvParams, kernels::conv_s8_w4_dsp_refusal, words>,
+       w4_prepare<ConvParams, kernels::dsp_conv_w4_scratch_bytes>,
+       "conv, int4 weights: unpacked into the scratch, then the int8 im2col SMLAD kernel", kDspCore},
+      {KernelId::dwconv_s8_w4_dsp, KernelId::dwconv_s8_w4,
+       weighted_rejects<DwConvParams, kernels::dwconv_s8_w4_dsp_refusal, words>,
+       w4_prepare<DwConvParams, kernels::dsp_dw_w4_scratch_bytes>,
+       "depthwise, int4 weights: the int8 SXTAB16 kernel's widened weights built in the scratch", kDspCore},
+      {KernelId::fc_s8_w4_dsp, KernelId::fc_s8_w4, weighted_rejects<FcParams, kernels::fc_s8_w4_dsp_refusal, words>,
+       w4_prepare<FcParams, kernels::dsp_fc_w4_scratch_bytes>,
+       "fully connected, int4 weights: unpacked into the scratch, then the int8 SMLAD kernel", kDspCore},
       {KernelId::avgpool_s8_dsp, KernelId::avgpool_s8, accepts_any, nullptr,
        "average pool: SXTAB16 window sums, 8 channels per pass in 16-bit halves, SDIV per channel", kDspCore},
       {KernelId::maxpool_s8_dsp, KernelId::maxpool_s8, accepts_any, nullptr,

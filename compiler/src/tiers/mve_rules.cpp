@@ -85,6 +85,13 @@ void append_scratch(LoweredProgram& p, ProgramOp& op, int32_t bytes) {
                add_scratch_tensor(p, p.tensors[op.inputs[kernels::kWeightsSlot]].name + ".mve_scratch", {2, bytes / 2}));
 }
 
+// The int4-weight kernels' scratch (kernels_mve.h: whole chunks of 16), as [bytes / 16][16].
+void append_w4_scratch(LoweredProgram& p, ProgramOp& op, int32_t bytes) {
+  append_input(op, kernels::kMveW4ScratchSlot,
+               add_scratch_tensor(p, p.tensors[op.inputs[kernels::kWeightsSlot]].name + ".mve_scratch",
+                                  {bytes / 16, 16}));
+}
+
 // --- conv_s8_1x1_mve ---
 
 void pointwise_prepare(LoweredProgram& p, ProgramOp& op) {
@@ -125,6 +132,13 @@ void fc_prepare(LoweredProgram& p, ProgramOp& op) {
   if (f.rows > 1) append_scratch(p, op, kernels::mve_pair_bytes(f.in_c));
 }
 
+// --- conv_s8_w4_1x1_mve, conv_s8_w4_mve, dwconv_s8_w4_mve, fc_s8_w4_mve: their scratch alone ---
+
+template <typename P, int32_t (*kScratchBytes)(const P&)>
+void w4_prepare(LoweredProgram& p, ProgramOp& op) {
+  append_w4_scratch(p, op, kScratchBytes(params_of<P>(op)));
+}
+
 // add_s8_mve, mul_s8_mve (every broadcast mode), clamp_s8_mve, avgpool_s8_mve, maxpool_s8_mve,
 // quantize_f32_s8_mve, lut_s8_mve: any such op, nothing prepared; reduce_s8_mve: a sum or a mean
 // (tier_contract.h), nothing prepared; requantize_s8_mve: the DSP tier's byte
@@ -147,6 +161,24 @@ std::vector<TierCandidate> mve_candidates() {
        "depthwise conv: MVE, 16 channels per VMULL pair", kMveCore},
       {KernelId::fc_s8_mve, KernelId::fc_s8, needs_constant_inputs, fc_prepare,
        "linear: MVE GEMM, VMLADAV over 2 rows x 4 channels x 16 inputs", kMveCore},
+      {KernelId::conv_s8_w4_1x1_mve, KernelId::conv_s8_w4,
+       weighted_rejects<ConvParams, kernels::conv_s8_w4_1x1_mve_refusal, words>,
+       w4_prepare<ConvParams, kernels::mve_conv_w4_1x1_scratch_bytes>,
+       "1x1 conv, int4 weights: unpacked (VST2) with channel tables into the scratch, then the int8 MVE GEMM",
+       kMveCore},
+      {KernelId::conv_s8_w4_mve, KernelId::conv_s8_w4, weighted_rejects<ConvParams, kernels::conv_s8_w4_mve_refusal, words>,
+       w4_prepare<ConvParams, kernels::mve_conv_w4_scratch_bytes>,
+       "conv, int4 weights: unpacked (VST2) with channel tables into the scratch, then the int8 MVE im2col GEMM",
+       kMveCore},
+      {KernelId::dwconv_s8_w4_mve, KernelId::dwconv_s8_w4,
+       weighted_rejects<DwConvParams, kernels::dwconv_s8_w4_mve_refusal, words>,
+       w4_prepare<DwConvParams, kernels::mve_dw_w4_scratch_bytes>,
+       "depthwise conv, int4 weights: the int8 MVE kernel's prepared input built in the scratch", kMveCore},
+      {KernelId::fc_s8_w4_mve, KernelId::fc_s8_w4,
+       weighted_rejects<FcParams, kernels::fc_s8_w4_mve_refusal, plain_words<FcParams>>,
+       w4_prepare<FcParams, kernels::mve_fc_w4_scratch_bytes>,
+       "linear, int4 weights: unpacked (VST2) with channel tables into the scratch, then the int8 MVE GEMM",
+       kMveCore},
       {KernelId::conv_s16_1x1_mve, KernelId::conv_s16,
        weighted_rejects<ConvParams, kernels::conv_s16_1x1_mve_refusal, words>, nullptr,
        "1x1 conv int16: MVE VMLADAV over 4 channels x 8 inputs (int32 where provably exact, else VMLALDAV)", kMveCore},

@@ -128,6 +128,9 @@ Error check_fc_s8(const OpCheck& c);
 Error check_conv_s16(const OpCheck& c);  // int16 activations (A16W8)
 Error check_dwconv_s16(const OpCheck& c);
 Error check_fc_s16(const OpCheck& c);
+Error check_conv_s8_w4(const OpCheck& c);  // packed int4 weights (W4A8)
+Error check_dwconv_s8_w4(const OpCheck& c);
+Error check_fc_s8_w4(const OpCheck& c);
 Error check_pool_s16(const OpCheck& c);  // maxpool_s16, avgpool_s16
 Error check_fc_f32(const OpCheck& c);
 Error check_binary_s8(const OpCheck& c);  // add_s8, mul_s8

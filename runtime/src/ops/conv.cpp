@@ -104,10 +104,12 @@ extern const KernelEntry kernel_entry_dwconv_s8 = {sizeof(DwConvParams), 5, 1, c
                                                    aliasing::kDwConvBothWays};
 extern const KernelEntry kernel_entry_dwconv_f32 = {sizeof(DwConvParams), 3, 1, check_dwconv_f32, eval_dwconv_f32,
                                                     aliasing::kDwConvForward};
-// The int16 and int4-weight kernels have no access contract yet: never run in place.
-extern const KernelEntry kernel_entry_conv_s8_w4 = {sizeof(ConvParams), 5, 1, check_conv_s8_w4, eval_conv_s8_w4};
+// The int4-weight kernels walk like the int8 ones (window.h weighted_window, raster_order.h).
+extern const KernelEntry kernel_entry_conv_s8_w4 = {sizeof(ConvParams), 5, 1, check_conv_s8_w4, eval_conv_s8_w4,
+                                                    aliasing::kConvBothWays};
 extern const KernelEntry kernel_entry_dwconv_s8_w4 = {sizeof(DwConvParams), 5, 1, check_dwconv_s8_w4,
-                                                      eval_dwconv_s8_w4};
+                                                      eval_dwconv_s8_w4, aliasing::kDwConvBothWays};
+// The int16 kernels have no access contract yet: never run in place.
 extern const KernelEntry kernel_entry_conv_s16 = {sizeof(ConvParams), 5, 1, check_conv_s16, eval_conv_s16};
 extern const KernelEntry kernel_entry_dwconv_s16 = {sizeof(DwConvParams), 5, 1, check_dwconv_s16, eval_dwconv_s16};
 

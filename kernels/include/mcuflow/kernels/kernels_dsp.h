@@ -199,7 +199,9 @@ inline Refusal dwconv_s8_dsp_refusal(const DwConvParams& p) {
 }
 inline int32_t dsp_dw_weight_words(const DwConvParams& p) { return (p.out_c + 3) / 4 * p.k_h * p.k_w * 2; }
 inline int32_t dsp_dw_prepared_words(const DwConvParams& p) { return dsp_dw_weight_words(p) + (p.in_c + 3) / 4; }
-inline int32_t dsp_dw_prepared_word(const DwConvParams& p, const int8_t* weights, int32_t i) {
+// `weights`: int8, or packed int4 (WeightValues: dwconv_s8_w4_dsp builds this input in its scratch).
+template <typename Weights>
+inline int32_t dsp_dw_prepared_word(const DwConvParams& p, const Weights& weights, int32_t i) {
   if (i >= dsp_dw_weight_words(p)) return int32_t(uint32_t(uint8_t(-p.input_offset)) * 0x01010101u);
   const int32_t taps = p.k_h * p.k_w, group = i / (taps * 2), tap = i / 2 % taps;
   auto w = [&](int32_t c) { return c < p.out_c ? uint32_t(uint16_t(int16_t(2 * weights[tap * p.out_c + c]))) : 0u; };
@@ -302,5 +304,49 @@ void conv_f32_1x1_dsp(const ConvParams& p, const float* input, const float* weig
                       float* output);
 void dwconv_f32_dsp(const DwConvParams& p, const float* input, const float* weights, const float* bias, float* output);
 void fc_f32_dsp(const FcParams& p, const float* input, const float* weights, const float* bias, float* output);
+// Packed int4 weights (W4A8): conv_s8_w4_1x1_dsp, conv_s8_w4_dsp and fc_s8_w4_dsp unpack the op's
+// weights (int4_weights.h) into the front of their scratch, then run conv_s8_1x1_dsp, conv_s8_dsp
+// and fc_s8_dsp on the copy with those kernels' own scratch after it; dwconv_s8_w4_dsp builds
+// dwconv_s8_dsp's prepared input (dsp_dw_prepared_word of the packed weights) in its scratch and
+// runs it. Inputs: the w4 reference's, then the scratch. Nothing is prepared at compile time, and
+// the int8 kernels walk as before: each keeps its int8 kernel's aliasing contract. Refusals: the
+// int8 kernel's, and w4_weights_refusal.
+constexpr uint8_t kDspW4ScratchSlot = kWeightedSlots;
+static_assert(kDspW4ScratchSlot == kDspConvScratchSlot && kDspW4ScratchSlot == kDspFcScratchSlot,
+              "the int4 kernels' scratch takes their int8 kernels' slot: their checks are shared");
+constexpr int32_t dsp_w4_scratch_bytes(int32_t weight_count, int32_t int8_scratch_bytes) {
+  return w4_unpacked_bytes(weight_count) + int8_scratch_bytes;
+}
+inline int32_t dsp_conv_w4_scratch_bytes(const ConvParams& p) {
+  return dsp_w4_scratch_bytes(p.out_c * p.k_h * p.k_w * (p.in_c / p.groups), dsp_conv_scratch_bytes(p));
+}
+inline int32_t dsp_fc_w4_scratch_bytes(const FcParams& p) {
+  return dsp_w4_scratch_bytes(p.out_c * p.in_c, dsp_fc_scratch_bytes(p));
+}
+inline int32_t dsp_dw_w4_scratch_bytes(const DwConvParams& p) { return dsp_dw_prepared_words(p) * 4; }
+inline Refusal conv_s8_w4_1x1_dsp_refusal(const ConvParams& p) {
+  const Refusal r = conv_s8_1x1_dsp_refusal(p);
+  return r != Refusal::kNone ? r : w4_weights_refusal(int64_t(p.out_c) * p.in_c);
+}
+inline Refusal conv_s8_w4_dsp_refusal(const ConvParams& p) {
+  const Refusal r = conv_s8_dsp_refusal(p);
+  return r != Refusal::kNone ? r : w4_weights_refusal(int64_t(p.out_c) * p.k_h * p.k_w * (p.in_c / p.groups));
+}
+inline Refusal dwconv_s8_w4_dsp_refusal(const DwConvParams& p) {
+  const Refusal r = dwconv_s8_dsp_refusal(p);
+  return r != Refusal::kNone ? r : w4_weights_refusal(int64_t(p.out_c) * p.k_h * p.k_w);
+}
+inline Refusal fc_s8_w4_dsp_refusal(const FcParams& p) {
+  const Refusal r = fc_s8_dsp_refusal(p);
+  return r != Refusal::kNone ? r : w4_weights_refusal(int64_t(p.out_c) * p.in_c);
+}
+void conv_s8_w4_1x1_dsp(const ConvParams& p, const int8_t* input, const uint8_t* weights, const int32_t* bias,
+                        const int32_t* multipliers, const int32_t* shifts, int8_t* scratch, int8_t* output);
+void conv_s8_w4_dsp(const ConvParams& p, const int8_t* input, const uint8_t* weights, const int32_t* bias,
+                    const int32_t* multipliers, const int32_t* shifts, int8_t* scratch, int8_t* output);
+void dwconv_s8_w4_dsp(const DwConvParams& p, const int8_t* input, const uint8_t* weights, const int32_t* bias,
+                      const int32_t* multipliers, const int32_t* shifts, int8_t* scratch, int8_t* output);
+void fc_s8_w4_dsp(const FcParams& p, const int8_t* input, const uint8_t* weights, const int32_t* bias,
+                  const int32_t* multipliers, const int32_t* shifts, int8_t* scratch, int8_t* output);
 
 }  // namespace mcuflow::kernels

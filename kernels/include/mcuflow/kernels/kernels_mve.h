@@ -73,14 +73,14 @@ struct MveGemmLayout {
     const int32_t group_out = out_c / groups, oc = block % group_blocks() * kMveGemmBlock + e;
     return oc < group_out ? block / group_blocks() * group_out + oc : -1;
   }
-  int32_t weight_sum(const int8_t* weights, int32_t oc) const {
+  int32_t weight_sum(const WeightValues& weights, int32_t oc) const {
     int32_t sum = 0;
     for (int32_t k = 0; k < depth; ++k) sum += weights[oc * depth + k];
     return sum;
   }
   // Nothing: the kernels read the reference weights; nothing after the blocks either.
   template <typename Emit>
-  bool emit_weights(int32_t, const int8_t*, Emit&) const {
+  bool emit_weights(int32_t, const WeightValues&, Emit&) const {
     return true;
   }
   template <typename Emit>
@@ -103,14 +103,14 @@ struct MveDwLayout {
     const int32_t c = block * kMveDwGroup + kMveDwFirstChannel[e / 4] + 4 * (e % 4);
     return c < channels ? c : -1;
   }
-  int32_t weight_sum(const int8_t* weights, int32_t c) const {
+  int32_t weight_sum(const WeightValues& weights, int32_t c) const {
     int32_t sum = 0;
     for (int32_t t = 0; t < taps; ++t) sum += weights[t * channels + c];
     return sum;
   }
   // The block's weights in memory order: tap t of channel c = reference weight t * channels + c.
   template <typename Emit>
-  bool emit_weights(int32_t block, const int8_t* weights, Emit& emit) const {
+  bool emit_weights(int32_t block, const WeightValues& weights, Emit& emit) const {
     for (int32_t t = 0; t < taps; ++t) {
       for (int32_t c = block * kMveDwGroup; c < (block + 1) * kMveDwGroup; ++c) {
         if (!emit(c < channels ? uint8_t(weights[t * channels + c]) : uint8_t{0})) return false;
@@ -138,9 +138,9 @@ inline bool mve_dw_weights_supported(const int8_t* weights, uint32_t count) {
 }
 
 // The reference inputs the prepared one derives from (requantization per channel or, when
-// !per_channel_requant, one multiplier and shift for all channels).
+// !per_channel_requant, one multiplier and shift for all channels); int8 or packed int4 weights.
 struct MveReferenceInputs {
-  const int8_t* weights;
+  WeightValues weights;
   const int32_t* bias;
   const int32_t* multipliers;
   const int32_t* shifts;
@@ -208,6 +208,50 @@ void conv_s8_mve(const ConvParams& p, const int8_t* input, const int8_t* weights
 void fc_s8_mve(const FcParams& p, const int8_t* input, const int8_t* weights, const uint8_t* prepared, int8_t* scratch,
                int8_t* output);
 void dwconv_s8_mve(const DwConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* output);
+// Packed int4 weights (W4A8): conv_s8_w4_1x1_mve, conv_s8_w4_mve, dwconv_s8_w4_mve and
+// fc_s8_w4_mve take the w4 reference's inputs, then an arena scratch (kMveW4ScratchSlot) in which
+// each call builds what the compiler prepares for its int8 kernel (conv_s8_1x1_mve, conv_s8_mve,
+// dwconv_s8_mve, fc_s8_mve): the GEMM kernels' weights unpacked (int4_weights.h) and their
+// channel tables, the depthwise kernel's whole prepared input; then it runs that kernel, the GEMM
+// kernels' own scratch after the rest. Nothing is prepared at compile time (the constants stay
+// the packed weights and the reference's tables), and the int8 kernels walk as before, so each
+// keeps its int8 kernel's aliasing contract. Refusals: the int8 kernel's, and w4_weights_refusal.
+constexpr uint8_t kMveW4ScratchSlot = kWeightedSlots;
+// The GEMM kernels' scratch: unpacked weights, channel tables, the int8 kernel's scratch.
+constexpr int32_t mve_w4_gemm_scratch_bytes(const MveGemmLayout& layout, int32_t int8_scratch_bytes) {
+  return w4_unpacked_bytes(layout.depth * layout.out_c) + layout.total_bytes() + ((int8_scratch_bytes + 15) & ~15);
+}
+constexpr int32_t mve_conv_w4_1x1_scratch_bytes(const ConvParams& p) {
+  return mve_w4_gemm_scratch_bytes(MveGemmLayout{p.in_c, p.out_c}, mve_pair_bytes(p.in_c));
+}
+constexpr int32_t mve_conv_w4_scratch_bytes(const ConvParams& p) {
+  return mve_w4_gemm_scratch_bytes(mve_conv_gemm_layout(p), mve_conv_scratch_bytes(p));
+}
+constexpr int32_t mve_fc_w4_scratch_bytes(const FcParams& p) {
+  return mve_w4_gemm_scratch_bytes(MveGemmLayout{p.in_c, p.out_c}, p.rows > 1 ? mve_pair_bytes(p.in_c) : 0);
+}
+constexpr int32_t mve_dw_w4_scratch_bytes(const DwConvParams& p) { return MveDwLayout{p.in_c, p.k_h * p.k_w}.total_bytes(); }
+inline Refusal conv_s8_w4_1x1_mve_refusal(const ConvParams& p) {
+  const Refusal r = conv_s8_1x1_mve_refusal(p);
+  return r != Refusal::kNone ? r : w4_weights_refusal(int64_t(p.out_c) * p.in_c);
+}
+inline Refusal conv_s8_w4_mve_refusal(const ConvParams& p) {
+  const Refusal r = conv_s8_mve_refusal(p);
+  return r != Refusal::kNone ? r : w4_weights_refusal(int64_t(p.out_c) * mve_conv_gemm_layout(p).depth);
+}
+inline Refusal dwconv_s8_w4_mve_refusal(const DwConvParams& p) {
+  const Refusal r = dwconv_s8_mve_refusal(p);
+  return r != Refusal::kNone ? r : w4_weights_refusal(int64_t(p.out_c) * p.k_h * p.k_w);
+}
+inline Refusal fc_s8_w4_mve_refusal(const FcParams& p) { return w4_weights_refusal(int64_t(p.out_c) * p.in_c); }
+void conv_s8_w4_1x1_mve(const ConvParams& p, const int8_t* input, const uint8_t* weights, const int32_t* bias,
+                        const int32_t* multipliers, const int32_t* shifts, int8_t* scratch, int8_t* output);
+void conv_s8_w4_mve(const ConvParams& p, const int8_t* input, const uint8_t* weights, const int32_t* bias,
+                    const int32_t* multipliers, const int32_t* shifts, int8_t* scratch, int8_t* output);
+void dwconv_s8_w4_mve(const DwConvParams& p, const int8_t* input, const uint8_t* weights, const int32_t* bias,
+                      const int32_t* multipliers, const int32_t* shifts, int8_t* scratch, int8_t* output);
+void fc_s8_w4_mve(const FcParams& p, const int8_t* input, const uint8_t* weights, const int32_t* bias,
+                  const int32_t* multipliers, const int32_t* shifts, int8_t* scratch, int8_t* output);
 // int16 activations (A16W8): the reference kernels' inputs (conv_s16, dwconv_s16, fc_s16), nothing
 // prepared; each call checks its weights once for the int32 path (s16_tiers.h).
 // conv_s16_mve gathers a window on the stack: at most kMveS16ConvMaxDepth taps x channels.

@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 
+#include "mcuflow/kernels/int4_weights.h"
 #include "mcuflow/kernels/params.h"
 
 namespace mcuflow::kernels {
@@ -30,6 +31,7 @@ enum class Refusal : uint8_t {
   kScale,              // a scale the kernel's float arithmetic cannot use (denormal)
   kGroups,             // a grouped convolution (groups > 1)
   kReduceMax,          // a maximum: the reduce tier kernels sum (a sum or a mean)
+  kWeightCount,        // more int4 weights than the scratch unpacks them into (kW4MaxUnpacked)
 };
 
 // Input slots of the weighted reference kernels (conv_s8, dwconv_s8, fc_s8), which their tier
@@ -60,6 +62,13 @@ inline Refusal unit_multiplier_refusal(const DwConvParams& p) {
 // a sum or a mean; a maximum stays on reduce_s8.
 inline Refusal reduce_sum_refusal(const ReduceParams& p) {
   return p.op == kReduceMax ? Refusal::kReduceMax : Refusal::kNone;
+}
+
+// The int4-weight tier kernels unpack an op's weights into their scratch (int4_weights.h): at
+// most this many (a quarter MiB of arena, more than any microcontroller model needs).
+constexpr int32_t kW4MaxUnpacked = 1 << 18;
+inline Refusal w4_weights_refusal(int64_t weight_count) {
+  return weight_count > kW4MaxUnpacked ? Refusal::kWeightCount : Refusal::kNone;
 }
 
 }  // namespace mcuflow::kernels

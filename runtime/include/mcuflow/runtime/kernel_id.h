@@ -113,6 +113,10 @@ namespace mcuflow {
   X(fc_f32_dsp, 90, fc_f32)                     \
   X(conv_f32_1x1_dsp, 91, conv_f32)             \
   X(reduce_s8_dsp, 92, reduce_s8)               \
+  X(conv_s8_w4_1x1_dsp, 79, conv_s8_w4)         \
+  X(conv_s8_w4_dsp, 80, conv_s8_w4)             \
+  X(dwconv_s8_w4_dsp, 81, dwconv_s8_w4)         \
+  X(fc_s8_w4_dsp, 82, fc_s8_w4)                 \
   X(conv_s8_1x1_mve, 96, conv_s8)               \
   X(conv_s8_mve, 97, conv_s8)                   \
   X(dwconv_s8_mve, 98, dwconv_s8)               \
@@ -136,6 +140,10 @@ namespace mcuflow {
   X(fc_f32_mve, 116, fc_f32)                    \
   X(dwconv_f32_mve, 117, dwconv_f32)            \
   X(reduce_s8_mve, 122, reduce_s8)              \
+  X(conv_s8_w4_1x1_mve, 118, conv_s8_w4)        \
+  X(conv_s8_w4_mve, 119, conv_s8_w4)            \
+  X(dwconv_s8_w4_mve, 120, dwconv_s8_w4)        \
+  X(fc_s8_w4_mve, 121, fc_s8_w4)                \
   X(conv_s8_1x1_scalar, 128, conv_s8)           \
   X(conv_s8_scalar, 129, conv_s8)               \
   X(dwconv_s8_3x3_scalar, 130, dwconv_s8)       \

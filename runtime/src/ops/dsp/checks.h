@@ -37,6 +37,24 @@ inline constexpr KernelCheck kernel_check_dwconv_s8_3x3_dsp{sizeof(kernels::DwCo
                                                             aliasing::kNoSharing, kernels::kDspDw3ScratchSlot};
 inline constexpr KernelCheck kernel_check_fc_s8_dsp{sizeof(kernels::FcParams), kernels::kDspFcScratchSlot + 1, 1,
                                                     check_fc_s8_dsp, aliasing::kNoSharing, kernels::kDspFcScratchSlot};
+// Packed int4 weights (kernels_dsp.h): the int8 kernels' walks on what their calls build in the
+// scratch, so their access orders.
+Error check_conv_s8_w4_1x1_dsp(const OpCheck& c);
+Error check_conv_s8_w4_dsp(const OpCheck& c);
+Error check_dwconv_s8_w4_dsp(const OpCheck& c);
+Error check_fc_s8_w4_dsp(const OpCheck& c);
+inline constexpr KernelCheck kernel_check_conv_s8_w4_1x1_dsp{sizeof(kernels::ConvParams), kernels::kDspW4ScratchSlot + 1,
+                                                             1, check_conv_s8_w4_1x1_dsp, aliasing::kConvForward,
+                                                             kernels::kDspW4ScratchSlot};
+inline constexpr KernelCheck kernel_check_conv_s8_w4_dsp{sizeof(kernels::ConvParams), kernels::kDspW4ScratchSlot + 1, 1,
+                                                         check_conv_s8_w4_dsp, aliasing::kConvForward,
+                                                         kernels::kDspW4ScratchSlot};
+inline constexpr KernelCheck kernel_check_dwconv_s8_w4_dsp{sizeof(kernels::DwConvParams), kernels::kDspW4ScratchSlot + 1,
+                                                           1, check_dwconv_s8_w4_dsp, aliasing::kDwConvForward,
+                                                           kernels::kDspW4ScratchSlot};
+inline constexpr KernelCheck kernel_check_fc_s8_w4_dsp{sizeof(kernels::FcParams), kernels::kDspW4ScratchSlot + 1, 1,
+                                                       check_fc_s8_w4_dsp, aliasing::kNoSharing,
+                                                       kernels::kDspW4ScratchSlot};
 // The pooling kernels take their reference's input and check (nothing prepared).
 inline constexpr KernelCheck kernel_check_avgpool_s8_dsp{sizeof(kernels::PoolParams), 1, 1, check_pool_s8,
                                                          aliasing::kPoolForward};

@@ -15,6 +15,14 @@ Error check_dwconv_s8_dsp(const OpCheck& c) {
                                      [&](int32_t i) { return kernels::dsp_dw_prepared_word(p, dsp::weights(c), i); }));
 }
 
+// The int4-weight kernel builds its prepared input in the scratch: nothing to verify but its size.
+Error check_dwconv_s8_w4_dsp(const OpCheck& c) {
+  if (const Error e = check_dwconv_s8_w4(c); e != Error::kOk) return e;
+  const auto& p = c.get_params<DwConvParams>();
+  return ok_if(kernels::dwconv_s8_w4_dsp_refusal(p) == kernels::Refusal::kNone &&
+               dsp::scratch_fits(c, kernels::kDspW4ScratchSlot, uint64_t(kernels::dsp_dw_w4_scratch_bytes(p))));
+}
+
 Error check_dwconv_s8_3x3_dsp(const OpCheck& c) {
   if (const Error e = check_dwconv_s8(c); e != Error::kOk) return e;
   const auto& p = c.get_params<DwConvParams>();

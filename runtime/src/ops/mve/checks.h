@@ -12,7 +12,14 @@
 
 namespace mcuflow::ops {
 namespace mve {
-inline int8_t* scratch(const OpCall& c) { return reinterpret_cast<int8_t*>(c.data[kernels::kMveScratchSlot]); }
+inline int8_t* scratch(const OpCall& c, uint8_t slot = kernels::kMveScratchSlot) {
+  return reinterpret_cast<int8_t*>(c.data[slot]);
+}
+// The scratch at `slot`: `bytes` of int8 in the arena (the kernel writes it).
+inline bool scratch_valid(const OpCheck& c, uint8_t slot, uint64_t bytes) {
+  return c.op->input_count > slot && c.tensor(slot).storage == format::Storage::kArena &&
+         tensor_is(c, slot, format::DType::kInt8, bytes);
+}
 }  // namespace mve
 
 Error check_conv_s8_1x1_mve(const OpCheck& c);
@@ -35,6 +42,25 @@ inline constexpr KernelCheck kernel_check_dwconv_s8_mve{sizeof(kernels::DwConvPa
 // A single row needs no scratch: the scratch slot is optional.
 inline constexpr KernelCheck kernel_check_fc_s8_mve{sizeof(kernels::FcParams), kernels::kMvePreparedSlot + 1, 1,
                                                     check_fc_s8_mve, aliasing::kNoSharing, kernels::kMveScratchSlot};
+// Packed int4 weights (w4_check.cpp, kernels_mve.h): the int8 kernels' walks on what their calls
+// build in the scratch, so their access orders.
+Error check_conv_s8_w4_1x1_mve(const OpCheck& c);
+Error check_conv_s8_w4_mve(const OpCheck& c);
+Error check_dwconv_s8_w4_mve(const OpCheck& c);
+Error check_fc_s8_w4_mve(const OpCheck& c);
+inline constexpr KernelCheck kernel_check_conv_s8_w4_1x1_mve{sizeof(kernels::ConvParams),
+                                                             kernels::kMveW4ScratchSlot + 1, 1,
+                                                             check_conv_s8_w4_1x1_mve, aliasing::kConvBothWays,
+                                                             kernels::kMveW4ScratchSlot};
+inline constexpr KernelCheck kernel_check_conv_s8_w4_mve{sizeof(kernels::ConvParams), kernels::kMveW4ScratchSlot + 1, 1,
+                                                         check_conv_s8_w4_mve, aliasing::kConvForward,
+                                                         kernels::kMveW4ScratchSlot};
+inline constexpr KernelCheck kernel_check_dwconv_s8_w4_mve{sizeof(kernels::DwConvParams),
+                                                           kernels::kMveW4ScratchSlot + 1, 1, check_dwconv_s8_w4_mve,
+                                                           aliasing::kDwConvBothWays, kernels::kMveW4ScratchSlot};
+inline constexpr KernelCheck kernel_check_fc_s8_w4_mve{sizeof(kernels::FcParams), kernels::kMveW4ScratchSlot + 1, 1,
+                                                       check_fc_s8_w4_mve, aliasing::kNoSharing,
+                                                       kernels::kMveW4ScratchSlot};
 // int16 activations (s16.cpp): the reference's inputs and check, plus the kernel's refusal.
 Error check_conv_s16_1x1_mve(const OpCheck& c);
 Error check_conv_s16_mve(const OpCheck& c);

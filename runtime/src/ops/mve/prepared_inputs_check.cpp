@@ -46,12 +46,7 @@ bool prepared_input_valid(const OpCheck& c, const Layout& layout, int32_t input_
   return kernels::mve_emit_prepared(layout, reference, [&](uint8_t byte) { return prepared[at++] == byte; });
 }
 
-// The scratch: `bytes` of int8 in the arena (the kernel writes it).
-bool scratch_valid(const OpCheck& c, uint64_t bytes) {
-  using kernels::kMveScratchSlot;
-  return c.op->input_count > kMveScratchSlot && c.tensor(kMveScratchSlot).storage == format::Storage::kArena &&
-         tensor_is(c, kMveScratchSlot, format::DType::kInt8, bytes);
-}
+bool scratch_valid(const OpCheck& c, uint64_t bytes) { return mve::scratch_valid(c, kernels::kMveScratchSlot, bytes); }
 
 }  // namespace
 

@@ -1,0 +1,13 @@
+// Fully connected, int8 activations and packed int4 weights, DSP extension: the weights unpacked
+// into the front of the scratch, then fc_s8_dsp on the copy (kernels_dsp.h).
+#include "dsp_blocks.h"
+
+namespace mcuflow::kernels {
+
+void fc_s8_w4_dsp(const FcParams& p, const int8_t* input, const uint8_t* weights, const int32_t* bias,
+                  const int32_t* multipliers, const int32_t* shifts, int8_t* scratch, int8_t* output) {
+  int16_t* rest = dsp::unpack_into_scratch(weights, p.out_c * p.in_c, scratch);
+  fc_s8_dsp(p, input, scratch, bias, multipliers, shifts, rest, output);
+}
+
+}  // namespace mcuflow::kernels

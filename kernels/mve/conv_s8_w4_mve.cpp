@@ -1,0 +1,14 @@
+// Convolution, int8 activations and packed int4 weights, MVE, any window, grouped or not:
+// conv_s8_mve on the weights unpacked and the channel tables built in the scratch (kernels_mve.h).
+#include "mve_blocks.h"
+
+namespace mcuflow::kernels {
+
+void conv_s8_w4_mve(const ConvParams& p, const int8_t* input, const uint8_t* weights, const int32_t* bias,
+                    const int32_t* multipliers, const int32_t* shifts, int8_t* scratch, int8_t* output) {
+  const mve::W4Gemm g =
+      mve::build_w4_gemm(mve_conv_gemm_layout(p), weights, bias, multipliers, shifts, true, p.input_offset, scratch);
+  conv_s8_mve(p, input, g.weights, g.prepared, g.scratch, output);
+}
+
+}  // namespace mcuflow::kernels

@@ -11,7 +11,7 @@ inputs: output SNR against the eager float model (10 log10 of signal over error 
 agreement with it. Weight bytes are the weight tensors' records (int8 or packed int4, the tier
 kernels' prepared copies of them not counted); constant bytes the whole constants section (weights,
 biases, requantization tables and every tier kernel's prepared inputs); device bytes the program
-image a firmware carries. On the board under QEMU: instructions per inference (whole Session::run,
+image a firmware carries; arena bytes the planned arena (the int4 tier kernels' scratch included). On the board under QEMU: instructions per inference (whole Session::run,
 median over --board-inputs inputs) and host == board bit for bit; a program larger than the board's
 code memory, or whose arena and stack exceed its RAM, is reported as not fitting instead. Markdown to stdout with the command and commit.
 Instruction counts are "instructions (QEMU)", never cycles or milliseconds.
@@ -68,7 +68,7 @@ def measure(name: str, boards: list[str], n_cal: int, n_eval: int, n_board: int)
             rows.append({"model": name, "board": board, "weights": weights, "snr_db": snr_db(out, ref),
                          "top1": float(np.mean(out.argmax(1) == ref.argmax(1))) if name != "fc_autoencoder" else None,
                          "weight_bytes": weight_bytes(program), "constants": program.describe()["constant_bytes"],
-                         "device": len(program.device_image), "misfit": misfit, "instructions": instructions,
+                         "device": len(program.device_image), "arena": program.describe()["arena_bytes"], "misfit": misfit, "instructions": instructions,
                          "bit_exact": exact})
     return rows
 
@@ -77,8 +77,8 @@ def markdown(rows: list[dict], argv: list[str]) -> str:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     lines = [f"`{shlex.join(['.venv/bin/python', 'bench/int4.py', *argv])}` at {commit}", "",
              "| model | board | weights | SNR vs float (dB) | top-1 = float | weight bytes | constant bytes | "
-             "device bytes | instructions (QEMU) | vs int8 | host == board |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "device bytes | arena bytes | instructions (QEMU) | vs int8 | host == board |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     base = {(r["model"], r["board"]): r for r in rows if r["weights"] == "int8"}
     for r in rows:
         b = base[(r["model"], r["board"])]
@@ -94,7 +94,7 @@ def markdown(rows: list[dict], argv: list[str]) -> str:
             run = f"{r['instructions']:,}", vs, "yes" if r["bit_exact"] else "NO"
         lines.append(f"| {r['model']} | {r['board']} | {r['weights']} | {r['snr_db']:.2f} | {top1} | "
                      f"{r['weight_bytes']:,}{ratio('weight_bytes')} | {r['constants']:,}{ratio('constants')} | "
-                     f"{r['device']:,}{ratio('device')} | {run[0]} | {run[1]} | {run[2]} |")
+                     f"{r['device']:,}{ratio('device')} | {r['arena']:,} | {run[0]} | {run[1]} | {run[2]} |")
     return "\n".join(lines)
 
 

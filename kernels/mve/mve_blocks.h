@@ -447,32 +447,25 @@ inline void unpack_weights_s4(const uint8_t* packed, int32_t count, int8_t* out)
   kernels::unpack_s4(packed, count - i, out + i);
 }
 
-// Writes the prepared input of `layout` from `r` at `out` (what the compiler prepares for the
-// int8 kernels, mve_emit_prepared); returns the byte after it.
-template <typename Layout>
-inline uint8_t* build_prepared(const Layout& layout, const MveReferenceInputs& r, uint8_t* out) {
-  mve_emit_prepared(layout, r, [&out](uint8_t byte) {
-    *out++ = byte;
-    return true;
-  });
-  return out;
-}
-
-// What an int4-weight GEMM kernel builds in its scratch (kernels_mve.h) for its int8 kernel.
-struct W4Gemm {
-  const int8_t* weights;    // unpacked
-  const uint8_t* prepared;  // the channel tables, from the unpacked weights
-  int8_t* scratch;          // the int8 kernel's own
+// What an int4-weight kernel builds in its scratch for its int8 kernel (kernels_mve.h).
+struct W4Inputs {
+  const int8_t* weights;    // the `count` weights, unpacked
+  const uint8_t* prepared;  // the int8 kernel's prepared input of `layout`, from them
+  int8_t* rest;             // the scratch after both
 };
 
-inline W4Gemm build_w4_gemm(const MveGemmLayout& layout, const uint8_t* packed, const int32_t* bias,
-                            const int32_t* multipliers, const int32_t* shifts, bool per_channel_requant,
-                            int32_t input_offset, int8_t* scratch) {
-  const int32_t count = layout.depth * layout.out_c;
+template <typename Layout>
+inline W4Inputs build_w4_inputs(const Layout& layout, int32_t count, const uint8_t* packed, const int32_t* bias,
+                                const int32_t* multipliers, const int32_t* shifts, bool per_channel_requant,
+                                int32_t input_offset, int8_t* scratch) {
   unpack_weights_s4(packed, count, scratch);
   auto* prepared = reinterpret_cast<uint8_t*>(scratch + w4_unpacked_bytes(count));
-  uint8_t* end = build_prepared(
-      layout, MveReferenceInputs{scratch, bias, multipliers, shifts, per_channel_requant, input_offset}, prepared);
+  uint8_t* end = prepared;
+  mve_emit_prepared(layout, MveReferenceInputs{scratch, bias, multipliers, shifts, per_channel_requant, input_offset},
+                    [&end](uint8_t byte) {
+                      *end++ = byte;
+                      return true;
+                    });
   return {scratch, prepared, reinterpret_cast<int8_t*>(end)};
 }
 

@@ -73,14 +73,14 @@ struct MveGemmLayout {
     const int32_t group_out = out_c / groups, oc = block % group_blocks() * kMveGemmBlock + e;
     return oc < group_out ? block / group_blocks() * group_out + oc : -1;
   }
-  int32_t weight_sum(const WeightValues& weights, int32_t oc) const {
+  int32_t weight_sum(const int8_t* weights, int32_t oc) const {
     int32_t sum = 0;
     for (int32_t k = 0; k < depth; ++k) sum += weights[oc * depth + k];
     return sum;
   }
   // Nothing: the kernels read the reference weights; nothing after the blocks either.
   template <typename Emit>
-  bool emit_weights(int32_t, const WeightValues&, Emit&) const {
+  bool emit_weights(int32_t, const int8_t*, Emit&) const {
     return true;
   }
   template <typename Emit>
@@ -103,14 +103,14 @@ struct MveDwLayout {
     const int32_t c = block * kMveDwGroup + kMveDwFirstChannel[e / 4] + 4 * (e % 4);
     return c < channels ? c : -1;
   }
-  int32_t weight_sum(const WeightValues& weights, int32_t c) const {
+  int32_t weight_sum(const int8_t* weights, int32_t c) const {
     int32_t sum = 0;
     for (int32_t t = 0; t < taps; ++t) sum += weights[t * channels + c];
     return sum;
   }
   // The block's weights in memory order: tap t of channel c = reference weight t * channels + c.
   template <typename Emit>
-  bool emit_weights(int32_t block, const WeightValues& weights, Emit& emit) const {
+  bool emit_weights(int32_t block, const int8_t* weights, Emit& emit) const {
     for (int32_t t = 0; t < taps; ++t) {
       for (int32_t c = block * kMveDwGroup; c < (block + 1) * kMveDwGroup; ++c) {
         if (!emit(c < channels ? uint8_t(weights[t * channels + c]) : uint8_t{0})) return false;
@@ -138,9 +138,9 @@ inline bool mve_dw_weights_supported(const int8_t* weights, uint32_t count) {
 }
 
 // The reference inputs the prepared one derives from (requantization per channel or, when
-// !per_channel_requant, one multiplier and shift for all channels); int8 or packed int4 weights.
+// !per_channel_requant, one multiplier and shift for all channels).
 struct MveReferenceInputs {
-  WeightValues weights;
+  const int8_t* weights;
   const int32_t* bias;
   const int32_t* multipliers;
   const int32_t* shifts;
@@ -211,9 +211,9 @@ void dwconv_s8_mve(const DwConvParams& p, const int8_t* input, const uint8_t* pr
 // Packed int4 weights (W4A8): conv_s8_w4_1x1_mve, conv_s8_w4_mve, dwconv_s8_w4_mve and
 // fc_s8_w4_mve take the w4 reference's inputs, then an arena scratch (kMveW4ScratchSlot) in which
 // each call builds what the compiler prepares for its int8 kernel (conv_s8_1x1_mve, conv_s8_mve,
-// dwconv_s8_mve, fc_s8_mve): the GEMM kernels' weights unpacked (int4_weights.h) and their
-// channel tables, the depthwise kernel's whole prepared input; then it runs that kernel, the GEMM
-// kernels' own scratch after the rest. Nothing is prepared at compile time (the constants stay
+// dwconv_s8_mve, fc_s8_mve) from the weights unpacked (int4_weights.h) at its front: the GEMM
+// kernels' channel tables, the depthwise kernel's whole prepared input; then it runs that kernel,
+// the GEMM kernels' own scratch after the rest. Nothing is prepared at compile time (the constants stay
 // the packed weights and the reference's tables), and the int8 kernels walk as before, so each
 // keeps its int8 kernel's aliasing contract. Refusals: the int8 kernel's, and w4_weights_refusal.
 constexpr uint8_t kMveW4ScratchSlot = kWeightedSlots;
@@ -230,7 +230,10 @@ constexpr int32_t mve_conv_w4_scratch_bytes(const ConvParams& p) {
 constexpr int32_t mve_fc_w4_scratch_bytes(const FcParams& p) {
   return mve_w4_gemm_scratch_bytes(MveGemmLayout{p.in_c, p.out_c}, p.rows > 1 ? mve_pair_bytes(p.in_c) : 0);
 }
-constexpr int32_t mve_dw_w4_scratch_bytes(const DwConvParams& p) { return MveDwLayout{p.in_c, p.k_h * p.k_w}.total_bytes(); }
+// The depthwise kernel's: unpacked weights, the prepared input.
+constexpr int32_t mve_dw_w4_scratch_bytes(const DwConvParams& p) {
+  return w4_unpacked_bytes(p.out_c * p.k_h * p.k_w) + MveDwLayout{p.in_c, p.k_h * p.k_w}.total_bytes();
+}
 inline Refusal conv_s8_w4_1x1_mve_refusal(const ConvParams& p) {
   const Refusal r = conv_s8_1x1_mve_refusal(p);
   return r != Refusal::kNone ? r : w4_weights_refusal(int64_t(p.out_c) * p.in_c);

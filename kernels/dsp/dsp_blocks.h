@@ -662,5 +662,31 @@ inline void conv_pixels(const ConvParams& p, int32_t depth, const int8_t* weight
   }
 }
 
+// Fully connected rows (fc_s8_dsp): row r's out_c outputs at output + r * out_stride, from
+// weights [out_c][in_c] and tables t of those channels; rows expanded to int16 once, four per pass
+// where there are four (as conv pixels), else one.
+template <bool kFast>
+void fc_rows_pass(const FcParams& p, int32_t out_c, int32_t out_stride, const Output& o, const DspTables& t,
+                  const int8_t* input, const int8_t* weights, int16_t* scratch, int8_t* output) {
+  int32_t r = 0;
+  for (; r + kDspPixels <= p.rows; r += kDspPixels) {
+    for (int32_t slot = 0; slot < kDspPixels; ++slot) {
+      BlockWriter(scratch, slot, p.input_offset).run(input + (r + slot) * p.in_c, p.in_c, 0);
+    }
+    conv_block<kFast>(p.in_c, out_c, out_stride, o, t, scratch, weights, kDspPixels, output + r * out_stride);
+  }
+  for (; r < p.rows; ++r) {
+    SlotWriter<1>(scratch, 0, p.input_offset).run(input + r * p.in_c, p.in_c, 0);
+    single_row<kFast>(p.in_c, out_c, o, t, scratch, weights, output + r * out_stride);
+  }
+}
+
+inline void fc_rows(const FcParams& p, int32_t out_c, int32_t out_stride, const DspTables& t, const int8_t* input,
+                    const int8_t* weights, int16_t* scratch, int8_t* output) {
+  const Output o{p.out.output_offset, p.out.act_min, p.out.act_max, p.in_c};
+  if (fast_outputs(o, t, out_c)) fc_rows_pass<true>(p, out_c, out_stride, o, t, input, weights, scratch, output);
+  else fc_rows_pass<false>(p, out_c, out_stride, o, t, input, weights, scratch, output);
+}
+
 }  // namespace mcuflow::kernels::dsp
 #endif  // __ARM_FEATURE_DSP

@@ -432,6 +432,20 @@ inline void interleave_rows(int8_t* pair, const int8_t* row0, const int8_t* row1
       : "lr", "q0", "q1", "memory");
 }
 
+// Row r's g.out_c outputs at output + r * out_stride, r < rows, of rows g.depth apart from
+// `input` (fc_s8_mve): two rows interleaved in the scratch (mve_pair_bytes(depth)) by four output
+// channels at a time, one row by four for a single or last odd row.
+inline void gemm_rows(GemmArgs g, const int8_t* input, int32_t rows, int8_t* scratch, int8_t* output,
+                      int32_t out_stride) {
+  if (rows > 1) g.left_shifts = gemm_left_shifts(g);  // scanned only where rows pair up
+  int32_t r = 0;
+  for (; r + 1 < rows; r += 2) {
+    interleave_rows(scratch, input + r * g.depth, input + (r + 1) * g.depth, g.depth);
+    gemm_two_rows(g, scratch, output + r * out_stride, output + (r + 1) * out_stride);
+  }
+  if (r < rows) gemm_one_row(g, input + r * g.depth, output + r * out_stride);
+}
+
 // out[i] = weight i of the packed int4 `packed` (int4_weights.h), i < count: each 16 bytes hold 32
 // weights, the low nibbles (even elements) and high nibbles (odd) sign-extended by shifts and
 // interleaved back by VST2; the last 0 ... 31 weights one byte at a time.

@@ -89,7 +89,9 @@ void depthwise_3x3_prepare(LoweredProgram& p, ProgramOp& op) {
 
 template <typename P, int32_t (*kScratchBytes)(const P&)>
 void w4_prepare(LoweredProgram& p, ProgramOp& op) {
-  append_scratch(p, op, kernels::kDspW4ScratchSlot, kScratchBytes(params_of<P>(op)));
+  append_input(op, kernels::kDspW4ScratchSlot,
+               add_scratch_tensor(p, p.tensors[op.outputs[0]].name + ".dsp_scratch",
+                                  {kScratchBytes(params_of<P>(op)) / 16, 16}));
 }
 
 // --- fc_s8_dsp ---

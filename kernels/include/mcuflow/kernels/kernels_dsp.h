@@ -304,26 +304,35 @@ void conv_f32_1x1_dsp(const ConvParams& p, const float* input, const float* weig
                       float* output);
 void dwconv_f32_dsp(const DwConvParams& p, const float* input, const float* weights, const float* bias, float* output);
 void fc_f32_dsp(const FcParams& p, const float* input, const float* weights, const float* bias, float* output);
-// Packed int4 weights (W4A8): conv_s8_w4_1x1_dsp, conv_s8_w4_dsp and fc_s8_w4_dsp unpack the op's
-// weights (int4_weights.h) into the front of their scratch, then run conv_s8_1x1_dsp, conv_s8_dsp
-// and fc_s8_dsp on the copy with those kernels' own scratch after it; dwconv_s8_w4_dsp builds
+// Packed int4 weights (W4A8): conv_s8_w4_1x1_dsp and conv_s8_w4_dsp unpack the op's weights
+// (int4_weights.h) into the front of their scratch, then run conv_s8_1x1_dsp and conv_s8_dsp on the
+// copy with those kernels' own scratch after it; fc_s8_w4_dsp does so per block of output channels
+// (dsp_fc_w4_block; a linear layer never runs in place, so the order of its outputs is free); dwconv_s8_w4_dsp builds
 // dwconv_s8_dsp's prepared input (dsp_dw_prepared_word of the packed weights) in its scratch and
 // runs it. Inputs: the w4 reference's, then the scratch. Nothing is prepared at compile time, and
 // the int8 kernels walk as before: each keeps its int8 kernel's aliasing contract. Refusals: the
-// int8 kernel's, and w4_weights_refusal.
+// int8 kernel's, and w4_weights_refusal where the whole weight tensor is unpacked.
 constexpr uint8_t kDspW4ScratchSlot = kWeightedSlots;
 static_assert(kDspW4ScratchSlot == kDspConvScratchSlot && kDspW4ScratchSlot == kDspFcScratchSlot,
               "the int4 kernels' scratch takes their int8 kernels' slot: their checks are shared");
+// Whole chunks of 16 (the compiler plans them as [bytes / 16][16]).
 constexpr int32_t dsp_w4_scratch_bytes(int32_t weight_count, int32_t int8_scratch_bytes) {
-  return w4_unpacked_bytes(weight_count) + int8_scratch_bytes;
+  return w4_unpacked_bytes(weight_count) + ((int8_scratch_bytes + 15) & ~15);
 }
 inline int32_t dsp_conv_w4_scratch_bytes(const ConvParams& p) {
   return dsp_w4_scratch_bytes(p.out_c * p.k_h * p.k_w * (p.in_c / p.groups), dsp_conv_scratch_bytes(p));
 }
-inline int32_t dsp_fc_w4_scratch_bytes(const FcParams& p) {
-  return dsp_w4_scratch_bytes(p.out_c * p.in_c, dsp_fc_scratch_bytes(p));
+// fc_s8_w4_dsp unpacks a block of output channels at a time: as many as kDspW4FcBlockBytes of
+// weights hold (an even count, at least 2, at most out_c rounded up to even).
+constexpr int32_t kDspW4FcBlockBytes = 4096;
+inline int32_t dsp_fc_w4_block(const FcParams& p) {
+  const int32_t all = (p.out_c + 1) & ~1, fit = kDspW4FcBlockBytes / p.in_c & ~1;
+  return all <= fit ? all : (fit > 2 ? fit : 2);
 }
-inline int32_t dsp_dw_w4_scratch_bytes(const DwConvParams& p) { return dsp_dw_prepared_words(p) * 4; }
+inline int32_t dsp_fc_w4_scratch_bytes(const FcParams& p) {
+  return dsp_w4_scratch_bytes(dsp_fc_w4_block(p) * p.in_c, dsp_fc_scratch_bytes(p));
+}
+inline int32_t dsp_dw_w4_scratch_bytes(const DwConvParams& p) { return dsp_w4_scratch_bytes(0, dsp_dw_prepared_words(p) * 4); }
 inline Refusal conv_s8_w4_1x1_dsp_refusal(const ConvParams& p) {
   const Refusal r = conv_s8_1x1_dsp_refusal(p);
   return r != Refusal::kNone ? r : w4_weights_refusal(int64_t(p.out_c) * p.in_c);
@@ -336,10 +345,7 @@ inline Refusal dwconv_s8_w4_dsp_refusal(const DwConvParams& p) {
   const Refusal r = dwconv_s8_dsp_refusal(p);
   return r != Refusal::kNone ? r : w4_weights_refusal(int64_t(p.out_c) * p.k_h * p.k_w);
 }
-inline Refusal fc_s8_w4_dsp_refusal(const FcParams& p) {
-  const Refusal r = fc_s8_dsp_refusal(p);
-  return r != Refusal::kNone ? r : w4_weights_refusal(int64_t(p.out_c) * p.in_c);
-}
+inline Refusal fc_s8_w4_dsp_refusal(const FcParams& p) { return fc_s8_dsp_refusal(p); }  // a block at a time
 void conv_s8_w4_1x1_dsp(const ConvParams& p, const int8_t* input, const uint8_t* weights, const int32_t* bias,
                         const int32_t* multipliers, const int32_t* shifts, int8_t* scratch, int8_t* output);
 void conv_s8_w4_dsp(const ConvParams& p, const int8_t* input, const uint8_t* weights, const int32_t* bias,

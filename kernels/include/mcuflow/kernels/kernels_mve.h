@@ -213,9 +213,11 @@ void dwconv_s8_mve(const DwConvParams& p, const int8_t* input, const uint8_t* pr
 // each call builds what the compiler prepares for its int8 kernel (conv_s8_1x1_mve, conv_s8_mve,
 // dwconv_s8_mve, fc_s8_mve) from the weights unpacked (int4_weights.h) at its front: the GEMM
 // kernels' channel tables, the depthwise kernel's whole prepared input; then it runs that kernel,
-// the GEMM kernels' own scratch after the rest. Nothing is prepared at compile time (the constants stay
+// the GEMM kernels' own scratch after the rest; fc_s8_w4_mve per block of output channels
+// (mve_fc_w4_block; a linear layer never runs in place, so the order of its outputs is free). Nothing is prepared at compile time (the constants stay
 // the packed weights and the reference's tables), and the int8 kernels walk as before, so each
-// keeps its int8 kernel's aliasing contract. Refusals: the int8 kernel's, and w4_weights_refusal.
+// keeps its int8 kernel's aliasing contract. Refusals: the int8 kernel's, and w4_weights_refusal
+// where the whole weight tensor is unpacked.
 constexpr uint8_t kMveW4ScratchSlot = kWeightedSlots;
 // The GEMM kernels' scratch: unpacked weights, channel tables, the int8 kernel's scratch.
 constexpr int32_t mve_w4_gemm_scratch_bytes(const MveGemmLayout& layout, int32_t int8_scratch_bytes) {
@@ -227,8 +229,16 @@ constexpr int32_t mve_conv_w4_1x1_scratch_bytes(const ConvParams& p) {
 constexpr int32_t mve_conv_w4_scratch_bytes(const ConvParams& p) {
   return mve_w4_gemm_scratch_bytes(mve_conv_gemm_layout(p), mve_conv_scratch_bytes(p));
 }
+// fc_s8_w4_mve builds a block of output channels at a time: as many as kMveW4FcBlockBytes of
+// weights hold (whole GEMM blocks, at least one, at most out_c rounded up to one).
+constexpr int32_t kMveW4FcBlockBytes = 4096;
+constexpr int32_t mve_fc_w4_block(const FcParams& p) {
+  const int32_t all = (p.out_c + kMveGemmBlock - 1) / kMveGemmBlock * kMveGemmBlock;
+  const int32_t fit = kMveW4FcBlockBytes / p.in_c / kMveGemmBlock * kMveGemmBlock;
+  return all <= fit ? all : (fit > kMveGemmBlock ? fit : kMveGemmBlock);
+}
 constexpr int32_t mve_fc_w4_scratch_bytes(const FcParams& p) {
-  return mve_w4_gemm_scratch_bytes(MveGemmLayout{p.in_c, p.out_c}, p.rows > 1 ? mve_pair_bytes(p.in_c) : 0);
+  return mve_w4_gemm_scratch_bytes(MveGemmLayout{p.in_c, mve_fc_w4_block(p)}, p.rows > 1 ? mve_pair_bytes(p.in_c) : 0);
 }
 // The depthwise kernel's: unpacked weights, the prepared input.
 constexpr int32_t mve_dw_w4_scratch_bytes(const DwConvParams& p) {
@@ -246,7 +256,7 @@ inline Refusal dwconv_s8_w4_mve_refusal(const DwConvParams& p) {
   const Refusal r = dwconv_s8_mve_refusal(p);
   return r != Refusal::kNone ? r : w4_weights_refusal(int64_t(p.out_c) * p.k_h * p.k_w);
 }
-inline Refusal fc_s8_w4_mve_refusal(const FcParams& p) { return w4_weights_refusal(int64_t(p.out_c) * p.in_c); }
+inline Refusal fc_s8_w4_mve_refusal(const FcParams&) { return Refusal::kNone; }  // a block at a time
 void conv_s8_w4_1x1_mve(const ConvParams& p, const int8_t* input, const uint8_t* weights, const int32_t* bias,
                         const int32_t* multipliers, const int32_t* shifts, int8_t* scratch, int8_t* output);
 void conv_s8_w4_mve(const ConvParams& p, const int8_t* input, const uint8_t* weights, const int32_t* bias,

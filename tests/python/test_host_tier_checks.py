@@ -71,3 +71,24 @@ def test_tier_kernels_accept_weights_copied_into_fast_ram(target, tier):
     assert len(copied_tensors) == 3, copied_tensors  # the two convs' and the linear layer's weights
     x = int8_input()
     assert np.array_equal(copied.run(x)[0], tier_program(target).run(x)[0])
+
+
+@pytest.mark.parametrize("target, tier", TIERS[1:])
+def test_int4_tier_kernels_take_nothing_prepared_and_compute_the_reference_result(target, tier):
+    """weights="int4": the DSP and MVE int4 kernels build their int8 kernel's inputs in their arena
+    scratch at each call (kernels_<tier>.h), so the constants are the packed weights and the
+    reference's tables alone, and the host (which checks the tier kernels and runs their
+    references) computes what the reference target's program does."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 16, 1), nn.ReLU(),
+                          nn.Conv2d(16, 16, 3, padding=1, groups=16), nn.Flatten(), nn.Linear(16 * 6 * 6, 10)).eval()
+    ep = torch.export.export(model, (torch.randn(1, 8, 6, 6),))
+    calibration = [torch.randn(8, 8, 6, 6).numpy()]
+    program, reference = (mcuflow.compile(ep, target=t, io="int8", calibration=calibration, weights="int4")
+                          for t in (target, "reference"))
+    assert sorted(program.kernels) == sorted(f"{k}_{tier}" for k in
+                                             ("conv_s8_w4", "conv_s8_w4_1x1", "dwconv_s8_w4", "fc_s8_w4"))
+    assert prepared_inputs(program) == []
+    assert program.describe()["constant_bytes"] == reference.describe()["constant_bytes"]
+    x = int8_input()
+    np.testing.assert_array_equal(mcuflow.Program(program.data).run(x)[0], reference.run(x)[0])

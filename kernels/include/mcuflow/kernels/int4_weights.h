@@ -14,23 +14,18 @@ inline int32_t weight_s4(const uint8_t* packed, int32_t i) {
   return nibble - ((nibble & 8) << 1);
 }
 
-// The weights of a tier kernel's contract as the compiler and the checks read them: int8, or
-// packed int4 (the same values, unpacked). Implicit from int8 weights.
-struct WeightValues {
-  const void* data;
-  bool packed_int4 = false;
-  WeightValues(const int8_t* int8_weights) : data(int8_weights) {}  // NOLINT: int8 is the common case
-  WeightValues(const uint8_t* packed, bool int4) : data(packed), packed_int4(int4) {}
-  int32_t operator[](int32_t i) const {
-    return packed_int4 ? weight_s4(static_cast<const uint8_t*>(data), i) : static_cast<const int8_t*>(data)[i];
-  }
+// A packed tensor read as its values: weights[i] = weight_s4(packed, i) (where an int8 kernel's
+// preparation reads int8 weights[i]).
+struct PackedInt4Weights {
+  const uint8_t* packed;
+  int32_t operator[](int32_t i) const { return weight_s4(packed, i); }
 };
 
 // Bytes a tier kernel's scratch gives the unpacked copy of `count` int4 weights: whole 16-byte
 // chunks, so that the int8 kernel's own scratch after it stays aligned.
 constexpr int32_t w4_unpacked_bytes(int32_t count) { return (count + 15) & ~15; }
 
-// out[i] = weight i of `packed`, i < count: the portable unpacking (the MVE tier has its own).
+// out[i] = weight i of `packed`, i < count, a byte at a time: the tier kernels' unpackers finish with it.
 inline void unpack_s4(const uint8_t* packed, int32_t count, int8_t* out) {
   for (int32_t i = 0; i + 1 < count; i += 2, ++packed) {
     out[i] = int8_t(int8_t(*packed << 4) >> 4);

@@ -199,7 +199,7 @@ inline Refusal dwconv_s8_dsp_refusal(const DwConvParams& p) {
 }
 inline int32_t dsp_dw_weight_words(const DwConvParams& p) { return (p.out_c + 3) / 4 * p.k_h * p.k_w * 2; }
 inline int32_t dsp_dw_prepared_words(const DwConvParams& p) { return dsp_dw_weight_words(p) + (p.in_c + 3) / 4; }
-// `weights`: int8, or packed int4 (WeightValues: dwconv_s8_w4_dsp builds this input in its scratch).
+// `weights`: int8, or packed int4 (PackedInt4Weights: dwconv_s8_w4_dsp builds this input in its scratch).
 template <typename Weights>
 inline int32_t dsp_dw_prepared_word(const DwConvParams& p, const Weights& weights, int32_t i) {
   if (i >= dsp_dw_weight_words(p)) return int32_t(uint32_t(uint8_t(-p.input_offset)) * 0x01010101u);

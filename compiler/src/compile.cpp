@@ -132,7 +132,6 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
   while (reinterpret_cast<uintptr_t>(arena) % format::kArenaAlign) ++arena;
   auto session = Session::bind(program, Span<uint8_t>{arena, program.arena_bytes()});
 
-  const size_t passes = observer.kind == Observer::kMinMax ? 1 : 2;
   size_t runs_done = 0;
   // Runs every sample and hands each activation's values to `observe(ir_tensor, values, n)`. The
   // samples are a sequence: each run reads the states the one before it left.
@@ -170,10 +169,15 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
         auto buf = session.value().tensor_buffer(uint32_t(t));
         observe(pt.ir_tensor, reinterpret_cast<const float*>(buf.value().data), buf.value().size / 4);
       }
-      if (progress) progress(++runs_done, passes * calibration.size());
+      if (progress) progress(++runs_done, calibration.size());
     }
   };
-  run_samples([&](int t, const float* values, size_t n) { observe_range(g.tensors[size_t(t)], values, n); });
+  // One pass: the histograms grow to each tensor's range as its values come.
+  std::map<int, Histogram> histograms;
+  run_samples([&](int t, const float* values, size_t n) {
+    observe_range(g.tensors[size_t(t)], values, n);
+    if (observer.kind != Observer::kMinMax) histograms.try_emplace(t, kHistogramBins).first->second.add(values, n);
+  });
   for (const Tensor& t : g.tensors) {
     if (!t.constant && !(std::isfinite(t.observed_min) && std::isfinite(t.observed_max)) && t.observed_min <= t.observed_max)
       throw CompileError("tensor " + t.name + " reached NaN or Inf during calibration");
@@ -185,25 +189,17 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
   if (observer.kind == Observer::kPercentile)
     report << ",\"percentile\":" << std::setprecision(12) << observer.percentile;
   if (observer.kind != Observer::kMinMax) {
-    // Pass 2: the histograms need each tensor's range from pass 1.
-    std::map<int, Histogram> histograms;
-    for (size_t t = 0; t < g.tensors.size(); ++t) {
-      const Tensor& tensor = g.tensors[t];
-      if (!tensor.constant && tensor.observed_min < tensor.observed_max)
-        histograms.emplace(int(t), Histogram(tensor.observed_min, tensor.observed_max, kHistogramBins));
-    }
-    run_samples([&](int t, const float* values, size_t n) {
-      auto h = histograms.find(t);
-      if (h != histograms.end()) h->second.add(values, n);
-    });
     report << ",\"bins\":" << kHistogramBins << ",\"narrowed\":[";
     const char* sep = "";
     std::vector<std::string> saturated;
     for (const auto& [t, histogram] : histograms) {
       Tensor& tensor = g.tensors[size_t(t)];
+      if (!(tensor.observed_min < tensor.observed_max)) continue;
       const Range range = observer_range(histogram, observer);
       if (range.lo == tensor.observed_min && range.hi == tensor.observed_max) continue;
-      const double share = share_outside(histogram, range);
+      // Values less than half an int8 step past a limit round to it unclipped: not counted.
+      const float half_step = (std::max(range.hi, 0.0f) - std::min(range.lo, 0.0f)) / 510;
+      const double share = share_outside(histogram, Range{range.lo - half_step, range.hi + half_step});
       if (share > kSaturatedShare) {
         std::ostringstream item;
         item << tensor.name << ' ' << std::setprecision(3) << 100 * share << '%';

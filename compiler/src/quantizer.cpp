@@ -463,23 +463,61 @@ void check_observer_options(const ObserverOptions& options) {
   }
 }
 
-Histogram::Histogram(float lo, float hi, int bins) : lo_(lo), hi_(hi), counts_(size_t(std::max(bins, 1)), 0) {
+Histogram::Histogram(float lo, float hi, int bins) : Histogram(bins) {
   if (!(lo < hi) || !std::isfinite(lo) || !std::isfinite(hi))
     throw CompileError("internal: a histogram needs a finite range with lo < hi");
+  lo_ = lo, hi_ = hi, empty_ = false;
+}
+
+Histogram::Histogram(int bins)
+    : min_(std::numeric_limits<float>::infinity()), max_(-std::numeric_limits<float>::infinity()),
+      counts_(size_t(bins), 0) {
+  if (bins < 2 || bins % 2) throw CompileError("internal: a histogram needs an even number of bins");
+}
+
+// Grows [lo_, hi_] to hold [lo, hi] (and every value added so far): each doubling merges pairs of
+// bins, placed so that the values' span sits in the middle of the new range.
+void Histogram::cover(double lo, double hi) {
+  if (empty_) {
+    lo_ = lo, hi_ = hi > lo ? hi : lo + std::max(std::abs(lo) * 0x1p-20, 0x1p-100);
+    empty_ = false;
+    return;
+  }
+  lo = std::min(lo, double(min_)), hi = std::max(hi, double(max_));
+  const size_t n = counts_.size();
+  while (lo < lo_ || hi > hi_) {
+    const double width = (hi_ - lo_) / double(n);  // of an old bin; the new ones are twice as wide
+    // The new range starts `shift` old bins (an even number, so old bins merge in pairs) below lo_.
+    const double centred = (lo_ - (lo + hi) / 2) / width + double(n);
+    const size_t shift = 2 * size_t(std::clamp(std::round(centred / 2), 0.0, double(n / 2)));
+    std::vector<uint64_t> merged(n, 0);
+    for (size_t i = 0; i < n; ++i) merged[std::min((i + shift) / 2, n - 1)] += counts_[i];
+    counts_ = std::move(merged);
+    lo_ -= double(shift) * width;
+    hi_ = lo_ + 2 * double(n) * width;
+  }
 }
 
 void Histogram::add(const float* values, size_t n) {
-  const double bins = double(counts_.size());
-  const double per_unit = bins / (double(hi_) - double(lo_));
+  float lo = std::numeric_limits<float>::infinity(), hi = -lo;
   for (size_t i = 0; i < n; ++i) {
+    if (std::isfinite(values[i])) lo = std::min(lo, values[i]), hi = std::max(hi, values[i]);
+  }
+  if (!(lo <= hi)) return;
+  cover(lo, hi);
+  min_ = std::min(min_, lo), max_ = std::max(max_, hi);
+  const double bins = double(counts_.size());
+  const double per_unit = bins / (hi_ - lo_);
+  for (size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(values[i])) continue;
     const double position = (double(values[i]) - lo_) * per_unit;
     ++counts_[position <= 0 ? 0 : position >= bins ? counts_.size() - 1 : size_t(position)];
   }
 }
 
 float Histogram::edge(size_t i) const {
-  if (i >= counts_.size()) return hi_;
-  return float(lo_ + (double(hi_) - double(lo_)) * double(i) / double(counts_.size()));
+  if (i >= counts_.size()) return float(hi_);
+  return float(lo_ + (hi_ - lo_) * double(i) / double(counts_.size()));
 }
 
 Range percentile_range(const Histogram& h, double percentile) {
@@ -534,12 +572,11 @@ Range mse_range(const Histogram& h) {
 }
 
 Range observer_range(const Histogram& h, const ObserverOptions& options) {
-  switch (options.kind) {
-    case Observer::kPercentile: return percentile_range(h, options.percentile);
-    case Observer::kMse: return mse_range(h);
-    case Observer::kMinMax: break;
-  }
-  return Range{h.lo(), h.hi()};
+  Range r{h.min(), h.max()};
+  if (options.kind == Observer::kPercentile) r = percentile_range(h, options.percentile);
+  if (options.kind == Observer::kMse) r = mse_range(h);
+  // Bin edges may lie past the values (a grown histogram): no range reaches beyond them.
+  return Range{std::max(r.lo, h.min()), std::min(r.hi, h.max())};
 }
 
 }  // namespace mcuflow::compiler

@@ -73,6 +73,12 @@ def _check(value: Any, schema: Any, where: str) -> None:
         raise _Mismatch(f"{where} is a {type(value).__name__}")
 
 
+def _check_narrowed_ranges(metadata: dict) -> None:
+    for i, n in enumerate(metadata.get("quantization", {}).get("narrowed", [])):
+        if len(n["observed"]) != 2 or len(n["range"]) != 2:
+            raise _Mismatch(f"quantization.narrowed[{i}] holds no [lo, hi] pair")
+
+
 def _check_against_records(metadata: dict, tensor_count: int, op_count: int) -> None:
     tensors, ops = metadata["tensors"], metadata["ops"]
     if len(tensors) != tensor_count or len(ops) != op_count:
@@ -107,6 +113,7 @@ def parse(data: bytes, tensor_count: int | None = None, op_count: int | None = N
     try:
         metadata = json.loads(raw.decode("utf-8"))
         _check(metadata, SCHEMA, "metadata")
+        _check_narrowed_ranges(metadata)
         if tensor_count is not None:
             _check_against_records(metadata, tensor_count, op_count)
     except UnicodeDecodeError as e:

@@ -90,8 +90,7 @@ struct ObserverOptions {
   double percentile = 99.99;  // kPercentile: in (50, 100]; 100 is the min/max range
 };
 
-// Histogram bins over each tensor's observed range (the second calibration pass): at full
-// range a bin is an eighth of an int8 step.
+// Histogram bins per tensor: over the observed range a bin is at most a quarter of an int8 step.
 constexpr int kHistogramBins = 2048;
 
 Observer parse_observer(const std::string& name);  // throws CompileError naming the choices
@@ -103,18 +102,26 @@ struct Range {
   float lo, hi;
 };
 
-// Counts of one tensor's values in equal bins over [lo, hi], its observed range (lo < hi).
+// Counts of one tensor's values in equal bins over [lo, hi]. Values beyond the range grow it: every
+// bin's width doubles (neighbouring bins merge) until they fit, so one calibration pass fills the
+// histogram whatever order the values come in, with at least half the bins over the values.
 class Histogram {
  public:
-  Histogram(float lo, float hi, int bins);
-  void add(const float* values, size_t n);
-  float lo() const { return lo_; }
-  float hi() const { return hi_; }
+  Histogram(float lo, float hi, int bins);  // lo < hi, bins even
+  explicit Histogram(int bins);             // empty: the first values set the range
+  void add(const float* values, size_t n);  // ignores NaN and Inf (calibration refuses them)
+  float lo() const { return float(lo_); }
+  float hi() const { return float(hi_); }
+  float min() const { return min_; }        // the smallest and largest value added
+  float max() const { return max_; }
   const std::vector<uint64_t>& counts() const { return counts_; }
   float edge(size_t i) const;  // left edge of bin i; edge(bins) is hi exactly
 
  private:
-  float lo_, hi_;
+  void cover(double lo, double hi);
+  double lo_ = 0, hi_ = 0;
+  float min_, max_;
+  bool empty_ = true;
   std::vector<uint64_t> counts_;
 };
 
@@ -129,7 +136,7 @@ Range percentile_range(const Histogram& h, double percentile);
 // (each bin's values spread uniformly over it). Ties keep the wider range.
 Range mse_range(const Histogram& h);
 
-// The range `options` choose for a histogram (kMinMax: [lo, hi]).
+// The range `options` choose for a histogram, inside its values' [min, max] (kMinMax: that range).
 Range observer_range(const Histogram& h, const ObserverOptions& options);
 
 }  // namespace mcuflow::compiler

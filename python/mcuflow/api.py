@@ -443,8 +443,8 @@ def _quantization_lines(quantization: dict) -> list[str]:
     narrowed = quantization.get("narrowed")
     if narrowed is None:
         return [f"activation ranges: {observer} (as observed on the calibration data)"]
-    lines = [f"activation ranges: {observer} observer ({quantization['bins']}-bin histograms), "
-             f"{len(narrowed)} narrowed below the observed min/max"]
+    bins = f" ({quantization['bins']}-bin histograms)" if "bins" in quantization else ""
+    lines = [f"activation ranges: {observer} observer{bins}, {len(narrowed)} narrowed below the observed min/max"]
     for n in narrowed:
         (lo, hi), (clip_lo, clip_hi) = n["observed"], n["range"]
         lines.append(f"  {n['tensor']}: [{lo:.4g}, {hi:.4g}] -> [{clip_lo:.4g}, {clip_hi:.4g}]")
@@ -464,7 +464,7 @@ def calibration_bar_wanted(progress: bool | None, samples: int) -> bool:
 
 def compile(exported_program, target: str = "cortex-m55", calibration: Any = None, *,
             precision: str = "int8", io: str = "float32", source: dict[str, str] | None = None,
-            observer: str = "minmax", percentile: float | None = None,
+            observer: str | None = None, percentile: float | None = None,
             fallback: str = "float", schedule: bool = True, in_place: bool = True, memory: Any = None,
             patches: int = 1, stream_input: bool = False, progress: bool | None = None,
             weights: str = "int8") -> Program:
@@ -484,9 +484,10 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     keeps int8 weights, and ``mcuflow inspect`` says which and why (docs/quantization.md "int4 weights").
     ``io="int8"`` keeps the program's inputs and outputs int8 (int8 precision only).
     ``observer``: how int8 calibration picks each activation's range (docs/quantization.md):
-    ``"minmax"`` the observed range; ``"percentile"`` each side clipped at the ``percentile``-th
-    percentile of the values (default 99.99, above 50 and at most 100); ``"mse"`` the range with
-    the least squared quantization error on the values. Recorded in the program's metadata
+    ``"mse"`` (the default for int8) the range with the least squared quantization error on the
+    values; ``"minmax"`` the observed range (the only one int16 and fp32 programs take);
+    ``"percentile"`` each side clipped at the ``percentile``-th percentile of the values (default
+    99.99, above 50 and at most 100; robust to a few glitches in the calibration data). Recorded in the program's metadata
     ("quantization", with every narrowed range) and shown by ``Program.summary()``.
     ``fallback``: what an int8 program does with an op that has no usable int8 kernel:
     ``"float"`` runs it on its float32 kernel between a dequantize and a quantize (listed by

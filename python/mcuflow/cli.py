@@ -284,9 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="int4: packed int4 weights (W4A8, int8 precision) for conv, depthwise and linear layers; "
                         "inspect names the layers that keep int8 weights and why")
     c.add_argument("--io", choices=["float32", "int8"], default="float32", help="program input/output dtype")
-    c.add_argument("--observer", default="minmax",
-                   help="int8 activation ranges: minmax (default, as observed), percentile (each side clipped at "
-                        "--percentile) or mse (least squared quantization error); docs/quantization.md")
+    c.add_argument("--observer",
+                   help="int8 activation ranges: mse (default: least squared quantization error), minmax (as "
+                        "observed) or percentile (each side clipped at --percentile); docs/quantization.md")
     c.add_argument("--percentile", help="with --observer percentile: the percentile kept on each side "
                                         "(above 50, at most 100; default 99.99)")
     c.add_argument("--no-fallback", action="store_true",

@@ -19,9 +19,16 @@ from . import _core
 from .errors import InputError
 from .memory_map import memory_regions
 
-__all__ = ["CompileOptions", "DEFAULT_PERCENTILE"]
+__all__ = ["CompileOptions", "DEFAULT_PERCENTILE", "default_observer"]
 
 DEFAULT_PERCENTILE = 99.99
+
+
+def default_observer(precision: str) -> str:
+    """The observer an int8 program's activation ranges get unless one is named: ``mse``, the most
+    accurate on trained models (docs/quantization.md, "The observers"); other precisions take the
+    observed range, the only one they have."""
+    return "mse" if precision == "int8" else "minmax"
 _INT32 = (-2**31, 2**31 - 1)
 
 
@@ -36,7 +43,7 @@ class CompileOptions:
     precision: str = "int8"
     weights: str = "int8"
     io: str = "float32"
-    observer: str = "minmax"
+    observer: str | None = None  # default_observer(precision)
     percentile: float | None = None
     fallback: str = "float"
     schedule: bool = True
@@ -75,6 +82,8 @@ class CompileOptions:
         if not isinstance(self.stream_input, bool):
             raise InputError(f"stream_input must be True or False, got {self.stream_input!r}")
         compiler_check(stream_input=self.stream_input)
+        if self.observer is None:
+            object.__setattr__(self, "observer", default_observer(str(self.precision)))
         compiler_check(observer=str(self.observer), percentile=float(given) if in_range else DEFAULT_PERCENTILE)
         if given is not None and self.observer != "percentile":
             raise InputError(f"percentile applies to observer 'percentile' only (observer is {self.observer!r})")

@@ -84,7 +84,7 @@ def test_percentile_and_mse_beat_minmax_on_outlier_calibration(setup):
 def test_percentile_100_is_minmax_and_summary_names_the_observer(setup):
     ep, calibration, _, _ = setup
     calibration = calibration[:200]
-    minmax = mcuflow.compile(ep, "cortex-m55", calibration)
+    minmax = mcuflow.compile(ep, "cortex-m55", calibration, observer="minmax")
     full = mcuflow.compile(ep, "cortex-m55", calibration, observer="percentile", percentile=100)
     # The device runs the same bytes: only the metadata says how the ranges were chosen.
     assert minmax.device_image == full.device_image
@@ -92,6 +92,18 @@ def test_percentile_100_is_minmax_and_summary_names_the_observer(setup):
     summary = mcuflow.compile(ep, "cortex-m55", calibration, observer="mse").summary()
     assert "activation ranges: mse observer (2048-bin histograms)" in summary
     assert "activation ranges: minmax" in minmax.summary()
+
+
+def test_int8_default_is_mse_and_other_precisions_keep_the_observed_range(setup):
+    ep, calibration, _, _ = setup
+    calibration = calibration[:200]
+    default = mcuflow.compile(ep, "cortex-m55", calibration)
+    assert default.metadata["quantization"]["observer"] == "mse"
+    assert default.device_image == mcuflow.compile(ep, "cortex-m55", calibration, observer="mse").device_image
+    assert default.device_image != mcuflow.compile(ep, "cortex-m55", calibration, observer="minmax").device_image
+    int16 = mcuflow.compile(ep, "cortex-m55", calibration, precision="int16")
+    assert int16.metadata["quantization"] == {"observer": "minmax"}
+    mcuflow.compile(ep, "cortex-m55", precision="fp32")  # no observer to refuse
 
 
 @pytest.mark.parametrize("kwargs, fragment", [

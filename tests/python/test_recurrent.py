@@ -47,7 +47,7 @@ def steps_of(xs):
 
 def compiled(model, example, precision, calibration, target="cortex-m55"):
     ep = torch.export.export(copy.deepcopy(model), example)
-    return mcuflow.compile(ep, target=target, precision=precision,
+    return mcuflow.compile(ep, target=target, precision=precision, observer="minmax",
                            calibration=calibration if precision == "int8" else None)
 
 

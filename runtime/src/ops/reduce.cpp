@@ -1,6 +1,7 @@
 // Adapters for reduce_s8 / reduce_f32 (sum, mean, max over one axis) and argmax_s8 / argmax_f32.
 #include "check.h"
 #include "mcuflow/kernels/kernels.h"
+#include "mcuflow/kernels/tier_contract.h"
 
 namespace mcuflow::ops {
 namespace {
@@ -54,6 +55,13 @@ void eval_argmax_f32(const OpCall& c) {
 }  // namespace
 
 Error check_reduce_s8(const OpCheck& c) { return check_reduce(c, DType::kInt8); }
+
+// Here, not beside the tier adapters: a firmware builds only the tiers its kernels name, and the
+// check serves reduce_s8_scalar, reduce_s8_dsp and reduce_s8_mve alike.
+Error check_reduce_sum_s8(const OpCheck& c) {
+  if (const Error e = check_reduce_s8(c); e != Error::kOk) return e;
+  return ok_if(kernels::reduce_sum_refusal(c.get_params<ReduceParams>()) == kernels::Refusal::kNone);
+}
 
 extern const KernelEntry kernel_entry_reduce_s8 = {sizeof(ReduceParams), 1, 1, check_reduce_s8, eval_reduce_s8};
 extern const KernelEntry kernel_entry_reduce_f32 = {sizeof(ReduceParams), 1, 1, check_reduce_f32, eval_reduce_f32};

@@ -53,9 +53,8 @@ inline constexpr KernelCheck kernel_check_requantize_s8_scalar{sizeof(kernels::R
 // The table-lookup activations of every tier: the reference's inputs and check.
 inline constexpr KernelCheck kernel_check_lut_s8_scalar{sizeof(kernels::LutParams), 2, 1, check_lut_s8};
 
-// The sum / mean kernels of every tier (reduce_check.cpp): the reference's input, check and
-// access (never in place), and a sum or a mean (tier_contract.h reduce_sum_refusal).
-Error check_reduce_sum_s8(const OpCheck& c);
+// The sum / mean kernels of every tier (check_reduce_sum_s8): the reference's input, check and
+// access (never in place), and a sum or a mean.
 inline constexpr KernelCheck kernel_check_reduce_s8_scalar{sizeof(kernels::ReduceParams), 1, 1, check_reduce_sum_s8};
 
 // The softmax kernels of every tier (softmax_check.cpp; the scalar tier builds for every core):

@@ -75,8 +75,11 @@ def kernel_tier(kernel: str) -> str:
 
 
 def kernel_tiers(kernels: Sequence[str]) -> List[str]:
-    """The tiers ``kernels`` belong to, in TIERS order, the reference tier always."""
+    """The tiers whose adapters ``kernels`` need, in TIERS order: the reference tier always, and
+    the scalar tier with any other (the DSP and MVE adapters share its table checks)."""
     used = {kernel_tier(k) for k in kernels} | {"reference"}
+    if used - {"reference"}:
+        used.add("scalar")
     return [t for t in TIERS if t in used]
 
 

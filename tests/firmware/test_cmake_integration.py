@@ -118,3 +118,10 @@ def test_cmake_names_a_kernel_without_a_source(tmp_path):
 
 def test_the_generator_reads_the_kernel_ids_the_runtime_is_built_with():
     assert firmware_sources.kernel_ids(REPO) == _core.kernel_ids()
+
+
+def test_tier_adapters_come_with_the_scalar_checks_they_share():
+    # softmax_s8_dsp's check (check_softmax_s8_exp_table) is defined among the scalar adapters
+    assert firmware_sources.kernel_tiers(["softmax_s8_dsp"]) == ["reference", "scalar", "dsp"]
+    assert firmware_sources.kernel_tiers(["conv_s8_mve", "fc_s8"]) == ["reference", "scalar", "mve"]
+    assert firmware_sources.kernel_tiers(["conv_s8", "fc_s8"]) == ["reference"]

@@ -1,7 +1,7 @@
 """The 1-D, segmentation, ViT and GroupNorm zoo models (python/mcuflow/zoo/families.py) on the
 host: float32 equals eager, int8 agrees with eager on held-out inputs (top-1 class; per-pixel
-class for the U-Net), for each tier's core; the ViT's, the GroupNorm CNN's and the 1-D CNN's int8 error
-stays within 1.25x that of an ideal fake-quant simulation, and so does the GroupNorm CNN's feature stack. The boards:
+class for the U-Net), for each tier's core; each model's int8 error stays within 1.25x that of an ideal
+fake-quant simulation, and so does the GroupNorm CNN's feature stack. The boards:
 tests/firmware/test_model_families_on_boards.py."""
 
 import numpy as np
@@ -15,11 +15,13 @@ from fake_quant import fake_quant_model
 CALIBRATION_SAMPLES, HELD_OUT_SAMPLES = 48, 32
 
 
-# The ViT's and the GroupNorm CNN's random-weight class scores lie close together (the CNN's 0.96
-# apart), so top-1 agreement measures little: their int8 error is held to that of an ideal
-# fake-quant simulation instead. The 1-D CNN's too: its time average has a spec of its own
-# (docs/quantization.md "Averages"; 0.96x the ideal error, 1.39x while it kept its input's).
-FAKE_QUANT_MEASURED = {"vit_tiny", "group_norm_cnn", "har_cnn1d"}
+# Every family model's int8 error is held to that of an ideal fake-quant simulation; the TCN's and
+# the U-Net's top-1 (per pixel) agreement with eager too. The ViT's and the GroupNorm CNN's
+# random-weight class scores lie close together (the CNN's 0.96 apart), so their agreement measures
+# little. Measured on cortex-m4 with the default (mse) observer: har_cnn1d 0.99x the ideal error
+# (its time average has a spec of its own, docs/quantization.md "Averages"; 1.39x while it kept its
+# input's), tcn 0.83x, unet_bilinear 0.89x, vit_tiny 0.97x, group_norm_cnn 1.09x.
+AGREEMENT_MEASURED = {"tcn", "unet_bilinear"}
 
 
 @pytest.mark.parametrize("name", ["har_cnn1d", "tcn", "unet_bilinear", "vit_tiny", "group_norm_cnn"])
@@ -32,17 +34,15 @@ def test_family_model_float_and_int8_on_every_tier(name):
     fp32 = mcuflow.compile(ep, target="cortex-m55", precision="fp32")
     assert np.abs(fp32.run(x)[0] - reference).max() <= 1e-5 * max(1.0, float(np.abs(reference).max()))
     calibration = model.calibration(CALIBRATION_SAMPLES)
-    if name in FAKE_QUANT_MEASURED:
-        ideal = np.abs(fake_quant_model(ep, calibration)(x) - reference).mean()
+    ideal = np.abs(fake_quant_model(ep, calibration)(x) - reference).mean()
     outputs = []
     for target in ("cortex-m0", "cortex-m4", "cortex-m55"):
         program = mcuflow.compile(ep, target=target, calibration=calibration)
         assert not program.fallbacks()
         outputs.append(program.run(x)[0])
-        if name in FAKE_QUANT_MEASURED:
-            error = np.abs(outputs[-1] - reference).mean()
-            assert error <= 1.25 * ideal, f"{name} on {target}: int8 error {error:.4f}, fake-quant {ideal:.4f}"
-        else:
+        error = np.abs(outputs[-1] - reference).mean()
+        assert error <= 1.25 * ideal, f"{name} on {target}: int8 error {error:.4f}, fake-quant {ideal:.4f}"
+        if name in AGREEMENT_MEASURED:
             agreement = float((outputs[-1].argmax(1) == reference.argmax(1)).mean())
             assert agreement >= 0.9, f"{name} on {target}: int8 vs eager agreement {agreement:.3f}"
     # The tiers compute the reference kernels' integers: the same outputs for every core.

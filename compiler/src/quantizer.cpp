@@ -466,7 +466,7 @@ void check_observer_options(const ObserverOptions& options) {
 Histogram::Histogram(float lo, float hi, int bins) : Histogram(bins) {
   if (!(lo < hi) || !std::isfinite(lo) || !std::isfinite(hi))
     throw CompileError("internal: a histogram needs a finite range with lo < hi");
-  lo_ = lo, hi_ = hi, empty_ = false;
+  lo_ = lo, hi_ = hi;
 }
 
 Histogram::Histogram(int bins)
@@ -478,9 +478,8 @@ Histogram::Histogram(int bins)
 // Grows [lo_, hi_] to hold [lo, hi] (and every value added so far): each doubling merges pairs of
 // bins, placed so that the values' span sits in the middle of the new range.
 void Histogram::cover(double lo, double hi) {
-  if (empty_) {
+  if (!(lo_ < hi_)) {  // no range yet: the first values set it
     lo_ = lo, hi_ = hi > lo ? hi : lo + std::max(std::abs(lo) * 0x1p-20, 0x1p-100);
-    empty_ = false;
     return;
   }
   lo = std::min(lo, double(min_)), hi = std::max(hi, double(max_));

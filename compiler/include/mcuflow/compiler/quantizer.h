@@ -119,9 +119,8 @@ class Histogram {
 
  private:
   void cover(double lo, double hi);
-  double lo_ = 0, hi_ = 0;
+  double lo_ = 0, hi_ = 0;  // equal until a range is set
   float min_, max_;
-  bool empty_ = true;
   std::vector<uint64_t> counts_;
 };
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _core, program_metadata
 from .errors import DeviceError, InputError, UnsupportedModelError, run_failure
+from .fit import flash_advice
 from .inputs import arrays_by_input_name
 from .options import CompileOptions
 from .outputs import write_file
@@ -256,6 +257,10 @@ class Program:
 
     def describe(self) -> dict:
         """Everything ``mcuflow inspect --json`` prints."""
+        return {**self._layout(), "warnings": self.warnings()}
+
+    def _layout(self) -> dict:
+        """describe() but its warnings (which read it)."""
         tensors = self._host.tensors
         meta_tensors = self.metadata.get("tensors", [])
         for t, m in zip(tensors, meta_tensors):
@@ -279,7 +284,6 @@ class Program:
             "plan": self.metadata.get("plan", {}),
             "schedule": self.metadata.get("schedule", {}),
             "quantization": self.metadata.get("quantization", {}),
-            "warnings": self.warnings(),
             "inputs": [_io_json(x) for x in self.inputs],
             "outputs": [_io_json(x) for x in self.outputs],
             "ops": ops,
@@ -352,8 +356,9 @@ class Program:
         if not boards or any(fits(b) for b in boards):
             return None
         codes = ", ".join(f"{b.name} {b.region(b.code_region).size // KiB} KiB" for b in boards)
+        over = size + CODE_RESERVE - max(b.region(b.code_region).size for b in boards)
         return (f"program: {size} bytes (without metadata) fit no {target} board's code memory ({codes}, "
-                f"{CODE_RESERVE // KiB} KiB of it kept for runtime and kernels)")
+                f"{CODE_RESERVE // KiB} KiB of it kept for runtime and kernels)\n  " + flash_advice(self._layout(), over))
 
     def fallbacks(self) -> list[dict]:
         """The model ops of an int8 program that run on a float32 kernel, in execution order:

@@ -147,16 +147,19 @@ def board_support_sources(board: Union[str, Board]) -> List[Path]:
 _OVERFLOW_RE = re.compile(r"region [`']([^'`]+)' overflowed by (\d+) bytes")
 
 
+def memory_overflows(stderr: str) -> List[tuple]:
+    """ld's "region `X' overflowed by N bytes" lines as (region, bytes), each region once."""
+    found: Dict[str, int] = {}
+    for m in _OVERFLOW_RE.finditer(stderr):
+        found.setdefault(m.group(1), int(m.group(2)))
+    return list(found.items())
+
+
 def parse_memory_overflow(stderr: str, board: Union[str, Board]) -> List[str]:
     """Turn ld's "region `X' overflowed by N bytes" into readable sentences."""
     b = get_board(board)
     msgs: List[str] = []
-    seen = set()
-    for m in _OVERFLOW_RE.finditer(stderr):
-        name, over = m.group(1), int(m.group(2))
-        if name in seen:
-            continue
-        seen.add(name)
+    for name, over in memory_overflows(stderr):
         try:
             region = b.region(name)
         except KeyError:

@@ -21,8 +21,9 @@ from . import _core
 from .api import Program, load_failure_message
 from .boards import KiB, board_named
 from .boardfile import firmware_dir
-from .crossbuild import FirmwareBuild, FirmwareError, build_firmware, compiler_version, tool_path
+from .crossbuild import FirmwareBuild, FirmwareError, build_firmware, compiler_version, memory_overflows, tool_path
 from .errors import DeviceError, InputError, run_failure
+from .fit import flash_advice, ram_advice
 from .firmware_sources import kernel_sources, kernel_tier, runtime_sources, write_kernel_table
 from .firmware_sources import source_root as firmware_source_root
 from .memory_map import arena_regions, program_region
@@ -139,7 +140,8 @@ def check_fits(program: Program, board_name: str) -> None:
         if need > region.size:
             where = f" in {region.name}" if len(regions) > 1 else ""
             raise DeviceError(f"{board.name}: needs {-(-need // KiB)} KiB of RAM{where}, board has "
-                              f"{region.size // KiB} KiB (arena {planned} bytes + stack {stack} bytes)")
+                              f"{region.size // KiB} KiB (arena {planned} bytes + stack {stack} bytes)\n  "
+                              + ram_advice(program.describe(), need - region.size))
 
 
 def _harness_source(root: Path, harness: str) -> Path:
@@ -172,6 +174,19 @@ def _build_digest(root: Path, harness: str) -> str:
     return h.hexdigest()
 
 
+def _overflow_advice(program: Program, stderr: str, board) -> str:
+    """What sets each overflowed region's use, as lines to follow the linker's totals."""
+    lines = []
+    for name, over in memory_overflows(stderr):
+        try:
+            kind = board.region(name).kind
+        except KeyError:
+            continue
+        advice = ram_advice if kind == "ram" else flash_advice
+        lines.append(f"{name}: " + advice(program.describe(), over))
+    return "".join("\n  " + line for line in lines)
+
+
 def check_board(program: Program, board) -> None:
     """The board can run the program: its instructions (check_tiers) and its RAM (check_fits).
     Commands call it before their first progress line, so bad input stays one line."""
@@ -192,7 +207,7 @@ def _build_into(program: Program, board, out: Path, harness: str) -> None:
     except FirmwareError as e:
         msg = e.message
         if "needs" in msg and "KiB" in msg:
-            raise DeviceError(f"{board.name}: {msg}") from None
+            raise DeviceError(f"{board.name}: {msg}{_overflow_advice(program, e.stderr, board)}") from None
         raise DeviceError(f"firmware build for {board.name} failed: {e}") from None
     if board.uf2_family:  # what a USB boot loader takes (pico2: the RP2350 boot ROM)
         try:

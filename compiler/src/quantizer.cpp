@@ -426,7 +426,7 @@ void assign_quantization(Graph& g, int activation_bits, int weight_bits) {
 
 namespace {
 
-const char* const kObserverNames[] = {"minmax", "percentile", "mse"};
+const char* const kObserverNames[] = {"minmax", "percentile", "mse", "entropy"};
 
 // How many bins from the start of [first, last) hold the first `rank` values, interpolating
 // linearly inside the bin where the count is reached.
@@ -570,10 +570,55 @@ Range mse_range(const Histogram& h) {
   return Range{h.edge(best_lower), h.edge(best_upper)};
 }
 
+// The divergence KL(P || Q) of the histogram clipped to bins [lower, upper) (values beyond fold
+// into the edge bins: P) from the int8 quantization of the values inside (Q: each of the 256
+// levels' count spread evenly over its non-empty bins; bins go to the nearest level). Q lacks the
+// clipped values, so clipping costs; an empty edge bin that gathers clipped values counts as
+// holding half a value in Q (fewer than one was seen there), so the cost stays finite.
+static double clipped_divergence(const std::vector<uint64_t>& c, size_t lower, size_t upper, double zero) {
+  const double low = std::min(double(lower), zero), step = (std::max(double(upper), zero) - low) / 255;
+  const auto level = [&](size_t i) { return size_t(std::lround((double(i) + 0.5 - low) / step)); };
+  std::vector<double> mass(256, 0), filled(256, 0);
+  double inside = 0;
+  for (size_t i = lower; i < upper; ++i) mass[level(i)] += double(c[i]), filled[level(i)] += c[i] > 0, inside += double(c[i]);
+  double below = 0, above = 0, total = inside;
+  for (size_t i = 0; i < lower; ++i) below += double(c[i]);
+  for (size_t i = upper; i < c.size(); ++i) above += double(c[i]);
+  total += below + above;
+  double divergence = 0;
+  for (size_t i = lower; i < upper; ++i) {
+    const double p = (double(c[i]) + (i == lower ? below : 0) + (i + 1 == upper ? above : 0)) / total;
+    if (p == 0) continue;
+    const double q = c[i] ? mass[level(i)] / filled[level(i)] / inside : 0.5 / inside;
+    divergence += p * std::log(p / q);
+  }
+  return divergence;
+}
+
+Range entropy_range(const Histogram& h) {
+  // Candidates shrink the observed range towards zero by one factor on both sides, from the whole
+  // range down to 256 bins (one bin per int8 level: narrower, the histogram cannot see the loss).
+  const std::vector<uint64_t>& c = h.counts();
+  const size_t n = c.size();
+  const double zero = -double(h.lo()) / ((double(h.hi()) - double(h.lo())) / double(n));
+  double best = std::numeric_limits<double>::infinity();
+  size_t best_lower = 0, best_upper = n;
+  for (size_t span = n; span >= 256; --span) {
+    const double factor = double(span) / double(n);
+    const size_t lower = size_t(std::clamp(std::round(zero - zero * factor), 0.0, double(n - 1)));
+    const size_t upper = std::max(lower + 1, size_t(std::clamp(std::round(zero + (double(n) - zero) * factor),
+                                                               0.0, double(n))));
+    const double divergence = clipped_divergence(c, lower, upper, zero);
+    if (divergence < best) best = divergence, best_lower = lower, best_upper = upper;
+  }
+  return Range{h.edge(best_lower), h.edge(best_upper)};
+}
+
 Range observer_range(const Histogram& h, const ObserverOptions& options) {
   Range r{h.min(), h.max()};
   if (options.kind == Observer::kPercentile) r = percentile_range(h, options.percentile);
   if (options.kind == Observer::kMse) r = mse_range(h);
+  if (options.kind == Observer::kEntropy) r = entropy_range(h);
   // Bin edges may lie past the values (a grown histogram): no range reaches beyond them.
   return Range{std::max(r.lo, h.min()), std::min(r.hi, h.max())};
 }

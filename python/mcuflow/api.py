@@ -492,7 +492,9 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     ``"mse"`` (the default for int8) the range with the least squared quantization error on the
     values; ``"minmax"`` the observed range (the only one int16 and fp32 programs take);
     ``"percentile"`` each side clipped at the ``percentile``-th percentile of the values (default
-    99.99, above 50 and at most 100; robust to a few glitches in the calibration data). Recorded in the program's metadata
+    99.99, above 50 and at most 100; robust to a few glitches in the calibration data); ``"entropy"``
+    the range, shrunk towards zero from the observed one, whose int8 histogram has the least KL
+    divergence from the clipped values' histogram. Recorded in the program's metadata
     ("quantization", with every narrowed range) and shown by ``Program.summary()``.
     ``fallback``: what an int8 program does with an op that has no usable int8 kernel:
     ``"float"`` runs it on its float32 kernel between a dequantize and a quantize (listed by

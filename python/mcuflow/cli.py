@@ -286,7 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--io", choices=["float32", "int8"], default="float32", help="program input/output dtype")
     c.add_argument("--observer",
                    help="int8 activation ranges: mse (default: least squared quantization error), minmax (as "
-                        "observed) or percentile (each side clipped at --percentile); docs/quantization.md")
+                        "observed), percentile (each side clipped at --percentile) or entropy (least KL divergence "
+                        "of the quantized histogram); docs/quantization.md")
     c.add_argument("--percentile", help="with --observer percentile: the percentile kept on each side "
                                         "(above 50, at most 100; default 99.99)")
     c.add_argument("--no-fallback", action="store_true",

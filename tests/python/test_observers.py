@@ -61,11 +61,12 @@ def held_out_error(program: mcuflow.Program, held_out, expected) -> float:
 def test_percentile_and_mse_beat_minmax_on_outlier_calibration(setup):
     ep, calibration, held_out, expected = setup
     programs = {name: mcuflow.compile(ep, "cortex-m55", calibration, observer=name)
-                for name in ("minmax", "percentile", "mse")}
+                for name in ("minmax", "percentile", "mse", "entropy")}
     errors = {name: held_out_error(p, held_out, expected) for name, p in programs.items()}
     # min/max spends the input's 255 steps on ±60 (step 0.47 for values mostly within ±3).
     assert errors["percentile"] < errors["minmax"] / 2, errors
     assert errors["mse"] < errors["minmax"] * 0.75, errors
+    assert errors["entropy"] < errors["minmax"] / 2, errors  # KL gives the two glitches up, as percentile
     # The input's range as each observer chose it, against the calibration data's own figures.
     quant = {name: p.metadata["quantization"] for name, p in programs.items()}
     assert quant["minmax"] == {"observer": "minmax"}
@@ -79,6 +80,8 @@ def test_percentile_and_mse_beat_minmax_on_outlier_calibration(setup):
     assert x_pct["range"][0] == pytest.approx(values[beyond], abs=bin_width)
     assert x_pct["range"][1] == pytest.approx(values[-1 - beyond], abs=bin_width)
     assert 60 > x_mse["range"][1] > x_pct["range"][1] + 1 and -60 < x_mse["range"][0] < x_pct["range"][0] - 1
+    x_kl = {n["tensor"]: n for n in quant["entropy"]["narrowed"]}["x"]
+    assert 3 < x_kl["range"][1] < 30 and -30 < x_kl["range"][0] < -3  # the bulk kept, the glitches clipped
 
 
 def test_percentile_100_is_minmax_and_summary_names_the_observer(setup):
@@ -107,7 +110,7 @@ def test_int8_default_is_mse_and_other_precisions_keep_the_observed_range(setup)
 
 
 @pytest.mark.parametrize("kwargs, fragment", [
-    (dict(observer="kl"), "unknown observer 'kl' (minmax, percentile, mse)"),
+    (dict(observer="kl"), "unknown observer 'kl' (minmax, percentile, mse, entropy)"),
     (dict(observer="percentile", percentile=50), "above 50 and at most 100, got 50"),
     (dict(observer="percentile", percentile=float("nan")), "above 50 and at most 100"),
     (dict(observer="percentile", percentile="99"), "above 50 and at most 100"),

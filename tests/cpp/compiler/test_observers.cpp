@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <random>
 
 #include "../test_programs.h"
@@ -180,16 +181,43 @@ TEST(Observers, MseOfTwoUniformBlocksClipsEachByItsCalculusOptimum) {
   EXPECT_NEAR(r.hi, 7 - d, bin);
 }
 
+TEST(Observers, EntropyClipsFarOutliersAndKeepsAUniformRange) {
+  // 100000 normal values and one outlier per side at ±30: the outliers' levels cost the normal
+  // values resolution, so the least-divergence range lies well inside ±30 but outside most of them.
+  const std::vector<float> v = gaussian_with_outliers(100000, 1, 30.0f, 2);
+  const Histogram h = histogram_of(v);
+  const Range r = entropy_range(h), minmax{h.lo(), h.hi()};
+  EXPECT_LT(r.hi, 0.5 * minmax.hi);
+  EXPECT_GT(r.lo, 0.5 * minmax.lo);
+  EXPECT_GT(r.hi, 3.0f);   // past the normal values' 99.9th percentile (3.09) less a bin or two
+  EXPECT_LT(r.lo, -3.0f);
+  // KL weighs the distribution's shape, not error sizes: the bulk is resolved better than min/max
+  // resolves it (the clipped outliers' squared error, which MSE would weigh, is not its concern).
+  std::vector<float> bulk;
+  std::copy_if(v.begin(), v.end(), std::back_inserter(bulk), [](float x) { return std::abs(x) < 10; });
+  EXPECT_LT(quantization_mse(bulk, r), 0.1 * quantization_mse(bulk, minmax));
+  EXPECT_EQ(observer_range(h, {Observer::kEntropy}).hi, r.hi);
+  // A uniform distribution loses information wherever it is clipped (its edge bin gathers the
+  // clipped values): the whole range is kept.
+  std::vector<float> uniform(200001);
+  for (size_t i = 0; i < uniform.size(); ++i) uniform[i] = float(double(i) / double(uniform.size() - 1));
+  const Range u = entropy_range(histogram_of(uniform));
+  EXPECT_EQ(u.lo, 0.0f);
+  EXPECT_GE(u.hi, 1.0f - 2.0f / kHistogramBins);
+}
+
 TEST(Observers, OptionsAreCheckedAndNamed) {
   EXPECT_EQ(parse_observer("minmax"), Observer::kMinMax);
   EXPECT_EQ(parse_observer("percentile"), Observer::kPercentile);
   EXPECT_EQ(parse_observer("mse"), Observer::kMse);
-  for (Observer o : {Observer::kMinMax, Observer::kPercentile, Observer::kMse}) EXPECT_EQ(parse_observer(observer_name(o)), o);
+  EXPECT_EQ(parse_observer("entropy"), Observer::kEntropy);
+  for (Observer o : {Observer::kMinMax, Observer::kPercentile, Observer::kMse, Observer::kEntropy})
+    EXPECT_EQ(parse_observer(observer_name(o)), o);
   try {
     parse_observer("kl");
     FAIL() << "expected a CompileError";
   } catch (const CompileError& e) {
-    EXPECT_NE(std::string(e.what()).find("(minmax, percentile, mse)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(minmax, percentile, mse, entropy)"), std::string::npos) << e.what();
   }
   for (double p : {50.0, 0.0, -1.0, 100.001, double(NAN)}) {
     EXPECT_THROW(check_observer_options(ObserverOptions{Observer::kPercentile, p}), CompileError) << p;

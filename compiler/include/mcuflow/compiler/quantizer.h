@@ -83,6 +83,8 @@ enum class Observer {
   kMinMax,      // the observed minimum and maximum
   kPercentile,  // each side clipped so that (100 - percentile)% of the values lie beyond it
   kMse,         // the range whose int8 quantization has the least mean squared error on the values
+  kEntropy,     // the range whose int8 quantization keeps the values' distribution closest (least
+                // Kullback-Leibler divergence of the quantized histogram from the clipped one)
 };
 
 struct ObserverOptions {
@@ -134,6 +136,11 @@ Range percentile_range(const Histogram& h, double percentile);
 // step²/12 each (uniform rounding error), values outside their squared distance to the clip
 // (each bin's values spread uniformly over it). Ties keep the wider range.
 Range mse_range(const Histogram& h);
+
+// The range, among the observed range shrunk towards zero by one factor on both sides (down to
+// 256 bins), whose int8 quantization of the values clipped to it loses the least information:
+// least KL divergence of the quantized histogram from the clipped one. Ties keep the wider range.
+Range entropy_range(const Histogram& h);
 
 // The range `options` choose for a histogram, inside its values' [min, max] (kMinMax: that range).
 Range observer_range(const Histogram& h, const ObserverOptions& options);

@@ -30,7 +30,7 @@ import torch
 import mcuflow
 from mcuflow import zoo
 
-OBSERVERS = ("minmax", "percentile", "mse")
+OBSERVERS = ("minmax", "percentile", "mse", "entropy")
 
 
 def with_glitches(calibration: np.ndarray, per_side: int, seed: int = 0) -> np.ndarray:

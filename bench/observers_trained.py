@@ -33,7 +33,7 @@ import mcuflow
 from mcuflow.zoo.mlperf import DSCNN, mfcc_frames
 
 ROOT = Path(__file__).resolve().parent.parent
-OBSERVERS = ("minmax", "percentile", "mse")
+OBSERVERS = ("minmax", "percentile", "mse", "entropy")
 KEYWORDS, KEYWORD_TRAIN, KEYWORD_HELD_OUT, KEYWORD_EPOCHS = 12, 6000, 2000, 8
 
 

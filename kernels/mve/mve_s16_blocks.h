@@ -39,15 +39,31 @@ inline int32x4_t requantize_exact(int32x4_t acc, int32x4_t factors, const Output
   return vminq_s32(vmaxq_s32(y, vdupq_n_s32(o.act_min)), vdupq_n_s32(o.act_max));
 }
 
-// dst[i] = src[i] (copy_s16) or 0 (fill_zero_s16) for i < n, eight values per step.
+// dst[i] = src[i] (copy_s16) or 0 (fill_zero_s16) for i < n, eight values per step in a
+// tail-predicated loop (in assembly: GCC 12 rebuilds the VCTP predicate in every step of an
+// intrinsics loop). DLSTP behind a test: WLSTP with a zero count faulted under QEMU 7.2.
 inline void copy_s16(int16_t* dst, const int16_t* src, int32_t n) {
-  for (; n > 0; n -= kS16Lanes, dst += kS16Lanes, src += kS16Lanes) {
-    const mve_pred16_t p = vctp16q(uint32_t(n));
-    vstrhq_p_s16(dst, vldrhq_z_s16(src, p), p);
-  }
+  if (n <= 0) return;
+  asm volatile(
+      "dlstp.16 lr, %[n]\n"
+      "1:\n\t"
+      "vldrh.16 q0, [%[src]], #16\n\t"
+      "vstrh.16 q0, [%[dst]], #16\n\t"
+      "letp lr, 1b"
+      : [dst] "+r"(dst), [src] "+r"(src)
+      : [n] "r"(n)
+      : "lr", "q0", "memory");
 }
 inline void fill_zero_s16(int16_t* dst, int32_t n) {
-  for (; n > 0; n -= kS16Lanes, dst += kS16Lanes) vstrhq_p_s16(dst, vdupq_n_s16(0), vctp16q(uint32_t(n)));
+  if (n <= 0) return;
+  asm volatile(
+      "dlstp.16 lr, %[n]\n"
+      "1:\n\t"
+      "vstrh.16 %q[zero], [%[dst]], #16\n\t"
+      "letp lr, 1b"
+      : [dst] "+r"(dst)
+      : [n] "r"(n), [zero] "w"(vdupq_n_s16(0))
+      : "lr", "memory");
 }
 
 // sum a[i] * w[i] for i < n in int64 (VMLALDAV), the slow path's dot product.
@@ -88,22 +104,24 @@ class S16Gemm {
       return;
     }
     S16ChannelTables t;
+    const int32x4_t offset = vdupq_n_s32(out_.output_offset), act_min = vdupq_n_s32(out_.act_min),
+                    act_max = vdupq_n_s32(out_.act_max);
     for (int32_t g = 0; g < out_c_; g += kS16ChannelGroup) {
-      const int32_t n = out_c_ - g < kS16ChannelGroup ? out_c_ - g : kS16ChannelGroup;
+      const int32_t n = out_c_ - g < kS16ChannelGroup ? out_c_ - g : kS16ChannelGroup, whole = n / 4 * 4;
       fill_tables(g, n, t);
       for (int32_t r = 0; r < rows; ++r) {
         const int16_t* a = row_at(r);
         int16_t* o = out + r * out_c_ + g;
         const int8_t* w = w_ + g * depth_;
-        int32_t c = 0;
-        for (; c + 4 <= n; c += 4, w += 4 * depth_) {
-          vstrhq_s32(o + c, requantize_exact(dot4(a, w, t.bias + c), vldrwq_s32(t.factors + c), out_));
+        if (whole > 0) {
+          S16QuadFrame frame{a, w, whole / 4, depth_, o, t.bias};
+          quads(frame, offset, act_min, act_max);
         }
-        if (c < n) {
+        if (whole < n) {  // the last 1 ... 3 channels
           int32_t acc[4] = {0, 0, 0, 0};
-          for (int32_t k = 0; k < n - c; ++k) acc[k] = t.bias[c + k] + dot1(a, w + k * depth_);
-          vstrhq_p_s32(o + c, requantize_exact(vldrwq_s32(acc), vldrwq_s32(t.factors + c), out_),
-                       vctp32q(uint32_t(n - c)));
+          for (int32_t k = 0; k < n - whole; ++k) acc[k] = t.bias[whole + k] + dot1(a, w + (whole + k) * depth_);
+          vstrhq_p_s32(o + whole, requantize_exact(vldrwq_s32(acc), vldrwq_s32(t.factors + whole), out_),
+                       vctp32q(uint32_t(n - whole)));
         }
       }
     }
@@ -127,48 +145,69 @@ class S16Gemm {
     }
   }
 
-  // Four channels' bias + dot in int32 (fast path: each fits), one input vector for four weight rows.
-  int32x4_t dot4(const int16_t* a, const int8_t* w, const int32_t* bias) const {
-    const int8_t *w0 = w, *w1 = w + depth_, *w2 = w + 2 * depth_, *w3 = w + 3 * depth_;
-    int32_t s0 = bias[0], s1 = bias[1], s2 = bias[2], s3 = bias[3];
-    const int32_t n = depth_ % kS16Lanes;
-    // In assembly so that the six pointers and four accumulators stay in registers (the
-    // compiler spills pointers inside the loop); VMLADAV takes even accumulator registers (Te),
-    // the widening VLDRB.S16 low base registers (l).
-    // The "m" operands say which memory it reads (the input row, the weight rows from w).
-    if (depth_ >= kS16Lanes) {
-      register int32_t count asm("lr") = depth_ / kS16Lanes;
-      asm volatile(
-          "dls lr, lr\n"
-          "1:\n\t"
-          "vldrh.16 q0, [%[a]], #16\n\t"
-          "vldrb.s16 q1, [%[w0]], #8\n\t"
-          "vmladava.s16 %[s0], q0, q1\n\t"
-          "vldrb.s16 q2, [%[w1]], #8\n\t"
-          "vmladava.s16 %[s1], q0, q2\n\t"
-          "vldrb.s16 q1, [%[w2]], #8\n\t"
-          "vmladava.s16 %[s2], q0, q1\n\t"
-          "vldrb.s16 q2, [%[w3]], #8\n\t"
-          "vmladava.s16 %[s3], q0, q2\n\t"
-          "le lr, 1b"
-          : [count] "+r"(count), [a] "+r"(a), [w0] "+l"(w0), [w1] "+l"(w1), [w2] "+l"(w2), [w3] "+l"(w3),
-            [s0] "+Te"(s0), [s1] "+Te"(s1), [s2] "+Te"(s2), [s3] "+Te"(s3)
-          : "m"(*reinterpret_cast<const int16_t(*)[kMaxDim]>(a)), "m"(*reinterpret_cast<const int8_t(*)[kMaxDim]>(w))
-          : "q0", "q1", "q2");
-    }
-    if (n > 0) {  // zeroed input lanes make the unpredicated products of the tail zero
-      const mve_pred16_t p = vctp16q(uint32_t(n));
-      const int16x8_t x = vldrhq_z_s16(a, p);
-      s0 = vmladavaq_s16(s0, x, vldrbq_z_s16(w0, p));
-      s1 = vmladavaq_s16(s1, x, vldrbq_z_s16(w1, p));
-      s2 = vmladavaq_s16(s2, x, vldrbq_z_s16(w2, p));
-      s3 = vmladavaq_s16(s3, x, vldrbq_z_s16(w3, p));
-    }
-    int32x4_t acc = vdupq_n_s32(s0);
-    acc = vsetq_lane_s32(s1, acc, 1);
-    acc = vsetq_lane_s32(s2, acc, 2);
-    return vsetq_lane_s32(s3, acc, 3);
+  // What quads() reads; the assembly addresses it by these offsets.
+  struct S16QuadFrame {
+    const int16_t* row;      // 0
+    const int8_t* weights;   // 4: the first quad's first weight row
+    int32_t quads;           // 8
+    int32_t depth;           // 12
+    int16_t* out;            // 16
+    const int32_t* bias;     // 20: S16ChannelTables::bias of the first block (its factors 256 bytes on)
+  };
+  static_assert(sizeof(S16ChannelTables::bias) == 256, "the assembly finds a quad's factors 256 bytes past its bias");
+
+  // f.quads blocks of four output channels of one row (fast path): per block, the row against
+  // four weight rows in a tail-predicated loop of eight inputs per step (VMLADAV into int32,
+  // sums starting at the bias), then the exact VRMULH output stage on the four sums and a
+  // store. All in assembly, every core register taken: the sums in even registers (r6, r8,
+  // r10, r12: VMLADAV), the weight rows and the output in low ones (r1, r3, r5, r7, r0: the
+  // widening load and the narrowing store), the row in r9, the table in r11, the depth in r2,
+  // the next block's first weight row in r4; the row's start and the blocks left wait on the stack.
+  static void quads(const S16QuadFrame& frame, int32x4_t offset, int32x4_t act_min, int32x4_t act_max) {
+    register const S16QuadFrame* f asm("r8") = &frame;
+    asm volatile(
+        "ldrd r9, r4, [r8]\n\t"      // row, first weight row
+        "ldrd r1, r2, [r8, #8]\n\t"  // quads, depth
+        "ldrd r0, r11, [r8, #16]\n\t"  // out, bias table
+        "push {r1, r9}\n"             // [sp]: quads left, [sp, #4]: the row
+        "1:\n\t"
+        "mov r1, r4\n\t"
+        "add r3, r1, r2\n\t"
+        "add r5, r3, r2\n\t"
+        "add r7, r5, r2\n\t"
+        "add r4, r7, r2\n\t"
+        "ldm r11!, {r6, r8, r10, r12}\n\t"  // the sums start at the bias
+        "dlstp.16 lr, r2\n"
+        "2:\n\t"
+        "vldrh.16 q0, [r9], #16\n\t"
+        "vldrb.s16 q1, [r1], #8\n\t"
+        "vmladava.s16 r6, q0, q1\n\t"
+        "vldrb.s16 q2, [r3], #8\n\t"
+        "vmladava.s16 r8, q0, q2\n\t"
+        "vldrb.s16 q1, [r5], #8\n\t"
+        "vmladava.s16 r10, q0, q1\n\t"
+        "vldrb.s16 q2, [r7], #8\n\t"
+        "vmladava.s16 r12, q0, q2\n\t"
+        "letp lr, 2b\n\t"
+        "vmov d6, r6, r8\n\t"  // q3: the four sums
+        "vmov d7, r10, r12\n\t"
+        "vldrw.32 q0, [r11, #240]\n\t"  // the block's factors (r11 has passed its bias)
+        "vrmulh.s32 q3, q3, q0\n\t"
+        "vadd.i32 q3, q3, %q[offset]\n\t"
+        "vmax.s32 q3, q3, %q[lo]\n\t"
+        "vmin.s32 q3, q3, %q[hi]\n\t"
+        "vstrh.32 q3, [r0], #8\n\t"
+        "ldrd r1, r9, [sp]\n\t"
+        "subs r1, r1, #1\n\t"
+        "str r1, [sp]\n\t"
+        "bne 1b\n\t"
+        "add sp, sp, #8"
+        : [f] "+r"(f)
+        : [offset] "w"(offset), [lo] "w"(act_min), [hi] "w"(act_max)  // "memory": the frame
+        : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r9", "r10", "r11", "r12", "lr", "q0", "q1", "q2", "q3",
+          "cc", "memory");
   }
+
   int32_t dot1(const int16_t* a, const int8_t* w) const {
     int32_t s = 0;
     for (int32_t n = depth_; n > 0; n -= kS16Lanes, a += kS16Lanes, w += kS16Lanes) {

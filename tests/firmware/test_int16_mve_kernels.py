@@ -71,6 +71,7 @@ def families():
             conv(1, 1, (3, 3), 1), conv(3, 5, (4, 5), 1), conv(17, 3, (5, 4), 1), conv(31, 7, (3, 5), 1, stride=2),
             conv(65, 13, (3, 4), 1, act=nn.ReLU6), conv(8, 12, (7, 3), 1, stride=(2, 1), bias=False),
             conv(48, 33, (4, 4), 1, stride=3), conv(9, 6, (1, 1), 1),
+            conv(23, 70, (3, 3), 1),  # two channel groups (64 + 6), the second's last two channels alone
         ],
         "conv_s16_mve": [
             conv(1, 64, (49, 10), (10, 4), stride=2, pad=(5, 1), act=nn.ReLU),  # DS-CNN's first layer
@@ -85,6 +86,9 @@ def families():
             dwconv(17, (7, 7), 3), dwconv(33, (6, 5), 5, pad=2), dwconv(24, (9, 9), 3, stride=2, pad=1, dil=2),
             dwconv(20, (8, 6), (3, 1), pad=(1, 0)), dwconv(5, (4, 4), 2), dwconv(3, (10, 10), 7, stride=3, pad=3),
             dwconv(31, (4, 7), (1, 3), pad=(0, 1), act=nn.ReLU6),
+            dwconv(72, (4, 3), 3, pad=1),  # two channel groups (64 + 8)
+            dwconv(9, (3, 3), 2, pad=2),  # corner windows of padding alone: no valid tap
+            dwconv(13, (9, 9), 8, pad=1),  # 64 taps, the most the kernel lists
         ],
         "avgpool_s16_mve": [
             avgpool(64, (25, 5), (25, 5)),  # DS-CNN's global pool
@@ -153,3 +157,14 @@ def test_int64_and_left_shift_paths_match_host():
         ["conv_s16_1x1_mve", "fc_s16_mve"] * 2 + ["conv_s16_mve", "dwconv_s16_mve"])
     assert sum(requantization_shifts(program, i).max() >= 0 for i in weighted) >= 3
     assert_board_matches_host(program, cases, seed=5)
+
+
+def test_depthwise_with_more_taps_than_listed_falls_back_with_a_reason():
+    """dwconv_s16_mve lists a pixel's taps on the stack (kMveDwMaxTaps): a 9x9 window keeps
+    another tier's kernel, and where that is the reference, inspect says what MVE needs."""
+    torch.manual_seed(5)
+    case = dwconv(3, (10, 10), 9, pad=4)
+    (op,) = [op for op in compile_int16([case]).metadata["ops"] if op["kind"] == "conv2d"]
+    assert op["kernel"] in ("dwconv_s16", "dwconv_s16_dsp")
+    if op["kernel"] == "dwconv_s16":
+        assert "needs at most 64 taps, got 9x9" in op["reason"]

@@ -66,6 +66,20 @@ inline void fill_zero_s16(int16_t* dst, int32_t n) {
       : "lr", "memory");
 }
 
+// The chunks of eight values of row[i], i < n, to every other chunk from dst on (dst: a pair
+// buffer's first chunk for one row, its second for the other).
+inline void interleave_row(int16_t* dst, const int16_t* row, int32_t n) {
+  asm volatile(
+      "dlstp.16 lr, %[n]\n"
+      "1:\n\t"
+      "vldrh.16 q0, [%[row]], #16\n\t"
+      "vstrh.16 q0, [%[dst]], #32\n\t"
+      "letp lr, 1b"
+      : [dst] "+r"(dst), [row] "+r"(row)
+      : [n] "r"(n)
+      : "lr", "q0", "memory");
+}
+
 // sum a[i] * w[i] for i < n in int64 (VMLALDAV), the slow path's dot product.
 inline int64_t dot_wide(const int16_t* a, const int8_t* w, int32_t n) {
   int64_t acc = 0;
@@ -80,6 +94,8 @@ inline int64_t dot_wide(const int16_t* a, const int8_t* w, int32_t n) {
 // filled once per call and group (on the stack): each channel's bias (int32: the bound holds)
 // and VRMULH factor.
 constexpr int32_t kS16ChannelGroup = 64;
+// The deepest rows S16Gemm interleaves in pairs on the stack (deeper ones go one by one).
+constexpr int32_t kS16PairMaxDepth = kMveS16ConvMaxDepth;
 struct S16ChannelTables {
   int32_t bias[kS16ChannelGroup];
   int32_t factors[kS16ChannelGroup];
@@ -95,6 +111,7 @@ class S16Gemm {
       : w_(weights), bias_(bias), multipliers_(multipliers), shifts_(shifts), depth_(depth), out_c_(out_c),
         per_channel_(per_channel), out_(out) {
     fast_ = s16_gemm_fits_int32(weights, bias, shifts, depth, out_c, per_channel, out, abs_sum_s8);
+    pairs_ = depth % kS16Lanes == 0 && depth <= kS16PairMaxDepth && out_c % 4 == 0;
   }
 
   template <typename RowAt>
@@ -109,10 +126,21 @@ class S16Gemm {
     for (int32_t g = 0; g < out_c_; g += kS16ChannelGroup) {
       const int32_t n = out_c_ - g < kS16ChannelGroup ? out_c_ - g : kS16ChannelGroup, whole = n / 4 * 4;
       fill_tables(g, n, t);
-      for (int32_t r = 0; r < rows; ++r) {
+      const int8_t* w = w_ + g * depth_;
+      int32_t r = 0;
+      if (pairs_) {  // rows two at a time, interleaved chunk by chunk (each row asked for once)
+        int16_t pair[2 * kS16PairMaxDepth];
+        for (; r + 1 < rows; r += 2) {
+          interleave_row(pair, row_at(r), depth_);
+          interleave_row(pair + kS16Lanes, row_at(r + 1), depth_);
+          int16_t* o = out + r * out_c_ + g;
+          S16PairFrame frame{pair, w, depth_, n / 4, t.bias, o, o + out_c_};
+          pair_quads(frame, offset, act_min, act_max);
+        }
+      }
+      for (; r < rows; ++r) {
         const int16_t* a = row_at(r);
         int16_t* o = out + r * out_c_ + g;
-        const int8_t* w = w_ + g * depth_;
         if (whole > 0) {
           S16QuadFrame frame{a, w, whole / 4, depth_, o, t.bias};
           quads(frame, offset, act_min, act_max);
@@ -208,6 +236,88 @@ class S16Gemm {
           "cc", "memory");
   }
 
+  // What pair_quads() reads; the assembly copies it to the stack and addresses it there.
+  struct S16PairFrame {
+    const int16_t* pair;     // 0: two rows, interleaved by interleave_row
+    const int8_t* weights;   // 4: the first block's first weight row
+    int32_t depth;           // 8: a multiple of 8
+    int32_t quads;           // 12
+    const int32_t* bias;     // 16: S16ChannelTables::bias of the first block
+    int16_t* out0;           // 20: the first block's outputs of row 0
+    int16_t* out1;           // 24: of row 1
+  };
+
+  // quads() for two rows at once: each weight load feeds both rows' VMLADAV, 16 instructions
+  // per 8 inputs x 2 rows x 4 channels (the single row's loop: 10 per 8 x 1 x 4). The eight sums
+  // take every even core register (r0-r6 row 0, r8-r12 and lr row 1), so the loop counts the
+  // depth in r11 (no low-overhead loop: lr is a sum) and the block's state waits on the stack.
+  static void pair_quads(const S16PairFrame& frame, int32x4_t offset, int32x4_t act_min, int32x4_t act_max) {
+    register const S16PairFrame* f asm("r8") = &frame;
+    asm volatile(
+        "ldm r8, {r0, r1, r2, r3, r4, r5, r6}\n\t"
+        "push {r0, r1, r2, r3, r4, r5, r6}\n"  // the frame at sp
+        "1:\n\t"
+        "ldrd r9, r1, [sp]\n\t"  // the pair, the block's weight rows r1, r3, r5, r7
+        "ldr r11, [sp, #8]\n\t"
+        "add r3, r1, r11\n\t"
+        "add r5, r3, r11\n\t"
+        "add r7, r5, r11\n\t"
+        "add r0, r7, r11\n\t"
+        "str r0, [sp, #4]\n\t"  // the next block's
+        "ldr r0, [sp, #16]\n\t"
+        "ldm r0, {r0, r2, r4, r6}\n\t"  // both rows' sums start at the bias
+        "mov r8, r0\n\t"
+        "mov r10, r2\n\t"
+        "mov r12, r4\n\t"
+        "mov lr, r6\n"
+        "2:\n\t"
+        "vldrh.16 q0, [r9], #16\n\t"
+        "vldrh.16 q1, [r9], #16\n\t"
+        "vldrb.s16 q2, [r1], #8\n\t"
+        "vmladava.s16 r0, q0, q2\n\t"
+        "vmladava.s16 r8, q1, q2\n\t"
+        "vldrb.s16 q3, [r3], #8\n\t"
+        "vmladava.s16 r2, q0, q3\n\t"
+        "vmladava.s16 r10, q1, q3\n\t"
+        "vldrb.s16 q2, [r5], #8\n\t"
+        "vmladava.s16 r4, q0, q2\n\t"
+        "vmladava.s16 r12, q1, q2\n\t"
+        "vldrb.s16 q3, [r7], #8\n\t"
+        "vmladava.s16 r6, q0, q3\n\t"
+        "vmladava.s16 lr, q1, q3\n\t"
+        "subs r11, r11, #8\n\t"
+        "bgt 2b\n\t"
+        "vmov d0, r0, r2\n\t"  // q0: row 0's four sums, q1: row 1's
+        "vmov d1, r4, r6\n\t"
+        "vmov d2, r8, r10\n\t"
+        "vmov d3, r12, lr\n\t"
+        "ldr r0, [sp, #16]\n\t"
+        "vldrw.32 q2, [r0, #256]\n\t"  // the block's factors
+        "adds r0, r0, #16\n\t"
+        "str r0, [sp, #16]\n\t"
+        "vrmulh.s32 q0, q0, q2\n\t"
+        "vrmulh.s32 q1, q1, q2\n\t"
+        "vadd.i32 q0, q0, %q[offset]\n\t"
+        "vadd.i32 q1, q1, %q[offset]\n\t"
+        "vmax.s32 q0, q0, %q[lo]\n\t"
+        "vmax.s32 q1, q1, %q[lo]\n\t"
+        "vmin.s32 q0, q0, %q[hi]\n\t"
+        "vmin.s32 q1, q1, %q[hi]\n\t"
+        "ldrd r1, r3, [sp, #20]\n\t"
+        "vstrh.32 q0, [r1], #8\n\t"
+        "vstrh.32 q1, [r3], #8\n\t"
+        "strd r1, r3, [sp, #20]\n\t"
+        "ldr r1, [sp, #12]\n\t"
+        "subs r1, r1, #1\n\t"
+        "str r1, [sp, #12]\n\t"
+        "bne 1b\n\t"
+        "add sp, sp, #28"
+        : [f] "+r"(f)
+        : [offset] "w"(offset), [lo] "w"(act_min), [hi] "w"(act_max)  // "memory": the frame
+        : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r9", "r10", "r11", "r12", "lr", "q0", "q1", "q2", "q3",
+          "cc", "memory");
+  }
+
   int32_t dot1(const int16_t* a, const int8_t* w) const {
     int32_t s = 0;
     for (int32_t n = depth_; n > 0; n -= kS16Lanes, a += kS16Lanes, w += kS16Lanes) {
@@ -225,6 +335,7 @@ class S16Gemm {
   bool per_channel_;
   OutputStage out_;
   bool fast_;
+  bool pairs_;  // the fast path may take rows two at a time (pair_quads)
 };
 
 }  // namespace mcuflow::kernels::mve

@@ -72,13 +72,16 @@ def families():
             conv(65, 13, (3, 4), 1, act=nn.ReLU6), conv(8, 12, (7, 3), 1, stride=(2, 1), bias=False),
             conv(48, 33, (4, 4), 1, stride=3), conv(9, 6, (1, 1), 1),
             conv(23, 70, (3, 3), 1),  # two channel groups (64 + 6), the second's last two channels alone
+            conv(16, 72, (3, 3), 1),  # rows in pairs (depth 16, 72 channels), two groups, a last row alone
         ],
         "conv_s16_mve": [
             conv(1, 64, (49, 10), (10, 4), stride=2, pad=(5, 1), act=nn.ReLU),  # DS-CNN's first layer
             conv(3, 5, (9, 9), 3, pad=1), conv(16, 30, (8, 8), 3, pad=1, act=nn.ReLU), conv(5, 7, (8, 11), (2, 3)),
             conv(17, 9, (9, 7), 5, stride=2, pad=2), conv(4, 6, (10, 10), 3, pad=2, dil=2),
             conv(1, 1, (5, 5), 3, stride=2, pad=1), conv(7, 3, (6, 5), (3, 1), pad=(1, 0)),
-            conv(3, 4, (3, 3), 2, pad=3), conv(6, 10, (7, 9), (3, 5), stride=(1, 2), pad=(0, 2), dil=(2, 1)),
+            conv(3, 4, (3, 3), 2, pad=3), conv(8, 12, (6, 5), 3, pad=1),  # rows in pairs: depth 72
+            conv(32, 8, (4, 5), 4),  # rows in pairs at the deepest window, 512
+            conv(6, 10, (7, 9), (3, 5), stride=(1, 2), pad=(0, 2), dil=(2, 1)),
         ],
         "dwconv_s16_mve": [
             dwconv(64, (25, 5), 3, pad=1, act=nn.ReLU),  # DS-CNN's depthwise layers
@@ -98,6 +101,7 @@ def families():
         "fc_s16_mve": [
             linear(1, 64, 12), linear(1, 1, 1), linear(1, 7, 5), linear(1, 16, 4, act=nn.ReLU), linear(1, 17, 33),
             linear(1, 200, 10), linear(3, 24, 9), linear(5, 33, 7, act=nn.ReLU), linear(2, 48, 16),
+            linear(3, 32, 8),  # a pair of rows, then one alone
         ],
     }
 

@@ -29,10 +29,11 @@ void conv_s16_mve(const ConvParams& p, const int16_t* input, const int8_t* weigh
     for (int32_t ky = rows.begin; ky < rows.end; ++ky, tap += row_values, in += row_step) {
       mve::fill_zero_s16(tap, before);
       if (dil_w == 1) {  // the row's valid taps are one run of pixels
-        mve::copy_s16(tap + before, in, valid);
+        mve::copy_bytes(reinterpret_cast<int8_t*>(tap + before), reinterpret_cast<const int8_t*>(in), 2 * valid);
       } else {
         const int16_t* from = in;
-        for (int32_t kx = cols.begin; kx < cols.end; ++kx, from += run_step) mve::copy_s16(tap + kx * in_c, from, in_c);
+        for (int32_t kx = cols.begin; kx < cols.end; ++kx, from += run_step)
+          mve::copy_bytes(reinterpret_cast<int8_t*>(tap + kx * in_c), reinterpret_cast<const int8_t*>(from), 2 * in_c);
       }
       mve::fill_zero_s16(tap + before + valid, after);
     }

@@ -17,6 +17,7 @@
 #include <arm_mve.h>
 
 #include "../reference/s16_common.h"
+#include "mve_blocks.h"
 
 namespace mcuflow::kernels::mve {
 
@@ -39,21 +40,9 @@ inline int32x4_t requantize_exact(int32x4_t acc, int32x4_t factors, const Output
   return vminq_s32(vmaxq_s32(y, vdupq_n_s32(o.act_min)), vdupq_n_s32(o.act_max));
 }
 
-// dst[i] = src[i] (copy_s16) or 0 (fill_zero_s16) for i < n, eight values per step in a
-// tail-predicated loop (in assembly: GCC 12 rebuilds the VCTP predicate in every step of an
-// intrinsics loop). DLSTP behind a test: WLSTP with a zero count faulted under QEMU 7.2.
-inline void copy_s16(int16_t* dst, const int16_t* src, int32_t n) {
-  if (n <= 0) return;
-  asm volatile(
-      "dlstp.16 lr, %[n]\n"
-      "1:\n\t"
-      "vldrh.16 q0, [%[src]], #16\n\t"
-      "vstrh.16 q0, [%[dst]], #16\n\t"
-      "letp lr, 1b"
-      : [dst] "+r"(dst), [src] "+r"(src)
-      : [n] "r"(n)
-      : "lr", "q0", "memory");
-}
+// dst[i] = 0 for i < n, eight values per step in a tail-predicated loop (in assembly: GCC 12
+// rebuilds the VCTP predicate at every step of an intrinsics loop). DLSTP behind a test: the
+// WLSTP form of this loop ran past its count under QEMU 7.2.
 inline void fill_zero_s16(int16_t* dst, int32_t n) {
   if (n <= 0) return;
   asm volatile(
@@ -100,6 +89,14 @@ struct S16ChannelTables {
   int32_t bias[kS16ChannelGroup];
   int32_t factors[kS16ChannelGroup];
 };
+
+// The operands of quads() and pair_quads(): the frame pointer (r8), the output stage's vectors,
+// every other core register and q0-q3 clobbered; "memory": the frame and what the loop reads and writes.
+#define MCUFLOW_S16_BLOCK_OPERANDS                                                                                   \
+  : [f] "+r"(f)                                                                                                      \
+  : [offset] "w"(offset), [lo] "w"(act_min), [hi] "w"(act_max)                                                       \
+  : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r9", "r10", "r11", "r12", "lr", "q0", "q1", "q2", "q3", "cc",    \
+    "memory"
 
 // A weighted layer as a matrix: out[r][oc] = requantize(bias[oc] + sum_k a_r[k] * w[oc][k]),
 // k < depth, for rows a_r = row_at(r) (an fc row, a 1x1 conv's input pixel, a conv's gathered
@@ -230,10 +227,7 @@ class S16Gemm {
         "str r1, [sp]\n\t"
         "bne 1b\n\t"
         "add sp, sp, #8"
-        : [f] "+r"(f)
-        : [offset] "w"(offset), [lo] "w"(act_min), [hi] "w"(act_max)  // "memory": the frame
-        : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r9", "r10", "r11", "r12", "lr", "q0", "q1", "q2", "q3",
-          "cc", "memory");
+        MCUFLOW_S16_BLOCK_OPERANDS);
   }
 
   // What pair_quads() reads; the assembly copies it to the stack and addresses it there.
@@ -312,10 +306,7 @@ class S16Gemm {
         "str r1, [sp, #12]\n\t"
         "bne 1b\n\t"
         "add sp, sp, #28"
-        : [f] "+r"(f)
-        : [offset] "w"(offset), [lo] "w"(act_min), [hi] "w"(act_max)  // "memory": the frame
-        : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r9", "r10", "r11", "r12", "lr", "q0", "q1", "q2", "q3",
-          "cc", "memory");
+        MCUFLOW_S16_BLOCK_OPERANDS);
   }
 
   int32_t dot1(const int16_t* a, const int8_t* w) const {
@@ -337,6 +328,7 @@ class S16Gemm {
   bool fast_;
   bool pairs_;  // the fast path may take rows two at a time (pair_quads)
 };
+#undef MCUFLOW_S16_BLOCK_OPERANDS
 
 }  // namespace mcuflow::kernels::mve
 

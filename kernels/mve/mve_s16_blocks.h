@@ -17,6 +17,7 @@
 #include <arm_mve.h>
 
 #include "../reference/s16_common.h"
+#include "mve_blocks.h"
 
 namespace mcuflow::kernels::mve {
 
@@ -39,15 +40,33 @@ inline int32x4_t requantize_exact(int32x4_t acc, int32x4_t factors, const Output
   return vminq_s32(vmaxq_s32(y, vdupq_n_s32(o.act_min)), vdupq_n_s32(o.act_max));
 }
 
-// dst[i] = src[i] (copy_s16) or 0 (fill_zero_s16) for i < n, eight values per step.
-inline void copy_s16(int16_t* dst, const int16_t* src, int32_t n) {
-  for (; n > 0; n -= kS16Lanes, dst += kS16Lanes, src += kS16Lanes) {
-    const mve_pred16_t p = vctp16q(uint32_t(n));
-    vstrhq_p_s16(dst, vldrhq_z_s16(src, p), p);
-  }
-}
+// dst[i] = 0 for i < n, eight values per step in a tail-predicated loop (in assembly: GCC 12
+// rebuilds the VCTP predicate at every step of an intrinsics loop). DLSTP behind a test: the
+// WLSTP form of this loop ran past its count under QEMU 7.2.
 inline void fill_zero_s16(int16_t* dst, int32_t n) {
-  for (; n > 0; n -= kS16Lanes, dst += kS16Lanes) vstrhq_p_s16(dst, vdupq_n_s16(0), vctp16q(uint32_t(n)));
+  if (n <= 0) return;
+  asm volatile(
+      "dlstp.16 lr, %[n]\n"
+      "1:\n\t"
+      "vstrh.16 %q[zero], [%[dst]], #16\n\t"
+      "letp lr, 1b"
+      : [dst] "+r"(dst)
+      : [n] "r"(n), [zero] "w"(vdupq_n_s16(0))
+      : "lr", "memory");
+}
+
+// The chunks of eight values of row[i], i < n, to every other chunk from dst on (dst: a pair
+// buffer's first chunk for one row, its second for the other).
+inline void interleave_row(int16_t* dst, const int16_t* row, int32_t n) {
+  asm volatile(
+      "dlstp.16 lr, %[n]\n"
+      "1:\n\t"
+      "vldrh.16 q0, [%[row]], #16\n\t"
+      "vstrh.16 q0, [%[dst]], #32\n\t"
+      "letp lr, 1b"
+      : [dst] "+r"(dst), [row] "+r"(row)
+      : [n] "r"(n)
+      : "lr", "q0", "memory");
 }
 
 // sum a[i] * w[i] for i < n in int64 (VMLALDAV), the slow path's dot product.
@@ -64,10 +83,20 @@ inline int64_t dot_wide(const int16_t* a, const int8_t* w, int32_t n) {
 // filled once per call and group (on the stack): each channel's bias (int32: the bound holds)
 // and VRMULH factor.
 constexpr int32_t kS16ChannelGroup = 64;
+// The deepest rows S16Gemm interleaves in pairs on the stack (deeper ones go one by one).
+constexpr int32_t kS16PairMaxDepth = kMveS16ConvMaxDepth;
 struct S16ChannelTables {
   int32_t bias[kS16ChannelGroup];
   int32_t factors[kS16ChannelGroup];
 };
+
+// The operands of quads() and pair_quads(): the frame pointer (r8), the output stage's vectors,
+// every other core register and q0-q3 clobbered; "memory": the frame and what the loop reads and writes.
+#define MCUFLOW_S16_BLOCK_OPERANDS                                                                                   \
+  : [f] "+r"(f)                                                                                                      \
+  : [offset] "w"(offset), [lo] "w"(act_min), [hi] "w"(act_max)                                                       \
+  : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r9", "r10", "r11", "r12", "lr", "q0", "q1", "q2", "q3", "cc",    \
+    "memory"
 
 // A weighted layer as a matrix: out[r][oc] = requantize(bias[oc] + sum_k a_r[k] * w[oc][k]),
 // k < depth, for rows a_r = row_at(r) (an fc row, a 1x1 conv's input pixel, a conv's gathered
@@ -79,6 +108,7 @@ class S16Gemm {
       : w_(weights), bias_(bias), multipliers_(multipliers), shifts_(shifts), depth_(depth), out_c_(out_c),
         per_channel_(per_channel), out_(out) {
     fast_ = s16_gemm_fits_int32(weights, bias, shifts, depth, out_c, per_channel, out, abs_sum_s8);
+    pairs_ = depth % kS16Lanes == 0 && depth <= kS16PairMaxDepth && out_c % 4 == 0;
   }
 
   template <typename RowAt>
@@ -88,22 +118,35 @@ class S16Gemm {
       return;
     }
     S16ChannelTables t;
+    const int32x4_t offset = vdupq_n_s32(out_.output_offset), act_min = vdupq_n_s32(out_.act_min),
+                    act_max = vdupq_n_s32(out_.act_max);
     for (int32_t g = 0; g < out_c_; g += kS16ChannelGroup) {
-      const int32_t n = out_c_ - g < kS16ChannelGroup ? out_c_ - g : kS16ChannelGroup;
+      const int32_t n = out_c_ - g < kS16ChannelGroup ? out_c_ - g : kS16ChannelGroup, whole = n / 4 * 4;
       fill_tables(g, n, t);
-      for (int32_t r = 0; r < rows; ++r) {
+      const int8_t* w = w_ + g * depth_;
+      int32_t r = 0;
+      if (pairs_) {  // rows two at a time, interleaved chunk by chunk (each row asked for once)
+        int16_t pair[2 * kS16PairMaxDepth];
+        for (; r + 1 < rows; r += 2) {
+          interleave_row(pair, row_at(r), depth_);
+          interleave_row(pair + kS16Lanes, row_at(r + 1), depth_);
+          int16_t* o = out + r * out_c_ + g;
+          S16PairFrame frame{pair, w, depth_, n / 4, t.bias, o, o + out_c_};
+          pair_quads(frame, offset, act_min, act_max);
+        }
+      }
+      for (; r < rows; ++r) {
         const int16_t* a = row_at(r);
         int16_t* o = out + r * out_c_ + g;
-        const int8_t* w = w_ + g * depth_;
-        int32_t c = 0;
-        for (; c + 4 <= n; c += 4, w += 4 * depth_) {
-          vstrhq_s32(o + c, requantize_exact(dot4(a, w, t.bias + c), vldrwq_s32(t.factors + c), out_));
+        if (whole > 0) {
+          S16QuadFrame frame{a, w, whole / 4, depth_, o, t.bias};
+          quads(frame, offset, act_min, act_max);
         }
-        if (c < n) {
+        if (whole < n) {  // the last 1 ... 3 channels
           int32_t acc[4] = {0, 0, 0, 0};
-          for (int32_t k = 0; k < n - c; ++k) acc[k] = t.bias[c + k] + dot1(a, w + k * depth_);
-          vstrhq_p_s32(o + c, requantize_exact(vldrwq_s32(acc), vldrwq_s32(t.factors + c), out_),
-                       vctp32q(uint32_t(n - c)));
+          for (int32_t k = 0; k < n - whole; ++k) acc[k] = t.bias[whole + k] + dot1(a, w + (whole + k) * depth_);
+          vstrhq_p_s32(o + whole, requantize_exact(vldrwq_s32(acc), vldrwq_s32(t.factors + whole), out_),
+                       vctp32q(uint32_t(n - whole)));
         }
       }
     }
@@ -127,48 +170,145 @@ class S16Gemm {
     }
   }
 
-  // Four channels' bias + dot in int32 (fast path: each fits), one input vector for four weight rows.
-  int32x4_t dot4(const int16_t* a, const int8_t* w, const int32_t* bias) const {
-    const int8_t *w0 = w, *w1 = w + depth_, *w2 = w + 2 * depth_, *w3 = w + 3 * depth_;
-    int32_t s0 = bias[0], s1 = bias[1], s2 = bias[2], s3 = bias[3];
-    const int32_t n = depth_ % kS16Lanes;
-    // In assembly so that the six pointers and four accumulators stay in registers (the
-    // compiler spills pointers inside the loop); VMLADAV takes even accumulator registers (Te),
-    // the widening VLDRB.S16 low base registers (l).
-    // The "m" operands say which memory it reads (the input row, the weight rows from w).
-    if (depth_ >= kS16Lanes) {
-      register int32_t count asm("lr") = depth_ / kS16Lanes;
-      asm volatile(
-          "dls lr, lr\n"
-          "1:\n\t"
-          "vldrh.16 q0, [%[a]], #16\n\t"
-          "vldrb.s16 q1, [%[w0]], #8\n\t"
-          "vmladava.s16 %[s0], q0, q1\n\t"
-          "vldrb.s16 q2, [%[w1]], #8\n\t"
-          "vmladava.s16 %[s1], q0, q2\n\t"
-          "vldrb.s16 q1, [%[w2]], #8\n\t"
-          "vmladava.s16 %[s2], q0, q1\n\t"
-          "vldrb.s16 q2, [%[w3]], #8\n\t"
-          "vmladava.s16 %[s3], q0, q2\n\t"
-          "le lr, 1b"
-          : [count] "+r"(count), [a] "+r"(a), [w0] "+l"(w0), [w1] "+l"(w1), [w2] "+l"(w2), [w3] "+l"(w3),
-            [s0] "+Te"(s0), [s1] "+Te"(s1), [s2] "+Te"(s2), [s3] "+Te"(s3)
-          : "m"(*reinterpret_cast<const int16_t(*)[kMaxDim]>(a)), "m"(*reinterpret_cast<const int8_t(*)[kMaxDim]>(w))
-          : "q0", "q1", "q2");
-    }
-    if (n > 0) {  // zeroed input lanes make the unpredicated products of the tail zero
-      const mve_pred16_t p = vctp16q(uint32_t(n));
-      const int16x8_t x = vldrhq_z_s16(a, p);
-      s0 = vmladavaq_s16(s0, x, vldrbq_z_s16(w0, p));
-      s1 = vmladavaq_s16(s1, x, vldrbq_z_s16(w1, p));
-      s2 = vmladavaq_s16(s2, x, vldrbq_z_s16(w2, p));
-      s3 = vmladavaq_s16(s3, x, vldrbq_z_s16(w3, p));
-    }
-    int32x4_t acc = vdupq_n_s32(s0);
-    acc = vsetq_lane_s32(s1, acc, 1);
-    acc = vsetq_lane_s32(s2, acc, 2);
-    return vsetq_lane_s32(s3, acc, 3);
+  // What quads() reads; the assembly addresses it by these offsets.
+  struct S16QuadFrame {
+    const int16_t* row;      // 0
+    const int8_t* weights;   // 4: the first quad's first weight row
+    int32_t quads;           // 8
+    int32_t depth;           // 12
+    int16_t* out;            // 16
+    const int32_t* bias;     // 20: S16ChannelTables::bias of the first block (its factors 256 bytes on)
+  };
+  static_assert(sizeof(S16ChannelTables::bias) == 256, "the assembly finds a quad's factors 256 bytes past its bias");
+
+  // f.quads blocks of four output channels of one row (fast path): per block, the row against
+  // four weight rows in a tail-predicated loop of eight inputs per step (VMLADAV into int32,
+  // sums starting at the bias), then the exact VRMULH output stage on the four sums and a
+  // store. All in assembly, every core register taken: the sums in even registers (r6, r8,
+  // r10, r12: VMLADAV), the weight rows and the output in low ones (r1, r3, r5, r7, r0: the
+  // widening load and the narrowing store), the row in r9, the table in r11, the depth in r2,
+  // the next block's first weight row in r4; the row's start and the blocks left wait on the stack.
+  static void quads(const S16QuadFrame& frame, int32x4_t offset, int32x4_t act_min, int32x4_t act_max) {
+    register const S16QuadFrame* f asm("r8") = &frame;
+    asm volatile(
+        "ldrd r9, r4, [r8]\n\t"      // row, first weight row
+        "ldrd r1, r2, [r8, #8]\n\t"  // quads, depth
+        "ldrd r0, r11, [r8, #16]\n\t"  // out, bias table
+        "push {r1, r9}\n"             // [sp]: quads left, [sp, #4]: the row
+        "1:\n\t"
+        "mov r1, r4\n\t"
+        "add r3, r1, r2\n\t"
+        "add r5, r3, r2\n\t"
+        "add r7, r5, r2\n\t"
+        "add r4, r7, r2\n\t"
+        "ldm r11!, {r6, r8, r10, r12}\n\t"  // the sums start at the bias
+        "dlstp.16 lr, r2\n"
+        "2:\n\t"
+        "vldrh.16 q0, [r9], #16\n\t"
+        "vldrb.s16 q1, [r1], #8\n\t"
+        "vmladava.s16 r6, q0, q1\n\t"
+        "vldrb.s16 q2, [r3], #8\n\t"
+        "vmladava.s16 r8, q0, q2\n\t"
+        "vldrb.s16 q1, [r5], #8\n\t"
+        "vmladava.s16 r10, q0, q1\n\t"
+        "vldrb.s16 q2, [r7], #8\n\t"
+        "vmladava.s16 r12, q0, q2\n\t"
+        "letp lr, 2b\n\t"
+        "vmov d6, r6, r8\n\t"  // q3: the four sums
+        "vmov d7, r10, r12\n\t"
+        "vldrw.32 q0, [r11, #240]\n\t"  // the block's factors (r11 has passed its bias)
+        "vrmulh.s32 q3, q3, q0\n\t"
+        "vadd.i32 q3, q3, %q[offset]\n\t"
+        "vmax.s32 q3, q3, %q[lo]\n\t"
+        "vmin.s32 q3, q3, %q[hi]\n\t"
+        "vstrh.32 q3, [r0], #8\n\t"
+        "ldrd r1, r9, [sp]\n\t"
+        "subs r1, r1, #1\n\t"
+        "str r1, [sp]\n\t"
+        "bne 1b\n\t"
+        "add sp, sp, #8"
+        MCUFLOW_S16_BLOCK_OPERANDS);
   }
+
+  // What pair_quads() reads; the assembly copies it to the stack and addresses it there.
+  struct S16PairFrame {
+    const int16_t* pair;     // 0: two rows, interleaved by interleave_row
+    const int8_t* weights;   // 4: the first block's first weight row
+    int32_t depth;           // 8: a multiple of 8
+    int32_t quads;           // 12
+    const int32_t* bias;     // 16: S16ChannelTables::bias of the first block
+    int16_t* out0;           // 20: the first block's outputs of row 0
+    int16_t* out1;           // 24: of row 1
+  };
+
+  // quads() for two rows at once: each weight load feeds both rows' VMLADAV, 16 instructions
+  // per 8 inputs x 2 rows x 4 channels (the single row's loop: 10 per 8 x 1 x 4). The eight sums
+  // take every even core register (r0-r6 row 0, r8-r12 and lr row 1), so the loop counts the
+  // depth in r11 (no low-overhead loop: lr is a sum) and the block's state waits on the stack.
+  static void pair_quads(const S16PairFrame& frame, int32x4_t offset, int32x4_t act_min, int32x4_t act_max) {
+    register const S16PairFrame* f asm("r8") = &frame;
+    asm volatile(
+        "ldm r8, {r0, r1, r2, r3, r4, r5, r6}\n\t"
+        "push {r0, r1, r2, r3, r4, r5, r6}\n"  // the frame at sp
+        "1:\n\t"
+        "ldrd r9, r1, [sp]\n\t"  // the pair, the block's weight rows r1, r3, r5, r7
+        "ldr r11, [sp, #8]\n\t"
+        "add r3, r1, r11\n\t"
+        "add r5, r3, r11\n\t"
+        "add r7, r5, r11\n\t"
+        "add r0, r7, r11\n\t"
+        "str r0, [sp, #4]\n\t"  // the next block's
+        "ldr r0, [sp, #16]\n\t"
+        "ldm r0, {r0, r2, r4, r6}\n\t"  // both rows' sums start at the bias
+        "mov r8, r0\n\t"
+        "mov r10, r2\n\t"
+        "mov r12, r4\n\t"
+        "mov lr, r6\n"
+        "2:\n\t"
+        "vldrh.16 q0, [r9], #16\n\t"
+        "vldrh.16 q1, [r9], #16\n\t"
+        "vldrb.s16 q2, [r1], #8\n\t"
+        "vmladava.s16 r0, q0, q2\n\t"
+        "vmladava.s16 r8, q1, q2\n\t"
+        "vldrb.s16 q3, [r3], #8\n\t"
+        "vmladava.s16 r2, q0, q3\n\t"
+        "vmladava.s16 r10, q1, q3\n\t"
+        "vldrb.s16 q2, [r5], #8\n\t"
+        "vmladava.s16 r4, q0, q2\n\t"
+        "vmladava.s16 r12, q1, q2\n\t"
+        "vldrb.s16 q3, [r7], #8\n\t"
+        "vmladava.s16 r6, q0, q3\n\t"
+        "vmladava.s16 lr, q1, q3\n\t"
+        "subs r11, r11, #8\n\t"
+        "bgt 2b\n\t"
+        "vmov d0, r0, r2\n\t"  // q0: row 0's four sums, q1: row 1's
+        "vmov d1, r4, r6\n\t"
+        "vmov d2, r8, r10\n\t"
+        "vmov d3, r12, lr\n\t"
+        "ldr r0, [sp, #16]\n\t"
+        "vldrw.32 q2, [r0, #256]\n\t"  // the block's factors
+        "adds r0, r0, #16\n\t"
+        "str r0, [sp, #16]\n\t"
+        "vrmulh.s32 q0, q0, q2\n\t"
+        "vrmulh.s32 q1, q1, q2\n\t"
+        "vadd.i32 q0, q0, %q[offset]\n\t"
+        "vadd.i32 q1, q1, %q[offset]\n\t"
+        "vmax.s32 q0, q0, %q[lo]\n\t"
+        "vmax.s32 q1, q1, %q[lo]\n\t"
+        "vmin.s32 q0, q0, %q[hi]\n\t"
+        "vmin.s32 q1, q1, %q[hi]\n\t"
+        "ldrd r1, r3, [sp, #20]\n\t"
+        "vstrh.32 q0, [r1], #8\n\t"
+        "vstrh.32 q1, [r3], #8\n\t"
+        "strd r1, r3, [sp, #20]\n\t"
+        "ldr r1, [sp, #12]\n\t"
+        "subs r1, r1, #1\n\t"
+        "str r1, [sp, #12]\n\t"
+        "bne 1b\n\t"
+        "add sp, sp, #28"
+        MCUFLOW_S16_BLOCK_OPERANDS);
+  }
+
   int32_t dot1(const int16_t* a, const int8_t* w) const {
     int32_t s = 0;
     for (int32_t n = depth_; n > 0; n -= kS16Lanes, a += kS16Lanes, w += kS16Lanes) {
@@ -186,7 +326,9 @@ class S16Gemm {
   bool per_channel_;
   OutputStage out_;
   bool fast_;
+  bool pairs_;  // the fast path may take rows two at a time (pair_quads)
 };
+#undef MCUFLOW_S16_BLOCK_OPERANDS
 
 }  // namespace mcuflow::kernels::mve
 

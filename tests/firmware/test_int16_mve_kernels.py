@@ -71,13 +71,17 @@ def families():
             conv(1, 1, (3, 3), 1), conv(3, 5, (4, 5), 1), conv(17, 3, (5, 4), 1), conv(31, 7, (3, 5), 1, stride=2),
             conv(65, 13, (3, 4), 1, act=nn.ReLU6), conv(8, 12, (7, 3), 1, stride=(2, 1), bias=False),
             conv(48, 33, (4, 4), 1, stride=3), conv(9, 6, (1, 1), 1),
+            conv(23, 70, (3, 3), 1),  # two channel groups (64 + 6), the second's last two channels alone
+            conv(16, 72, (3, 3), 1),  # rows in pairs (depth 16, 72 channels), two groups, a last row alone
         ],
         "conv_s16_mve": [
             conv(1, 64, (49, 10), (10, 4), stride=2, pad=(5, 1), act=nn.ReLU),  # DS-CNN's first layer
             conv(3, 5, (9, 9), 3, pad=1), conv(16, 30, (8, 8), 3, pad=1, act=nn.ReLU), conv(5, 7, (8, 11), (2, 3)),
             conv(17, 9, (9, 7), 5, stride=2, pad=2), conv(4, 6, (10, 10), 3, pad=2, dil=2),
             conv(1, 1, (5, 5), 3, stride=2, pad=1), conv(7, 3, (6, 5), (3, 1), pad=(1, 0)),
-            conv(3, 4, (3, 3), 2, pad=3), conv(6, 10, (7, 9), (3, 5), stride=(1, 2), pad=(0, 2), dil=(2, 1)),
+            conv(3, 4, (3, 3), 2, pad=3), conv(8, 12, (6, 5), 3, pad=1),  # rows in pairs: depth 72
+            conv(32, 8, (4, 5), 4),  # rows in pairs at the deepest window, 512
+            conv(6, 10, (7, 9), (3, 5), stride=(1, 2), pad=(0, 2), dil=(2, 1)),
         ],
         "dwconv_s16_mve": [
             dwconv(64, (25, 5), 3, pad=1, act=nn.ReLU),  # DS-CNN's depthwise layers
@@ -85,6 +89,9 @@ def families():
             dwconv(17, (7, 7), 3), dwconv(33, (6, 5), 5, pad=2), dwconv(24, (9, 9), 3, stride=2, pad=1, dil=2),
             dwconv(20, (8, 6), (3, 1), pad=(1, 0)), dwconv(5, (4, 4), 2), dwconv(3, (10, 10), 7, stride=3, pad=3),
             dwconv(31, (4, 7), (1, 3), pad=(0, 1), act=nn.ReLU6),
+            dwconv(72, (4, 3), 3, pad=1),  # two channel groups (64 + 8)
+            dwconv(9, (3, 3), 2, pad=2),  # corner windows of padding alone: no valid tap
+            dwconv(13, (9, 9), 8, pad=1),  # 64 taps, the most the kernel lists
         ],
         "avgpool_s16_mve": [
             avgpool(64, (25, 5), (25, 5)),  # DS-CNN's global pool
@@ -94,6 +101,7 @@ def families():
         "fc_s16_mve": [
             linear(1, 64, 12), linear(1, 1, 1), linear(1, 7, 5), linear(1, 16, 4, act=nn.ReLU), linear(1, 17, 33),
             linear(1, 200, 10), linear(3, 24, 9), linear(5, 33, 7, act=nn.ReLU), linear(2, 48, 16),
+            linear(3, 32, 8),  # a pair of rows, then one alone
         ],
     }
 
@@ -153,3 +161,14 @@ def test_int64_and_left_shift_paths_match_host():
         ["conv_s16_1x1_mve", "fc_s16_mve"] * 2 + ["conv_s16_mve", "dwconv_s16_mve"])
     assert sum(requantization_shifts(program, i).max() >= 0 for i in weighted) >= 3
     assert_board_matches_host(program, cases, seed=5)
+
+
+def test_depthwise_with_more_taps_than_listed_falls_back_with_a_reason():
+    """dwconv_s16_mve lists a pixel's taps on the stack (kMveDwMaxTaps): a 9x9 window keeps
+    another tier's kernel, and where that is the reference, inspect says what MVE needs."""
+    torch.manual_seed(5)
+    case = dwconv(3, (10, 10), 9, pad=4)
+    (op,) = [op for op in compile_int16([case]).metadata["ops"] if op["kind"] == "conv2d"]
+    assert op["kernel"] in ("dwconv_s16", "dwconv_s16_dsp")
+    if op["kernel"] == "dwconv_s16":
+        assert "needs at most 64 taps, got 9x9" in op["reason"]

@@ -274,8 +274,10 @@ inline Refusal conv_s16_mve_refusal(const ConvParams& p) {
   if (p.groups != 1) return Refusal::kGroups;
   return int64_t(p.k_h) * p.k_w * p.in_c > kMveS16ConvMaxDepth ? Refusal::kWindowDepth : Refusal::kNone;
 }
+// dwconv_s16_mve lists a pixel's valid taps on the stack: at most kMveDwMaxTaps.
 inline Refusal dwconv_s16_mve_refusal(const DwConvParams& p) {
-  return p.ch_mult != 1 ? Refusal::kChannelMultiplier : Refusal::kNone;
+  if (p.ch_mult != 1) return Refusal::kChannelMultiplier;
+  return int64_t(p.k_h) * p.k_w > kMveDwMaxTaps ? Refusal::kTaps : Refusal::kNone;
 }
 void conv_s16_1x1_mve(const ConvParams& p, const int16_t* input, const int8_t* weights, const int64_t* bias,
                       const int32_t* multipliers, const int32_t* shifts, int16_t* output);

@@ -35,14 +35,10 @@ import torch.nn.functional as F
 
 from mcuflow.zoo import ModelSpec, spec
 from mcuflow.zoo.extra import Bottleneck, MobileNetV3Small, SqueezeExcite, _divisible
+from mcuflow.zoo.families import conv_bn_act
 from mcuflow.zoo.mlperf import natural_images
 
 __all__ = ["SPECS", "EfficientNet", "MnasNet", "MobileNetV3Large", "ResNet18", "ShuffleNetV2", "SqueezeNet11"]
-
-
-def _conv_bn_act(cin: int, cout: int, kernel: int, stride: int = 1, groups: int = 1, activation=nn.ReLU):
-    layers = [nn.Conv2d(cin, cout, kernel, stride, kernel // 2, groups=groups, bias=False), nn.BatchNorm2d(cout)]
-    return nn.Sequential(*layers, activation()) if activation else nn.Sequential(*layers)
 
 
 class MobileNetV3Large(MobileNetV3Small):
@@ -66,15 +62,15 @@ class MnasNet(nn.Module):
     def __init__(self, num_classes: int = 2, width: float = 0.5):
         super().__init__()
         stem, c = _divisible(32 * width), _divisible(16 * width)
-        layers = [_conv_bn_act(3, stem, 3, 2), _conv_bn_act(stem, stem, 3, groups=stem),
-                  _conv_bn_act(stem, c, 1, activation=None)]
+        layers = [conv_bn_act(3, stem, 3, 2), conv_bn_act(stem, stem, 3, groups=stem),
+                  conv_bn_act(stem, c, 1, activation=None)]
         for expansion, kernel, channels, repeats, stride in self.STACKS:
             out = _divisible(channels * width)
             for i in range(repeats):
                 layers.append(Bottleneck(c, kernel, c * expansion, out, False, nn.ReLU, stride if i == 0 else 1))
                 c = out
         last = _divisible(1280 * width)
-        layers.append(_conv_bn_act(c, last, 1))
+        layers.append(conv_bn_act(c, last, 1))
         self.features = nn.Sequential(*layers)
         self.classifier = nn.Linear(last, num_classes)
 
@@ -99,11 +95,11 @@ class _ShuffleUnit(nn.Module):
         self.stride = stride
         half = cout // 2
         branch_in = cin if stride == 2 else cin // 2
-        self.branch = nn.Sequential(_conv_bn_act(branch_in, half, 1),
-                                    _conv_bn_act(half, half, 3, stride, groups=half, activation=None),
-                                    _conv_bn_act(half, half, 1))
-        self.shortcut = nn.Sequential(_conv_bn_act(cin, cin, 3, 2, groups=cin, activation=None),
-                                      _conv_bn_act(cin, half, 1)) if stride == 2 else None
+        self.branch = nn.Sequential(conv_bn_act(branch_in, half, 1),
+                                    conv_bn_act(half, half, 3, stride, groups=half, activation=None),
+                                    conv_bn_act(half, half, 1))
+        self.shortcut = nn.Sequential(conv_bn_act(cin, cin, 3, 2, groups=cin, activation=None),
+                                      conv_bn_act(cin, half, 1)) if stride == 2 else None
 
     def forward(self, x):
         if self.shortcut is None:
@@ -121,12 +117,12 @@ class ShuffleNetV2(nn.Module):
 
     def __init__(self, num_classes: int = 2, widths=(48, 96, 192), repeats=(4, 8, 4), last: int = 1024):
         super().__init__()
-        layers, c = [_conv_bn_act(3, 24, 3, 2), nn.MaxPool2d(3, 2, 1)], 24
+        layers, c = [conv_bn_act(3, 24, 3, 2), nn.MaxPool2d(3, 2, 1)], 24
         for width, count in zip(widths, repeats):
             for i in range(count):
                 layers.append(_ShuffleUnit(c, width, 2 if i == 0 else 1))
                 c = width
-        layers.append(_conv_bn_act(c, last, 1))
+        layers.append(conv_bn_act(c, last, 1))
         self.features = nn.Sequential(*layers)
         self.classifier = nn.Linear(last, num_classes)
 
@@ -178,8 +174,8 @@ class _BasicBlock(nn.Module):
 
     def __init__(self, cin: int, cout: int, stride: int):
         super().__init__()
-        self.body = nn.Sequential(_conv_bn_act(cin, cout, 3, stride), _conv_bn_act(cout, cout, 3, activation=None))
-        self.shortcut = _conv_bn_act(cin, cout, 1, stride, activation=None) if stride != 1 or cin != cout else None
+        self.body = nn.Sequential(conv_bn_act(cin, cout, 3, stride), conv_bn_act(cout, cout, 3, activation=None))
+        self.shortcut = conv_bn_act(cin, cout, 1, stride, activation=None) if stride != 1 or cin != cout else None
 
     def forward(self, x):
         return F.relu(self.body(x) + (x if self.shortcut is None else self.shortcut(x)))
@@ -193,7 +189,7 @@ class ResNet18(nn.Module):
     def __init__(self, num_classes: int = 10, width: float = 0.25):
         super().__init__()
         widths = [int(64 * width * 2 ** i) for i in range(4)]
-        layers, c = [_conv_bn_act(3, widths[0], 7, 2), nn.MaxPool2d(3, 2, 1)], widths[0]
+        layers, c = [conv_bn_act(3, widths[0], 7, 2), nn.MaxPool2d(3, 2, 1)], widths[0]
         for i, w in enumerate(widths):
             layers += [_BasicBlock(c, w, 2 if i else 1), _BasicBlock(w, w, 1)]
             c = w
@@ -216,7 +212,7 @@ class EfficientNet(nn.Module):
     def __init__(self, num_classes: int = 2, width: float = 0.35):
         super().__init__()
         c = _divisible(32 * width)
-        layers = [_conv_bn_act(3, c, 3, 2, activation=nn.SiLU)]
+        layers = [conv_bn_act(3, c, 3, 2, activation=nn.SiLU)]
         for expansion, kernel, channels, repeats, stride in self.STAGES:
             out = _divisible(channels * width)
             for i in range(repeats):
@@ -224,7 +220,7 @@ class EfficientNet(nn.Module):
                 layers.append(Bottleneck(c, kernel, c * expansion, out, se, nn.SiLU, stride if i == 0 else 1))
                 c = out
         last = _divisible(1280 * width)
-        layers.append(_conv_bn_act(c, last, 1, activation=nn.SiLU))
+        layers.append(conv_bn_act(c, last, 1, activation=nn.SiLU))
         self.features = nn.Sequential(*layers)
         self.classifier = nn.Linear(last, num_classes)
 
@@ -244,12 +240,13 @@ def _spec(name: str, task: str, build, size: int, reference: str, output: str = 
 SPECS: dict[str, ModelSpec] = {s.name: s for s in [
     spec("mobilenet_v2_035"),
     spec("mobilenet_v3_s"),
-    _spec("mobilenet_v3_s05", "MobileNetV3-Small 0.5, 96×96, 2 classes", functools.partial(MobileNetV3Small, width=0.5),
-          96, "Howard et al. 2019, table 2, width 0.5"),
+    _spec("mobilenet_v3_s05", "MobileNetV3-Small 0.5, 96×96, 2 classes",
+          functools.partial(MobileNetV3Small, width=0.5), 96, "Howard et al. 2019, table 2, width 0.5"),
     _spec("mobilenet_v3_l", "MobileNetV3-Large 0.35, 96×96, 2 classes", MobileNetV3Large, 96,
           "Howard et al. 2019, table 1, width 0.35"),
     _spec("mnasnet_05", "MnasNet-B1 0.5, 96×96, 2 classes", MnasNet, 96, "Tan et al. 2019, MnasNet-B1, width 0.5"),
-    _spec("shufflenet_v2_05", "ShuffleNetV2 0.5x, 96×96, 2 classes", ShuffleNetV2, 96, "Ma et al. 2018, table 5, 0.5x"),
+    _spec("shufflenet_v2_05", "ShuffleNetV2 0.5x, 96×96, 2 classes", ShuffleNetV2, 96,
+          "Ma et al. 2018, table 5, 0.5x"),
     _spec("squeezenet_11", "SqueezeNet 1.1, 64×64, 10 classes", SqueezeNet11, 64, "Iandola et al. 2016, v1.1",
           output="features"),  # its classifier is a 1×1 convolution + ReLU: no linear layer to centre the scores
     _spec("resnet18_025", "ResNet-18 at width 0.25, 64×64, 10 classes", ResNet18, 64,

@@ -116,6 +116,32 @@ def _uncommitted_changes() -> bool:
     return diff.returncode != 0
 
 
+def provenance(rows: list[dict], script: str, args, wall_seconds: float) -> dict:
+    """The command, the commit and the firmware compiler and flags (from the first board run's
+    build record) that the figures of `rows` come from."""
+    first = next((r for r in rows if r.get("build_info")), None)
+    info = json.loads(Path(first["build_info"]).read_text()) if first else {}
+    flags = info.get("flags", {})
+    return {
+        "command": " ".join(shlex.quote(a) for a in [".venv/bin/python", script, *sys.argv[1:]]),
+        "mcuflow_version": mcuflow.__version__,
+        "commit": info.get("git_commit") or _head_commit(),
+        "uncommitted_changes": _uncommitted_changes(),
+        "compiler": info.get("compiler", {}).get("version", "?"),
+        "flags": " ".join([flags.get("opt_level", "?"), f"(kernels {flags.get('kernel_opt_level', '?')})",
+                           *flags.get("common", []), *flags.get("c++", []),
+                           "+ per board -mcpu/-mfpu/-mfloat-abi -mthumb"]),
+        "samples": args.samples,
+        "seed": args.seed,
+        "wall_seconds": round(wall_seconds, 1),
+    }
+
+
+def _head_commit() -> str:
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=device.source_root(), capture_output=True, text=True)
+    return head.stdout.strip() or "?"
+
+
 def _kib(n: int) -> str:
     return f"{n / KiB:.1f}"
 
@@ -179,22 +205,7 @@ def run(args) -> int:
                     f"flash {row['flash_total']:,} B, {'bit-exact' if row['bit_exact'] else 'NOT bit-exact'}")
             else:
                 log(f"         {row['status']}")
-    first = next((r for r in rows if r["status"] == "ok"), None)
-    info = json.loads(Path(first["build_info"]).read_text()) if first else {}
-    flags = info.get("flags", {})
-    header = {
-        "command": " ".join(shlex.quote(a) for a in [".venv/bin/python", "bench/zoo/run.py", *sys.argv[1:]]),
-        "mcuflow_version": mcuflow.__version__,
-        "commit": info.get("git_commit") or "?",
-        "uncommitted_changes": _uncommitted_changes(),
-        "compiler": info.get("compiler", {}).get("version", "?"),
-        "flags": " ".join([flags.get("opt_level", "?"), f"(kernels {flags.get('kernel_opt_level', '?')})",
-                           *flags.get("common", []), *flags.get("c++", []),
-                           "+ per board -mcpu/-mfpu/-mfloat-abi -mthumb"]),
-        "samples": args.samples,
-        "seed": args.seed,
-        "wall_seconds": round(time.monotonic() - started, 1),
-    }
+    header = provenance(rows, "bench/zoo/run.py", args, time.monotonic() - started)
     table = markdown(rows, header)
     print(table)
     print(f"\nWall time: {header['wall_seconds']} s")

@@ -161,12 +161,13 @@ class ZooModel:
         return self._counts
 
 
-def get(name: str, seed: int = 0, checkpoint: Optional[str | os.PathLike] = None) -> ZooModel:
+def get(name: str | ModelSpec, seed: int = 0, checkpoint: Optional[str | os.PathLike] = None) -> ZooModel:
     """Builds zoo model ``name``: seeded random weights with realistic BatchNorm statistics, or
-    the weights of ``checkpoint`` (a ``state_dict`` saved with ``torch.save``)."""
+    the weights of ``checkpoint`` (a ``state_dict`` saved with ``torch.save``). A ``ModelSpec``
+    in place of the name builds a model described elsewhere (bench/models/) the same way."""
     import torch
 
-    model_spec = spec(name)
+    model_spec = name if isinstance(name, ModelSpec) else spec(name)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(seed))
         module = model_spec.build()
@@ -181,7 +182,7 @@ def get(name: str, seed: int = 0, checkpoint: Optional[str | os.PathLike] = None
         if model_spec.output != "features":
             _realistic_output(module, batches, model_spec.output, model_spec.streaming)
     else:
-        _load_checkpoint(module, checkpoint, name)
+        _load_checkpoint(module, checkpoint, model_spec.name)
     if model_spec.streaming:  # export takes the buffers' values (a checkpoint's too) as the initial state
         from ..streaming import reset_streaming_state
 

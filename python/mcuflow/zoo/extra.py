@@ -49,25 +49,30 @@ def _divisible(channels: float, divisor: int = 8) -> int:
 
 
 class SqueezeExcite(nn.Module):
-    """Global pool, 1×1 reduce + ReLU, 1×1 expand + hard-sigmoid, times the input."""
+    """Global pool, 1×1 reduce + ReLU, 1×1 expand + hard-sigmoid, times the input (MobileNetV3's;
+    EfficientNet's squeezes to a quarter of the block's input with SiLU and a sigmoid gate)."""
 
-    def __init__(self, channels: int):
+    def __init__(self, channels: int, squeezed: int | None = None, activation=nn.ReLU, gate=nn.Hardsigmoid):
         super().__init__()
-        squeezed = _divisible(channels / 4)
+        squeezed = squeezed or _divisible(channels / 4)
         self.reduce = nn.Conv2d(channels, squeezed, 1)
+        self.activation = activation()
         self.expand = nn.Conv2d(squeezed, channels, 1)
+        self.gate = gate()
 
     def forward(self, x):
         gate = F.adaptive_avg_pool2d(x, 1)
-        gate = F.hardsigmoid(self.expand(F.relu(self.reduce(gate))))
+        gate = self.gate(self.expand(self.activation(self.reduce(gate))))
         return x * gate
 
 
 class Bottleneck(nn.Module):
     """Inverted residual: 1×1 expand (unless the width stays), depthwise k×k, optional SE,
-    1×1 project; a residual add when the shape allows it."""
+    1×1 project; a residual add when the shape allows it. ``se`` is True (MobileNetV3's
+    squeeze-and-excite), False, or a factory of the squeeze-and-excite module given the
+    expanded width."""
 
-    def __init__(self, cin: int, kernel: int, expanded: int, cout: int, se: bool, activation, stride: int):
+    def __init__(self, cin: int, kernel: int, expanded: int, cout: int, se, activation, stride: int):
         super().__init__()
         layers = []
         if expanded != cin:
@@ -75,7 +80,7 @@ class Bottleneck(nn.Module):
         layers += [nn.Conv2d(expanded, expanded, kernel, stride, kernel // 2, groups=expanded, bias=False),
                    nn.BatchNorm2d(expanded), activation()]
         if se:
-            layers.append(SqueezeExcite(expanded))
+            layers.append((SqueezeExcite if se is True else se)(expanded))
         layers += [nn.Conv2d(expanded, cout, 1, bias=False), nn.BatchNorm2d(cout)]
         self.block = nn.Sequential(*layers)
         self.residual = stride == 1 and cin == cout
@@ -86,11 +91,13 @@ class Bottleneck(nn.Module):
 
 
 class MobileNetV3Small(nn.Module):
-    # (kernel, expanded, out, SE, hard-swish, stride) at width 1.0: the paper's table 2
+    # (kernel, expanded, out, SE, hard-swish, stride) at width 1.0: the paper's table 2; LAST: the
+    # 1×1 expansion before the pooling (a subclass with table 1 and 960 is MobileNetV3-Large)
     PLAN = [(3, 16, 16, True, False, 2), (3, 72, 24, False, False, 2), (3, 88, 24, False, False, 1),
             (5, 96, 40, True, True, 2), (5, 240, 40, True, True, 1), (5, 240, 40, True, True, 1),
             (5, 120, 48, True, True, 1), (5, 144, 48, True, True, 1), (5, 288, 96, True, True, 2),
             (5, 576, 96, True, True, 1), (5, 576, 96, True, True, 1)]
+    LAST = 576
 
     def __init__(self, num_classes: int = 2, width: float = 0.35, hidden: int = 128):
         super().__init__()
@@ -100,7 +107,7 @@ class MobileNetV3Small(nn.Module):
             e, o = _divisible(expanded * width), _divisible(out * width)
             layers.append(Bottleneck(c, kernel, e, o, se, nn.Hardswish if hard_swish else nn.ReLU, stride))
             c = o
-        last = _divisible(576 * width)
+        last = _divisible(self.LAST * width)
         layers += [nn.Conv2d(c, last, 1, bias=False), nn.BatchNorm2d(last), nn.Hardswish()]
         self.features = nn.Sequential(*layers)
         self.classifier = nn.Sequential(nn.Linear(last, hidden), nn.Hardswish(), nn.Dropout(0.2),

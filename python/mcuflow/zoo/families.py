@@ -56,7 +56,8 @@ import torch.nn.functional as F
 from . import ModelSpec, register
 from .mlperf import natural_images
 
-__all__ = ["GroupNormCnn", "HarCnn1d", "RegNetX", "Tcn", "UNetBilinear", "VitTiny", "accelerometer_windows"]
+__all__ = ["GroupNormCnn", "HarCnn1d", "RegNetX", "Tcn", "UNetBilinear", "VitTiny", "accelerometer_windows",
+           "conv_bn_act"]
 
 
 def _conv_bn_relu_1d(cin: int, cout: int, kernel: int) -> nn.Sequential:
@@ -182,10 +183,13 @@ class VitTiny(nn.Module):
         return self.head(x[:, 0])
 
 
-def _conv_bn_act(cin: int, cout: int, kernel: int, stride: int = 1, groups: int = 1, act: bool = True) -> nn.Sequential:
+def conv_bn_act(cin: int, cout: int, kernel: int, stride: int = 1, groups: int = 1,
+                activation=nn.ReLU) -> nn.Sequential:
+    """Conv2d without bias ("same" padding for odd kernels) + BatchNorm2d, then ``activation()``
+    unless it is None."""
     layers = [nn.Conv2d(cin, cout, kernel, stride=stride, padding=kernel // 2, groups=groups, bias=False),
               nn.BatchNorm2d(cout)]
-    return nn.Sequential(*layers, nn.ReLU()) if act else nn.Sequential(*layers)
+    return nn.Sequential(*layers, activation()) if activation else nn.Sequential(*layers)
 
 
 class _XBlock(nn.Module):
@@ -193,9 +197,9 @@ class _XBlock(nn.Module):
 
     def __init__(self, cin: int, cout: int, stride: int, group_width: int):
         super().__init__()
-        self.f = nn.Sequential(_conv_bn_act(cin, cout, 1), _conv_bn_act(cout, cout, 3, stride, cout // group_width),
-                               _conv_bn_act(cout, cout, 1, act=False))
-        self.shortcut = _conv_bn_act(cin, cout, 1, stride, act=False) if cin != cout or stride != 1 else None
+        self.f = nn.Sequential(conv_bn_act(cin, cout, 1), conv_bn_act(cout, cout, 3, stride, cout // group_width),
+                               conv_bn_act(cout, cout, 1, activation=None))
+        self.shortcut = conv_bn_act(cin, cout, 1, stride, activation=None) if cin != cout or stride != 1 else None
 
     def forward(self, x):
         return F.relu(self.f(x) + (x if self.shortcut is None else self.shortcut(x)))
@@ -207,7 +211,7 @@ class RegNetX(nn.Module):
     def __init__(self, widths=(32, 64, 128, 256), depths=(1, 1, 2, 2), group_width: int = 16, stem: int = 32,
                  num_classes: int = 10):
         super().__init__()
-        self.stem = _conv_bn_act(3, stem, 3, stride=2)
+        self.stem = conv_bn_act(3, stem, 3, stride=2)
         blocks, cin = [], stem
         for width, depth in zip(widths, depths):
             for i in range(depth):

@@ -42,11 +42,11 @@ def ds_cnn_program(target: str = "cortex-m55"):
     return program, m.evaluation(1)
 
 
-def host_outputs(image: bytes, physical_inputs: list[np.ndarray]):
-    """The host runtime's outputs of `image` as physical bytes, one per output, given the inputs'
-    physical bytes (what the board reads), or None when it refuses to load or run it."""
+def host_outputs(image: bytes, physical_inputs: list[np.ndarray], verify: str = "full"):
+    """The host runtime's outputs of `image` loaded at `verify` as physical bytes, one per output,
+    given the inputs' physical bytes (what the board reads), or None when it refuses to load or run it."""
     try:
-        host = _core.HostProgram(image)
+        host = _core.HostProgram(image, verify)
         inputs = [_core.to_logical(p.reshape(spec["shape"]), spec["layout"]) for p, spec in zip(physical_inputs, host.inputs)]
         outputs = host.run([np.ascontiguousarray(x) for x in inputs], 1, 1)
     except (RuntimeError, ValueError):  # refused at load, an input of another size or dtype, a run error

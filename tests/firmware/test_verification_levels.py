@@ -16,6 +16,7 @@ The DSP tier's kStructure skips no check (its prepared tables feed C++ shifts an
 recomputed at both levels): qemu-m4 has nothing value-only to skip.
 """
 
+import struct
 import sys
 from pathlib import Path
 
@@ -161,3 +162,83 @@ def test_structure_level_runs_any_mve_prepared_bytes_within_bounds(make):
             assert run.outputs != original.outputs, f"variant {k}: the prepared bytes did not reach the kernels"
         outputs[fill] = [r.outputs for r in runs]
     assert outputs[0x00] == outputs[0xFF], "an output depends on arena bytes nothing wrote"
+
+
+def test_prepared_inputs_off_a_16_byte_boundary_are_refused_at_both_levels():
+    """The MVE kernels load their tables as words, which fault off a word boundary: each prepared
+    input's offset moved by 1, 2, 4 or 8 bytes (its values unchanged: at kStructure nothing else
+    stops it) is refused by host and board alike. (Before this check, the board faulted at kStructure.)"""
+    program, x = ds_cnn()
+    image = program.device_image
+    host, kernels = program._host, [op["kernel"] for op in program.metadata["ops"]]
+    tensors_offset = struct.unpack_from("<I", image, 28)[0]  # Header.tensors_offset
+    moved = []
+    for op, kernel in zip(host.ops, kernels):
+        if kernel not in PREPARED_KERNELS:
+            continue
+        t = op["inputs"][PREPARED_SLOT]
+        start, n = constants_offset(image) + host.tensors[t]["offset"], host.tensors[t]["bytes"]
+        for shift in (1, 2, 4, 8):
+            if start + shift + n > len(image):  # the last constant: the record alone moves
+                n = len(image) - start - shift
+            v = bytearray(image)
+            v[start + shift:start + shift + n] = image[start:start + n]  # the values where the record now points
+            offset_at = tensors_offset + 52 * t + 28  # TensorRecord.offset
+            struct.pack_into("<I", v, offset_at, struct.unpack_from("<I", v, offset_at)[0] + shift)
+            moved.append(with_crc(v))
+    levels = [FULL] * len(moved) + [STRUCTURE] * len(moved)
+    host_status = []
+    for v, level in zip(moved * 2, levels):
+        with pytest.raises(ValueError, match="invalid program: ") as e:
+            _core.HostProgram(v, ("full", "structure")[level])
+        host_status.append("rejected " + str(e.value).removeprefix("invalid program: ").split()[0])
+    fw = device.cached_build(program, BOARD, harness="programs")
+    runs = bitflip.run_programs(fw, moved * 2, physical(program, x), BOARD, levels=levels)
+    assert [r.status for r in runs] == host_status
+
+
+class PaddedChannels(torch.nn.Module):
+    """Channel counts that leave padding lanes in every MVE block (20 = 16 + 4 depthwise, 6 = 4 + 2
+    GEMM), and a linear layer of 5 outputs."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(5)
+        self.conv = torch.nn.Conv2d(3, 20, 3)
+        self.dw = torch.nn.Conv2d(20, 20, 3, groups=20)
+        self.pw = torch.nn.Conv2d(20, 6, 1)
+        self.fc = torch.nn.Linear(6 * 4 * 4, 5)
+
+    def forward(self, x):
+        x = torch.relu(self.pw(torch.relu(self.dw(torch.relu(self.conv(x))))))
+        return self.fc(x.flatten(1))
+
+
+def test_every_prepared_byte_is_checked_alike_by_host_and_board():
+    """The board compares prepared inputs in MVE lanes, the host word by word
+    (runtime/src/ops/mve/prepared_inputs_check.cpp): the program loads on both at Verify::kFull,
+    and each single byte of each prepared input changed (low bit, then high bit) is refused by
+    both with the same error, padding lanes and the depthwise weights and zero point row included."""
+    model = PaddedChannels().eval()
+    x = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(6))
+    calibration = [torch.randn(4, 3, 8, 8, generator=torch.Generator().manual_seed(s)).numpy() for s in range(4)]
+    program = mcuflow.compile(torch.export.export(model, (x,)), target="cortex-m55", calibration=calibration)
+    kernels = {op["kernel"] for op in program.metadata["ops"]}
+    assert set(PREPARED_KERNELS) <= kernels, kernels
+    image = program.device_image
+    variants, statuses = [image], ["ok"]
+    for start, end in prepared_ranges(program):
+        for at in range(start, end):
+            for bit in (0x01, 0x80):
+                v = bytearray(image)
+                v[at] ^= bit
+                variants.append(with_crc(v))
+                with pytest.raises(ValueError, match="invalid program: ") as e:
+                    _core.HostProgram(variants[-1], "full")
+                statuses.append("rejected " + str(e.value).removeprefix("invalid program: ").split()[0])
+    fw = device.cached_build(program, BOARD, harness="programs")
+    board = []
+    for start in range(0, len(variants), 1000):
+        batch = variants[start:start + 1000]
+        board += bitflip.run_programs(fw, batch, physical(program, x.numpy()), BOARD, levels=[FULL] * len(batch))
+    assert [r.status for r in board] == statuses

@@ -3,6 +3,7 @@
 // takes, prepares and refuses) stays in mcuflow/kernels/kernels_mve.h, which host code reads.
 #pragma once
 #include "mcuflow/kernels/kernels_mve.h"
+#include "mcuflow/kernels/mve_prepared.h"  // build_gemm_tables, for the int4 kernels
 
 #if defined(__ARM_FEATURE_MVE)
 #include <arm_mve.h>
@@ -461,41 +462,6 @@ inline void unpack_weights_s4(const uint8_t* packed, int32_t count, int8_t* out)
     vst2q_s8(out + i, weights);
   }
   kernels::unpack_s4(packed, count - i, out + i);
-}
-
-// sum over i < n of row[i], sixteen a step (VADDVA, the tail predicated).
-inline int32_t sum_bytes(const int8_t* row, int32_t n) {
-  int32_t sum = 0;
-  for (int32_t i = 0; i < n; i += kMveChunk) {
-    const mve_pred16_t valid = vctp8q(uint32_t(n - i));
-    sum = vaddvaq_p_s8(sum, vldrbq_z_s8(row + i, valid), valid);
-  }
-  return sum;
-}
-
-// The channel tables of `layout` at `tables` from its weights (int8, [out_c][depth]): the words
-// mve_emit_prepared emits (kernels_mve.h: mve_table_value, padding channels zero), a block of four
-// channels per step in vector lanes, the weight sums by sum_bytes.
-inline void build_gemm_tables(const MveGemmLayout& layout, const MveReferenceInputs& r, int32_t* tables) {
-  const int32_t group_out = layout.out_c / layout.groups;
-  for (int32_t block = 0; block < layout.blocks(); ++block, tables += kMveTableRows * kMveGemmBlock) {
-    const int32_t first = layout.table_channel(block, 0);
-    const int32_t left = group_out - block % layout.group_blocks() * kMveGemmBlock;
-    const int32_t channels = left < kMveGemmBlock ? left : kMveGemmBlock;
-    const mve_pred16_t valid = vctp32q(uint32_t(channels));
-    int32_t sums[kMveGemmBlock] = {};
-    for (int32_t e = 0; e < channels; ++e) sums[e] = sum_bytes(r.weights + (first + e) * layout.depth, layout.depth);
-    const int32x4_t zero = vdupq_n_s32(0);
-    const int32x4_t multiplier = r.per_channel_requant ? vldrwq_z_s32(r.multipliers + first, valid)
-                                                       : vdupq_m_n_s32(zero, r.multipliers[0], valid);
-    const int32x4_t shift =
-        r.per_channel_requant ? vldrwq_z_s32(r.shifts + first, valid) : vdupq_m_n_s32(zero, r.shifts[0], valid);
-    vstrwq_s32(tables + kMveBiasFolded * kMveGemmBlock,
-               vmlaq_n_s32(vldrwq_z_s32(r.bias + first, valid), vldrwq_s32(sums), r.input_offset));
-    vstrwq_s32(tables + kMveMultiplier * kMveGemmBlock, multiplier);
-    vstrwq_s32(tables + kMveLeftShift * kMveGemmBlock, vmaxq_s32(shift, zero));
-    vstrwq_s32(tables + kMveMinusRightShift * kMveGemmBlock, vminq_s32(shift, zero));
-  }
 }
 
 // What an int4-weight kernel builds in its scratch for its int8 kernel (kernels_mve.h).

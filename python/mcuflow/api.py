@@ -74,13 +74,17 @@ def load_failure_message(failure: str, data: bytes) -> str:
 class Program:
     """A compiled mcuflow program (the bytes of a ``.mfp`` file) and its host runtime."""
 
-    def __init__(self, data: bytes):
+    def __init__(self, data: bytes, *, verify: str = "full"):
+        """`verify`: the loader's level (docs/program_format.md, "Verification levels"): "full"
+        checks both CRC-32s and every prepared table, "structure" what a board's later wake checks."""
+        if verify not in ("full", "structure"):
+            raise InputError(f"verify is 'full' or 'structure', got {verify!r}")
         if not isinstance(data, (bytes, bytearray)):
             raise InputError(f"a program is bytes, got {type(data).__name__}")
         if data[:4] != MAGIC:
             raise InputError("not an mcuflow program (bad magic; expected an .mfp file)")
         try:
-            self._host = _core.HostProgram(bytes(data))
+            self._host = _core.HostProgram(bytes(data), verify)
         except ValueError as e:
             message = str(e)
             if message.startswith("invalid program: "):

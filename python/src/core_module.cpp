@@ -284,14 +284,17 @@ struct RunFailure : std::runtime_error {
 // A verified program in host memory: the host runtime.
 class HostProgram {
  public:
-  explicit HostProgram(const py::bytes& data) {
+  // `verify`: "full" (Verify::kFull) or "structure" (Verify::kStructure), as Program::load names them.
+  HostProgram(const py::bytes& data, const std::string& verify) {
+    if (verify != "full" && verify != "structure") throw std::invalid_argument("verify is 'full' or 'structure'");
     const std::string s = data;
     storage_.resize(s.size() + format::kConstantAlign);
     bytes_ = storage_.data();
     while (reinterpret_cast<uintptr_t>(bytes_) % format::kConstantAlign) ++bytes_;
     std::memcpy(bytes_, s.data(), s.size());
     LoadFailure where;
-    auto program = Program::load(Span<const uint8_t>{bytes_, uint32_t(s.size())}, all_kernels(), &where);
+    auto program = Program::load(Span<const uint8_t>{bytes_, uint32_t(s.size())}, all_kernels(), &where,
+                                 verify == "full" ? Verify::kFull : Verify::kStructure);
     if (!program.ok()) throw std::invalid_argument("invalid program: " + load_failure(program.error(), where));
     program_ = program.value();
     const auto* h = reinterpret_cast<const format::Header*>(bytes_);
@@ -543,6 +546,9 @@ class HostProgram {
       d["inputs"] = std::vector<int>(r.tensors, r.tensors + r.input_count);
       d["outputs"] = std::vector<int>(r.tensors + r.input_count, r.tensors + r.input_count + r.output_count);
       d["params_bytes"] = r.params_bytes;
+      // The input slot the tier kernel writes as its scratch (KernelEntry::scratch_slot; 0: none).
+      const uint32_t scratch = all_kernels().entries[r.kernel]->scratch_slot;
+      d["scratch_slot"] = scratch < r.input_count ? scratch : 0;
       out.append(d);
     }
     return out;
@@ -634,7 +640,7 @@ PYBIND11_MODULE(_core, m) {
   });
 
   py::class_<HostProgram>(m, "HostProgram")
-      .def(py::init<const py::bytes&>())
+      .def(py::init<const py::bytes&, const std::string&>(), py::arg("data"), py::arg("verify") = "full")
       .def_property_readonly("inputs", [](const HostProgram& p) { return p.io_info(true); })
       .def_property_readonly("outputs", [](const HostProgram& p) { return p.io_info(false); })
       .def_property_readonly("arena_bytes", &HostProgram::arena_bytes)

@@ -42,11 +42,11 @@ def ds_cnn_program(target: str = "cortex-m55"):
     return program, m.evaluation(1)
 
 
-def host_outputs(image: bytes, physical_inputs: list[np.ndarray]):
-    """The host runtime's outputs of `image` as physical bytes, one per output, given the inputs'
-    physical bytes (what the board reads), or None when it refuses to load or run it."""
+def host_outputs(image: bytes, physical_inputs: list[np.ndarray], verify: str = "full"):
+    """The host runtime's outputs of `image` loaded at `verify` as physical bytes, one per output,
+    given the inputs' physical bytes (what the board reads), or None when it refuses to load or run it."""
     try:
-        host = _core.HostProgram(image)
+        host = _core.HostProgram(image, verify)
         inputs = [_core.to_logical(p.reshape(spec["shape"]), spec["layout"]) for p, spec in zip(physical_inputs, host.inputs)]
         outputs = host.run([np.ascontiguousarray(x) for x in inputs], 1, 1)
     except (RuntimeError, ValueError):  # refused at load, an input of another size or dtype, a run error
@@ -71,31 +71,70 @@ class Campaign:
                 f" ({refused}), disagreements {len(self.disagreements)}")
 
 
-def run_on_board(fw, variants: list[tuple[int, bytes, list[bytes]]], physical_inputs, board: str, campaign: Campaign,
-                 timeout: float = 900.0) -> None:
-    """Runs `variants` (bit, image, host output bytes) in one boot of the programs harness and
-    records how the board's outputs compare with the host's."""
-    with tempfile.TemporaryDirectory(prefix="mcuflow-bitflip-") as work:
+@dataclass
+class BoardRun:
+    """What the programs harness (firmware/harness/programs.cpp) reported for one program: its
+    console line ("ok", "rejected <error>", "bind <error>", "run <error>"; None: no line), its
+    outputs' bytes, and with a fill byte each arena buffer after each op (arenas[i][r]: buffer r
+    after i ops) and the program's bytes after the run."""
+    status: str | None
+    outputs: list = field(default_factory=list)
+    arenas: list = field(default_factory=list)
+    program_after: bytes | None = None
+
+
+def _existing(w: Path, name) -> list[bytes]:
+    """The bytes of the files name(0), name(1), ... in `w`, up to the first missing one."""
+    found = []
+    while (w / name(len(found))).exists():
+        found.append((w / name(len(found))).read_bytes())
+    return found
+
+
+def run_programs(fw, images: list[bytes], physical_inputs, board: str, levels: list[int] | None = None,
+                 fill: int | None = None, timeout: float = 900.0) -> list[BoardRun]:
+    """Loads and runs each of `images` in one boot of the programs harness, each at its level of
+    `levels` (mcuflow::Verify: 0 kFull, 1 kStructure; None: kFull), on one input sample."""
+    with tempfile.TemporaryDirectory(prefix="mcuflow-programs-") as work:
         w = Path(work)
-        (w / "count.bin").write_bytes(np.uint32(len(variants)).tobytes())
-        for k, (_, image, _) in enumerate(variants):
+        (w / "count.bin").write_bytes(np.uint32(len(images)).tobytes())
+        if levels is not None:
+            (w / "levels.bin").write_bytes(bytes(levels))
+        if fill is not None:
+            (w / "fill.bin").write_bytes(bytes([fill]))
+        for k, image in enumerate(images):
             (w / f"prog_{k}_0.bin").write_bytes(image)
         for i, p in enumerate(physical_inputs):
             (w / f"in_0_{i}.bin").write_bytes(p.tobytes())
         result = qemu.run(fw.elf, board, timeout_s=timeout, cwd=w, icount=False)
         status = dict(re.findall(r"mcuflow: program (\d+) (.+)", device.named_errors(result.stdout)))
-        for k, (bit, _, expected) in enumerate(variants):
-            line = status.get(str(k))
-            if line is None:
-                campaign.disagreements.append((bit, f"no result (exit {result.exit_code})"))
-            elif line != "ok":
-                campaign.board_refused[line] += 1
-            else:
-                campaign.board_ran += 1
-                for j, e in enumerate(expected):
-                    if (w / f"out_{k}_{j}.bin").read_bytes() != e:
-                        campaign.disagreements.append((bit, f"output {j} differs"))
-                        break
+        runs = []
+        for k in range(len(images)):
+            run = BoardRun(status.get(str(k)), _existing(w, lambda j: f"out_{k}_{j}.bin"))
+            while buffers := _existing(w, lambda r: f"arena{r}_{k}_{len(run.arenas)}.bin"):
+                run.arenas.append(buffers)
+            after = w / f"prog_{k}_1.bin"
+            run.program_after = after.read_bytes() if after.exists() else None
+            runs.append(run)
+        return runs
+
+
+def run_on_board(fw, variants: list[tuple[int, bytes, list[bytes]]], physical_inputs, board: str, campaign: Campaign,
+                 timeout: float = 900.0) -> None:
+    """Runs `variants` (bit, image, host output bytes) in one boot of the programs harness and
+    records how the board's outputs compare with the host's."""
+    runs = run_programs(fw, [image for _, image, _ in variants], physical_inputs, board, timeout=timeout)
+    for (bit, _, expected), run in zip(variants, runs):
+        if run.status is None:
+            campaign.disagreements.append((bit, "no result"))
+        elif run.status != "ok":
+            campaign.board_refused[run.status] += 1
+        else:
+            campaign.board_ran += 1
+            for j, e in enumerate(expected):
+                if run.outputs[j] != e:
+                    campaign.disagreements.append((bit, f"output {j} differs"))
+                    break
 
 
 def run_campaign(program, x: np.ndarray, board: str = "qemu-m55", bits=None, log=print) -> Campaign:

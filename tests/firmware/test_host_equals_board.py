@@ -150,3 +150,47 @@ def test_sampled_bit_flips_of_ds_cnn_agree_on_host_and_qemu_m55():
     print(c.summary())
     assert c.disagreements == []
     assert c.board_ran >= 10, c.summary()  # the flips reached the board
+
+
+def host_status(image: bytes, level: str, physical_inputs) -> tuple[str, list[bytes] | None]:
+    """What the programs harness would print for `image` at `level`, from the host runtime, and its outputs."""
+    try:
+        host = bitflip._core.HostProgram(image, level)
+    except ValueError as e:
+        return "rejected " + str(e).removeprefix("invalid program: ").split()[0], None
+    outputs = bitflip.host_outputs(image, physical_inputs, level)
+    return ("ok", outputs) if outputs is not None else (f"host run failed ({len(host.ops)} ops)", None)
+
+
+def test_sampled_bit_flips_of_ds_cnn_are_refused_alike_by_host_and_qemu_m55_at_both_levels():
+    """Every sampled flip, at Verify::kFull and Verify::kStructure, on host and board: the same
+    refusal (error name) or both run it; what kFull accepts kStructure accepts, and runs with the
+    host's outputs bit for bit. (What only kStructure accepts may differ: a flipped weight, or a
+    param only the MVE prepared bytes depend on, such as an input offset, feeds the host's
+    reference and not the prepared bytes the board's kernel reads: docs/program_format.md.)"""
+    program, x = bitflip.ds_cnn_program("cortex-m55")
+    image = program.device_image
+    constants = constants_offset(image)
+    rng = np.random.default_rng(29)
+    bits = np.concatenate([rng.choice(constants * 8, 300, replace=False),
+                           rng.choice(np.arange(constants * 8, len(image) * 8), 100, replace=False)])
+    spec = program.inputs[0]
+    physical = [np.ascontiguousarray(bitflip._core.to_physical(np.ascontiguousarray(x, dtype=spec["dtype"]),
+                                                               spec["layout"])).reshape(-1)]
+    cases = [(int(bit), level, bitflip.flipped(image, int(bit))) for bit in bits for level in (0, 1)]
+    fw = device.cached_build(program, "qemu-m55", harness="programs")
+    board = []
+    for start in range(0, len(cases), bitflip.PROGRAMS_PER_BOOT):
+        batch = cases[start:start + bitflip.PROGRAMS_PER_BOOT]
+        board += bitflip.run_programs(fw, [v for _, _, v in batch], physical, "qemu-m55", levels=[lv for _, lv, _ in batch])
+    seen = {0: set(), 1: set()}
+    full_accepts = set()
+    for (bit, level, variant), run in zip(cases, board):
+        status, outputs = host_status(variant, ("full", "structure")[level], physical)
+        assert run.status == status, f"bit {bit} at level {level}"
+        seen[level].add(status.split()[0])
+        if level == 0 and status == "ok":
+            full_accepts.add(bit)
+        if bit in full_accepts:
+            assert status == "ok" and run.outputs == outputs, f"bit {bit} at level {level}: {status}, outputs differ"
+    assert seen[0] == seen[1] == {"ok", "rejected"}, seen  # each level both accepted and refused flips

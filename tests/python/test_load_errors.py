@@ -82,3 +82,20 @@ def test_a_program_without_metadata_still_names_the_ops_kernel(program):
     with pytest.raises(mcuflow.InputError) as e:
         mcuflow.Program(with_crc(image))
     assert str(e.value) == f"invalid program: op {op} conv_s8_mve: bad_params"
+
+
+def test_the_verification_level_is_named_by_verify(program):
+    """Verify::kStructure reads no weight: a changed weight byte (checksums left as they were) fails
+    the data's CRC at "full" only; a changed record byte fails the structure's CRC at both."""
+    data = bytearray(program.data)
+    constants = header(data, 48)  # Header.constants_offset
+    data[constants] ^= 1
+    with pytest.raises(mcuflow.InputError, match="invalid program: bad_checksum$"):
+        mcuflow.Program(bytes(data))
+    assert mcuflow.Program(bytes(data), verify="structure").arena_bytes == program.arena_bytes
+    data[constants - 1] ^= 1
+    for level in ("full", "structure"):
+        with pytest.raises(mcuflow.InputError, match="invalid program: bad_checksum$"):
+            mcuflow.Program(bytes(data), verify=level)
+    with pytest.raises(mcuflow.InputError, match="verify is 'full' or 'structure', got 'none'"):
+        mcuflow.Program(program.data, verify="none")

@@ -2,7 +2,10 @@
 // and the load-time checks both call, at the limits each kernel's header documents.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <limits>
+#include <random>
+#include <vector>
 
 #include "mcuflow/kernels/kernels_dsp.h"
 #include "mcuflow/kernels/kernels_mve.h"
@@ -196,6 +199,74 @@ TEST(TierContracts, SlotsFollowTheReferenceInputs) {
   EXPECT_EQ(kDspDw3ScratchSlot, 6);
   EXPECT_EQ(kMvePreparedSlot, 5);
   EXPECT_EQ(kMveScratchSlot, 6);
+}
+
+// Random reference inputs for `channels` channels of `weight_count` weights.
+struct RandomReference {
+  std::vector<int8_t> weights;
+  std::vector<int32_t> bias, multipliers, shifts;
+  MveReferenceInputs inputs(bool per_channel, int32_t input_offset) const {
+    return {weights.data(), bias.data(), multipliers.data(), shifts.data(), per_channel, input_offset};
+  }
+};
+
+RandomReference random_reference(std::mt19937& rng, int32_t weight_count, int32_t channels) {
+  RandomReference r;
+  std::uniform_int_distribution<int32_t> byte(-128, 127), word(std::numeric_limits<int32_t>::min(),
+                                                              std::numeric_limits<int32_t>::max()),
+      shift(-31, 30);
+  for (int32_t i = 0; i < weight_count; ++i) r.weights.push_back(int8_t(byte(rng)));
+  for (int32_t c = 0; c < channels; ++c) r.bias.push_back(word(rng)), r.multipliers.push_back(word(rng)), r.shifts.push_back(shift(rng));
+  return r;
+}
+
+// Emitted bytes match; one flipped bit anywhere does not; the first channel's folded bias is its
+// bias plus input_offset times its weights' sum, summed here one weight at a time.
+template <typename Layout>
+void expect_matches_only_its_bytes(const Layout& layout, const MveReferenceInputs& r, int32_t first_sum,
+                                   std::mt19937& rng) {
+  std::vector<uint8_t> bytes;
+  mve_emit_prepared(layout, r, [&](uint8_t b) { return bytes.push_back(b), true; });
+  ASSERT_EQ(bytes.size(), size_t(layout.total_bytes()));
+  EXPECT_TRUE(mve_prepared_matches(layout, r, bytes.data()));
+  int32_t folded;
+  std::memcpy(&folded, bytes.data(), 4);  // table row 0, entry 0: channel 0 in both layouts
+  EXPECT_EQ(uint32_t(folded), uint32_t(r.bias[0]) + uint32_t(r.input_offset) * uint32_t(first_sum));
+  std::uniform_int_distribution<size_t> at(0, bytes.size() - 1);
+  std::vector<size_t> positions = {0, 3, bytes.size() - 1, bytes.size() / 2};
+  for (int i = 0; i < 16; ++i) positions.push_back(at(rng));
+  for (size_t p : positions) {
+    for (int bit : {0, 7}) {
+      bytes[p] ^= uint8_t(1 << bit);
+      EXPECT_FALSE(mve_prepared_matches(layout, r, bytes.data())) << "byte " << p << " bit " << bit;
+      bytes[p] ^= uint8_t(1 << bit);
+    }
+  }
+}
+
+TEST(TierContracts, MvePreparedInputsMatchOnlyTheBytesTheyEmit) {
+  std::mt19937 rng(22);
+  for (int32_t depth : {1, 3, 4, 7, 64, 511, 512, 513, 1030, 2051}) {
+    for (int32_t groups : {1, 2}) {
+      const MveGemmLayout layout{depth, 6 * groups, groups};
+      const RandomReference ref = random_reference(rng, layout.out_c * depth, layout.out_c);
+      int32_t first_sum = 0;
+      for (int32_t k = 0; k < depth; ++k) first_sum += ref.weights[size_t(k)];
+      for (int32_t c = 0; c < layout.out_c; ++c) {
+        int32_t sum = 0;
+        for (int32_t k = 0; k < depth; ++k) sum += ref.weights[size_t(c * depth + k)];
+        ASSERT_EQ(layout.weight_sum(ref.weights.data(), c), sum) << "depth " << depth << " channel " << c;
+      }
+      for (bool per_channel : {true, false}) expect_matches_only_its_bytes(layout, ref.inputs(per_channel, 37), first_sum, rng);
+    }
+  }
+  for (int32_t channels : {5, 16, 40}) {
+    const MveDwLayout layout{channels, 9};
+    const RandomReference ref = random_reference(rng, channels * 9, channels);
+    int32_t first_sum = 0;
+    for (int32_t t = 0; t < 9; ++t) first_sum += ref.weights[size_t(t * channels)];
+    expect_matches_only_its_bytes(layout, ref.inputs(true, -5), first_sum, rng);
+  }
 }
 
 }  // namespace

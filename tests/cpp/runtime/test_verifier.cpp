@@ -309,6 +309,42 @@ TEST(Verifier, StructureLevelSkipsOnlyTheDataChecksumAndMvePreparedValues) {
   // Its record, which the kernel's addresses follow, at both levels.
   EXPECT_EQ(both([&](uint8_t* f) { op_record(f, uint32_t(op)).tensors[kernels::kMvePreparedSlot] = weights; }, true),
             Levels(Error::kBadParams, Error::kBadParams));
+  // Off a 16-byte boundary (the kernels load the tables as words), its values moved with it:
+  // refused at both levels.
+  EXPECT_EQ(both([&](uint8_t* f) {
+              auto& t = tensor_record(f, prepared);
+              uint8_t* values = constant_data(f, prepared);
+              std::memmove(values + 4, values, t.bytes - 4);
+              t.offset += 4;
+            }, true),
+            Levels(Error::kBadParams, Error::kBadParams));
+}
+
+// A product's later wakes (docs/program_format.md, "Verification levels"): the data checksum
+// kept from a kFull boot names the program a kStructure load finds, whose header's data
+// checksum the structure's covers.
+TEST(Verifier, DataChecksumTellsAWakeWhetherItsProgramPassedKFull) {
+  const std::vector<uint8_t> base = compile_int8(conv_relu_pool_linear_graph(), 1, 8, false, "cortex-m55");
+  AlignedBytes first(base);
+  auto full = Program::load(first.cspan(), all_kernels(), nullptr, Verify::kFull);
+  ASSERT_TRUE(full.ok());
+  const uint32_t kept = full.value().data_crc32();
+  EXPECT_EQ(kept, crc32(first.data() + header(first.data()).constants_offset,
+                        header(first.data()).file_bytes - header(first.data()).constants_offset));
+  auto wake = Program::load(first.cspan(), all_kernels(), nullptr, Verify::kStructure);
+  ASSERT_TRUE(wake.ok());
+  EXPECT_EQ(wake.value().data_crc32(), kept);
+  // Another program in its place (a weight changed, checksums renewed): kStructure accepts it, its
+  // checksum differs from the one kept, and kFull is what it needs.
+  AlignedBytes updated(base);
+  const int op = find_op(updated.data(), KernelId::conv_s8_mve);
+  ASSERT_GE(op, 0);
+  constant_data(updated.data(), op_record(updated.data(), uint32_t(op)).tensors[kernels::kWeightsSlot])[0] ^= 1;
+  fix_crc(updated);
+  auto other = Program::load(updated.cspan(), all_kernels(), nullptr, Verify::kStructure);
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(other.value().data_crc32(), kept);
+  EXPECT_EQ(Program().data_crc32(), 0u);
 }
 
 // The prepared inputs of the other tiers feed C++ arithmetic (shifts, sums) that must stay

@@ -27,6 +27,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include "mcuflow/kernels/params.h"
 #include "mcuflow/kernels/tier_contract.h"
 #include "mcuflow/kernels/s16_tiers.h"
@@ -148,11 +149,12 @@ struct MveReferenceInputs {
   int32_t input_offset;
 };
 
-// The prepared input of a layout (MveGemmLayout, MveDwLayout) in memory order: emit(byte) for
-// each byte (tables little-endian), stopping with false as soon as emit returns false. The
-// compiler builds the input with it, the device verifier compares against it.
-template <typename Layout, typename Emit>
-bool mve_emit_prepared(const Layout& layout, const MveReferenceInputs& r, Emit emit) {
+// The prepared input of a layout (MveGemmLayout, MveDwLayout) in memory order: word(value) for
+// each table entry (four bytes, little-endian), byte(value) for each other byte, stopping with
+// false as soon as either returns false. The compiler builds the input with it
+// (mve_emit_prepared), the device verifier compares against it (mve_prepared_matches).
+template <typename Layout, typename Word, typename Byte>
+bool mve_walk_prepared(const Layout& layout, const MveReferenceInputs& r, Word word, Byte byte) {
   for (int32_t block = 0; block < layout.blocks(); ++block) {
     for (int32_t row = 0; row < kMveTableRows; ++row) {
       for (int32_t e = 0; e < Layout::kRowEntries; ++e) {
@@ -163,14 +165,37 @@ bool mve_emit_prepared(const Layout& layout, const MveReferenceInputs& r, Emit e
           const int32_t weight_sum = row == kMveBiasFolded ? layout.weight_sum(r.weights, c) : 0;
           value = mve_table_value(row, r.bias[c], r.input_offset, weight_sum, r.multipliers[q], r.shifts[q]);
         }
-        for (int32_t byte = 0; byte < 4; ++byte) {
-          if (!emit(uint8_t(uint32_t(value) >> (8 * byte)))) return false;
-        }
+        if (!word(uint32_t(value))) return false;
       }
     }
-    if (!layout.emit_weights(block, r.weights, emit)) return false;
+    if (!layout.emit_weights(block, r.weights, byte)) return false;
   }
-  return layout.emit_tail(r.input_offset, emit);
+  return layout.emit_tail(r.input_offset, byte);
+}
+
+// The prepared input byte by byte: emit(byte).
+template <typename Layout, typename Emit>
+bool mve_emit_prepared(const Layout& layout, const MveReferenceInputs& r, Emit emit) {
+  const auto word = [&emit](uint32_t value) {
+    for (int32_t byte = 0; byte < 4; ++byte) {
+      if (!emit(uint8_t(value >> (8 * byte)))) return false;
+    }
+    return true;
+  };
+  return mve_walk_prepared(layout, r, word, emit);
+}
+
+// Whether `prepared` (layout.total_bytes() bytes) is the prepared input, a table entry a word:
+// the host's check (a board's compares in MVE lanes: mve_prepared.h).
+template <typename Layout>
+bool mve_prepared_matches(const Layout& layout, const MveReferenceInputs& r, const uint8_t* prepared) {
+  const auto word = [&prepared](uint32_t value) {
+    uint32_t held;  // little-endian, like every integer the runtime reads in place
+    std::memcpy(&held, prepared, 4);
+    prepared += 4;
+    return held == value;
+  };
+  return mve_walk_prepared(layout, r, word, [&prepared](uint8_t byte) { return *prepared++ == byte; });
 }
 
 // Two activation rows interleaved for the GEMM (mve::interleave_rows): whole chunks of 16 each.

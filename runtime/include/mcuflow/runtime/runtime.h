@@ -113,6 +113,10 @@ class Program {
   uint32_t input_count() const { return header_ ? header_->input_count : 0; }
   uint32_t output_count() const { return header_ ? header_->output_count : 0; }
   uint32_t flags() const { return header_ ? header_->flags : 0; }
+  // The header's checksum of the weights, tables and metadata (covered by the structure's, so
+  // checked at either level): what a product keeps after a Verify::kFull boot and compares on
+  // each Verify::kStructure wake, running kFull again when it differs (another program).
+  uint32_t data_crc32() const { return header_ ? header_->data_crc32 : 0; }
   TensorInfo input(uint32_t i) const { return i < input_count() ? info(io_[i]) : TensorInfo{}; }
   TensorInfo output(uint32_t i) const { return i < output_count() ? info(io_[header_->input_count + i]) : TensorInfo{}; }
   TensorInfo tensor(uint32_t i) const { return i < tensor_count() ? info(i) : TensorInfo{}; }

@@ -3,7 +3,10 @@
 // kernel computes. One file: the kernels share the template code (smaller on the device than
 // one copy per adapter file, measured with bench/runtime_footprint.py).
 #include "checks.h"
+#include <type_traits>
+
 #include "mcuflow/kernels/kernels_mve.h"
+#include "mcuflow/kernels/mve_prepared.h"
 
 namespace mcuflow::ops {
 namespace {
@@ -23,6 +26,20 @@ const T* constant_data(const OpCheck& c, uint32_t slot) {
   return read_only(t) ? reinterpret_cast<const T*>(c.constants + t.offset) : nullptr;
 }
 
+// Whether `prepared` is the layout's prepared input. A board compares in MVE lanes, a block of
+// channels a step (mve_prepared.h, the bytes mve_walk_prepared visits); the host word by word.
+template <typename Layout>
+bool prepared_matches(const Layout& layout, const kernels::MveReferenceInputs& r, const uint8_t* prepared) {
+#if defined(__ARM_FEATURE_MVE)
+  if constexpr (std::is_same_v<Layout, kernels::MveGemmLayout>)
+    return kernels::mve::gemm_tables_match(layout, r, reinterpret_cast<const int32_t*>(prepared));
+  else
+    return kernels::mve::dw_prepared_match(layout, r, prepared);
+#else
+  return kernels::mve_prepared_matches(layout, r, prepared);
+#endif
+}
+
 // `c` passed its reference check; requantization arrays have out_c entries, or one when
 // !per_channel_requant.
 template <typename Layout>
@@ -36,14 +53,18 @@ bool prepared_input_valid(const OpCheck& c, const Layout& layout, int32_t input_
       per_channel_requant, input_offset};
   const uint8_t* prepared = constant_data<uint8_t>(c, kMvePreparedSlot);
   if (!tensor_is(c, kMvePreparedSlot, format::DType::kInt8, uint64_t(bytes)) || !prepared) return false;
+  // The kernels load the tables as words (VLDRW), which fault off a word boundary: the bytes they
+  // read (the section's, or bind's copy) start 16-byte aligned, as the compiler places every
+  // constant (an int8 record alone promises no alignment).
+  const format::TensorRecord& t = c.tensor(kMvePreparedSlot);
+  if ((t.offset | t.copy_offset) % format::kConstantAlign != 0) return false;
   // Memory safety needs only the record above: the kernels address the prepared bytes by the
   // layout (the params), never by a value, and feed the values to MVE instructions alone, which
   // are defined for every value. Recomputing them proves that the board computes the host's
   // reference result (Verify::kFull).
   if (!c.values) return true;
-  int32_t at = 0;
   const load_profile::PreparedTableScope profiled;
-  return kernels::mve_emit_prepared(layout, reference, [&](uint8_t byte) { return prepared[at++] == byte; });
+  return prepared_matches(layout, reference, prepared);
 }
 
 bool scratch_valid(const OpCheck& c, uint64_t bytes) { return mve::scratch_valid(c, kernels::kMveScratchSlot, bytes); }

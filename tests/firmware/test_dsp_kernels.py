@@ -101,6 +101,17 @@ def cases() -> list[tuple[Layer, str]]:
         (conv(64, 64, 1, (5, 5)), "conv_s8_1x1_dsp"),
         (conv(24, 6, 1, (3, 5), activation="tiny"), "conv_s8_1x1_dsp"),
         (spread_scales(conv(4, 64, 1, (5, 6))), "conv_s8_1x1_dsp"),
+        # the pair kernel's multiply loop entered at every step (groups % 8 = 0 ... 7), odd pixel
+        # counts (a last pixel alone), odd channel counts, strides
+        (conv(40, 10, 1, (3, 5)), "conv_s8_1x1_dsp"),
+        (conv(36, 2, 1, (2, 3)), "conv_s8_1x1_dsp"),
+        (conv(8, 6, 1, (7, 3), stride=(2, 1)), "conv_s8_1x1_dsp"),
+        (conv(12, 4, 1, (4, 4)), "conv_s8_1x1_dsp"),
+        (conv(20, 14, 1, (5, 5), stride=2), "conv_s8_1x1_dsp"),
+        (conv(24, 16, 1, (3, 3)), "conv_s8_1x1_dsp"),
+        (conv(60, 8, 1, (2, 2)), "conv_s8_1x1_dsp"),
+        (conv(128, 12, 1, (3, 1)), "conv_s8_1x1_dsp"),
+        (conv(64, 7, 1, (4, 4)), "conv_s8_1x1_dsp"),
         # general conv: im2col with padding, strides, dilation, window tails
         (conv(3, 8, 3, (7, 6), padding=1), "conv_s8_dsp"),
         (conv(8, 12, 3, (9, 8), stride=2, padding=1), "conv_s8_dsp"),

@@ -1,7 +1,7 @@
 // DSP tier (Armv7E-M / Armv8-M DSP extension: SMLAD, SXTB16 …): which ops qualify for which
 // kernel, and what the compiler prepares for them (kernels/include/mcuflow/kernels/kernels_dsp.h):
-// arena scratch, and depthwise weights widened to int16 by the same functions the device
-// verifier checks them with.
+// arena scratch, and depthwise and pointwise weights widened to int16 (the pointwise kernel's with
+// its requantization) by the same functions the device verifier checks them with.
 #include <cstring>
 
 #include "mcuflow/compiler/kernel_selection.h"

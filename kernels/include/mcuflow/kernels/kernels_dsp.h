@@ -1,7 +1,8 @@
 // DSP-tier kernels (Armv7E-M / Armv8-M DSP extension: SMLAD, SXTB16 …). Each computes bit for
 // bit what its reference kernel computes from the same params and inputs (weights, bias,
 // multipliers, shifts); the compiler (compiler/src/tiers/dsp_rules.cpp) adds the extra inputs
-// described here: arena scratch, and for depthwise convs their weights widened to int16.
+// described here: arena scratch, and for depthwise and pointwise convs their weights widened to
+// int16.
 //
 // Requantization runs from the reference's tables, per channel, as described at DspChannel.
 // Accumulators hold twice the reference's sum: that doubled value is what SMMLAR needs. Conv

@@ -90,7 +90,7 @@ inline int8_t requantize(int32_t acc, const TensorRequant& t) {
 
 // Two window positions of a group (kernels_scalar.h): x0 = row[offset], x1 = row[offset + 1],
 // the four weight words of the pair by one LDM (r4-r7, as LDM needs ascending registers), four
-// multiplies, the two positions' packed sums split into a0..a3 (r8-r11): 21 instructions for
+// multiplies, the two positions' packed sums added into a0..a3 (PackedSums): 19 instructions for
 // eight multiply-accumulates. Thumb-1 assembly (unified syntax).
 #define MCUFLOW_SCALAR_PAIR(offset)           \
   "ldrb %[x0], [%[row], #" #offset "]\n\t"     \
@@ -106,22 +106,42 @@ inline int8_t requantize(int32_t acc, const TensorRequant& t) {
   "adds r5, r5, r7\n\t"                       \
   MCUFLOW_SCALAR_SPLIT("r4", "r6", "a0", "a1") MCUFLOW_SCALAR_SPLIT("r5", "r7", "a2", "a3")
 
-// a_lo += the packed sum's low half (sign-extended), a_hi += its high half.
-#define MCUFLOW_SCALAR_SPLIT(sum, low, a_lo, a_hi) \
-  "sxth " low ", " sum "\n\t"                      \
-  "add %[" a_lo "], " low "\n\t"                   \
-  "subs " sum ", " sum ", " low "\n\t"             \
-  "asrs " sum ", " sum ", #16\n\t"                 \
-  "add %[" a_hi "], " sum "\n\t"
+// A packed sum L + H * 2^16 (|L|, |H| <= 2 * 128 * 127 < 2^15) plus 2^15 has a low half in
+// (0, 2^16), so its top half alone (ASRS #16) is H: a_all += the sum, a_hi += H (PackedSums).
+#define MCUFLOW_SCALAR_SPLIT(sum, high, a_all, a_hi) \
+  "add " sum ", %[half]\n\t"                         \
+  "add %[" a_all "], " sum "\n\t"                    \
+  "asrs " high ", " sum ", #16\n\t"                  \
+  "add %[" a_hi "], " high "\n\t"
 
 #define MCUFLOW_SCALAR_OPERANDS                                                                             \
   : [a0] "+h"(a0), [a1] "+h"(a1), [a2] "+h"(a2), [a3] "+h"(a3), [row] "+l"(row), [w] "+l"(w),              \
     [x0] "=&l"(x0), [x1] "=&l"(x1)                                                                         \
-  : [end] "h"(end)                                                                                          \
+  : [end] "m"(end), [half] "h"(int32_t{1} << 15)                                                          \
   : "r4", "r5", "r6", "r7", "cc", "memory"
 
-// a0..a3 += the row's `depth` values times the group's weight words from w (advanced past
-// them): four pairs per pass, then single pairs, then an odd last value.
+// The accumulators of a group while its packed sums run: per pair of channels (a, b), all = the
+// sum of every packed sum plus 2^15 each (mod 2^32) and high = the sum of their high halves, from
+// which low = all - high * 2^16 - 2^15 * sums. Starting all at a + b * 2^16 - 2^15 * sums
+// (sums = ceil(depth / 2), one per pair of positions and one for an odd last) gives the two
+// channels' accumulators a + their low halves, b + their high halves.
+struct PackedSums {
+  int32_t all0, high0, all1, high1;  // channels (0, 1), (2, 3) of the group
+
+  PackedSums(const int32_t* start, int32_t depth) {
+    const uint32_t halves = uint32_t((depth + 1) >> 1) << 15;
+    all0 = int32_t(uint32_t(start[0]) + (uint32_t(start[1]) << 16) - halves);
+    all1 = int32_t(uint32_t(start[2]) + (uint32_t(start[3]) << 16) - halves);
+    high0 = start[1];
+    high1 = start[3];
+  }
+  int32_t low0() const { return int32_t(uint32_t(all0) - (uint32_t(high0) << 16)); }
+  int32_t low1() const { return int32_t(uint32_t(all1) - (uint32_t(high1) << 16)); }
+};
+
+// a0..a3 (a PackedSums' all0, high0, all1, high1) += the row's `depth` values times the group's
+// weight words from w (advanced past them): four pairs per pass, then single pairs, then an odd
+// last value.
 inline void group_dot(const int8_t* row, int32_t depth, const int32_t*& w, int32_t& a0, int32_t& a1, int32_t& a2,
                       int32_t& a3) {
   int32_t x0, x1;
@@ -132,7 +152,8 @@ inline void group_dot(const int8_t* row, int32_t depth, const int32_t*& w, int32
     __asm__(".syntax unified\n\t"
             "1:\n\t" MCUFLOW_SCALAR_PAIR(0) MCUFLOW_SCALAR_PAIR(2) MCUFLOW_SCALAR_PAIR(4) MCUFLOW_SCALAR_PAIR(6)
             "adds %[row], %[row], #8\n\t"
-            "cmp %[row], %[end]\n\t"
+            "ldr r6, %[end]\n\t"
+            "cmp %[row], r6\n\t"
             "bne 1b\n\t"
             ".syntax divided" MCUFLOW_SCALAR_OPERANDS);
   }
@@ -141,7 +162,8 @@ inline void group_dot(const int8_t* row, int32_t depth, const int32_t*& w, int32
     __asm__(".syntax unified\n\t"
             "1:\n\t" MCUFLOW_SCALAR_PAIR(0)
             "adds %[row], %[row], #2\n\t"
-            "cmp %[row], %[end]\n\t"
+            "ldr r6, %[end]\n\t"
+            "cmp %[row], r6\n\t"
             "bne 1b\n\t"
             ".syntax divided" MCUFLOW_SCALAR_OPERANDS);
   }
@@ -168,9 +190,10 @@ inline void gemm_row(const int8_t* row, int32_t depth, int32_t out_c, const int3
                      int8_t* out) {
   const int32_t* w = prepared + out_c * kScalarRequantWords;  // r.words come first
   for (int32_t oc = 0; oc < out_c; oc += kScalarGroup) {
-    int32_t a0 = w[0], a1 = w[1], a2 = w[2], a3 = w[3];
+    PackedSums s(w, depth);
     w += kScalarGroup;
-    group_dot(row, depth, w, a0, a1, a2, a3);
+    group_dot(row, depth, w, s.all0, s.high0, s.all1, s.high1);
+    const int32_t a0 = s.low0(), a1 = s.high0, a2 = s.low1(), a3 = s.high1;
     if (out_c - oc >= kScalarGroup) {  // the common case written out: GCC then keeps the accumulators in registers
       out[oc] = requantize(a0, r, oc);
       out[oc + 1] = requantize(a1, r, oc + 1);

@@ -41,7 +41,7 @@ KERNEL_CALLS = {"ring_conv_s8": ("conv_s8",), "ring_dwconv_s8": ("dwconv_s8",),
                 "conv_f32_mve": ("conv_f32",), "fc_f32_mve": ("fc_f32",), "dwconv_f32_mve": ("dwconv_f32",),
                 # the int4-weight kernels build their int8 kernel's inputs in their scratch, then run it
                 "conv_s8_w4_1x1_mve": ("conv_s8_1x1_mve",), "conv_s8_w4_mve": ("conv_s8_mve",),
-                "fc_s8_w4_mve": ("fc_s8_mve",), "conv_s8_w4_1x1_dsp": ("conv_s8_1x1_dsp",),
+                "fc_s8_w4_mve": ("fc_s8_mve",), "conv_s8_w4_1x1_dsp": ("conv_s8_dsp",),
                 "conv_s8_w4_dsp": ("conv_s8_dsp",), "fc_s8_w4_dsp": ("fc_s8_dsp",),
                 "dwconv_s8_w4_mve": ("dwconv_s8_mve",), "dwconv_s8_w4_dsp": ("dwconv_s8_dsp",)}
 KERNEL_ID_HEADER = Path("runtime") / "include" / "mcuflow" / "runtime" / "kernel_id.h"

@@ -101,6 +101,17 @@ def cases() -> list[tuple[Layer, str]]:
         (conv(64, 64, 1, (5, 5)), "conv_s8_1x1_dsp"),
         (conv(24, 6, 1, (3, 5), activation="tiny"), "conv_s8_1x1_dsp"),
         (spread_scales(conv(4, 64, 1, (5, 6))), "conv_s8_1x1_dsp"),
+        # the pair kernel's multiply loop entered at every step (groups % 8 = 0 ... 7), odd pixel
+        # counts (a last pixel alone), odd channel counts, strides
+        (conv(40, 10, 1, (3, 5)), "conv_s8_1x1_dsp"),
+        (conv(36, 2, 1, (2, 3)), "conv_s8_1x1_dsp"),
+        (conv(8, 6, 1, (7, 3), stride=(2, 1)), "conv_s8_1x1_dsp"),
+        (conv(12, 4, 1, (4, 4)), "conv_s8_1x1_dsp"),
+        (conv(20, 14, 1, (5, 5), stride=2), "conv_s8_1x1_dsp"),
+        (conv(24, 16, 1, (3, 3)), "conv_s8_1x1_dsp"),
+        (conv(60, 8, 1, (2, 2)), "conv_s8_1x1_dsp"),
+        (conv(128, 12, 1, (3, 1)), "conv_s8_1x1_dsp"),
+        (conv(64, 7, 1, (4, 4)), "conv_s8_1x1_dsp"),
         # general conv: im2col with padding, strides, dilation, window tails
         (conv(3, 8, 3, (7, 6), padding=1), "conv_s8_dsp"),
         (conv(8, 12, 3, (9, 8), stride=2, padding=1), "conv_s8_dsp"),
@@ -205,15 +216,24 @@ def test_dsp_kernels_match_host_bit_for_bit(branches, board):
     assert_board_matches_host(program, board, seed=2)
 
 
-def test_device_rejects_prepared_weights_that_disagree_with_the_reference_weights(branches):
-    """The DSP adapters recompute the weights the compiler widened from the reference's: a
-    program whose prepared weights were altered (CRC fixed up) is refused at load, never run
-    with different numbers, by the board and the host alike."""
+# (kernel, byte of its first op's prepared input to alter): the pointwise kernel's first accumulator
+# start, and its first channel's right shift (word 2 + 4 * 4 groups + 2 of a 16-channel input), a
+# depthwise weight pair.
+TAMPERED = [("conv_s8_1x1_dsp", 0), ("conv_s8_1x1_dsp", 4 * 20), ("dwconv_s8_3x3_dsp", 0)]
+
+
+@pytest.mark.parametrize("kernel,byte", TAMPERED)
+def test_device_rejects_prepared_weights_that_disagree_with_the_reference_weights(branches, kernel, byte):
+    """The DSP adapters recompute what the compiler prepared from the reference's weights and
+    tables: a program whose prepared input was altered (CRC fixed up) is refused at load, never
+    run with different numbers, by the board and the host alike."""
     _, program = branches
     desc = program.describe()
-    prepared = next(t for t in desc["tensors"] if t["name"].endswith(".dsp_prepared"))
+    op = next(o for o, meta in zip(desc["ops"], program.metadata["ops"]) if meta["kernel"] == kernel)
+    prepared = next(desc["tensors"][i] for i in op["inputs"]
+                    if desc["tensors"][i]["name"].endswith(".dsp_prepared"))
     data = bytearray(program.data)
-    data[constants_offset(program.data) + prepared["offset"]] ^= 0x01
+    data[constants_offset(program.data) + prepared["offset"] + byte] ^= 0x01
     data = with_crc(data)
     altered = rejected_on_host_sent_to_board(program, bytes(data))
     with pytest.raises(device.DeviceError, match="bad_params"):

@@ -46,6 +46,8 @@ def cases() -> list:
         (conv(24, 6, 1, (3, 2), activation="tiny"), "conv_s8_1x1_scalar"),
         (spread_scales(conv(9, 22, 1, (2, 3))), "conv_s8_1x1_scalar"),
         (large_bias(conv(8, 5, 1, (2, 2))), "conv_s8_1x1_scalar"),
+        # deep rows: many packed sums per accumulator (PackedSums' 2^15 steps and wrapping sums)
+        (conv(301, 6, 1, (2, 2)), "conv_s8_1x1_scalar"),
         # general conv: im2col with padding, strides, dilation, window tails
         (conv(3, 8, 3, (5, 4), padding=1), "conv_s8_scalar"),
         (conv(8, 6, 3, (7, 6), stride=2, padding=1), "conv_s8_scalar"),
@@ -71,6 +73,7 @@ def cases() -> list:
         (linear(1, 3), "fc_s8_scalar"),
         (linear(8, 9, rows=4, activation="relu"), "fc_s8_scalar"),
         (spread_scales(linear(16, 30, rows=3)), "fc_s8_scalar"),
+        (linear(1024, 5, rows=2), "fc_s8_scalar"),
         # outside the scalar kernels: the reference kernel, with the reason
         (conv(4, 8, 3, (5, 5), padding=1, groups=4), "dwconv_s8"),
         (conv(3, 3, 5, (6, 6), padding=2, groups=3), "dwconv_s8"),

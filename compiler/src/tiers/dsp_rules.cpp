@@ -1,7 +1,7 @@
 // DSP tier (Armv7E-M / Armv8-M DSP extension: SMLAD, SXTB16 …): which ops qualify for which
 // kernel, and what the compiler prepares for them (kernels/include/mcuflow/kernels/kernels_dsp.h):
-// arena scratch, and depthwise weights widened to int16 by the same functions the device
-// verifier checks them with.
+// arena scratch, and depthwise and pointwise weights widened to int16 (the pointwise kernel's with
+// its requantization) by the same functions the device verifier checks them with.
 #include <cstring>
 
 #include "mcuflow/compiler/kernel_selection.h"
@@ -49,19 +49,25 @@ void append_scratch(LoweredProgram& p, ProgramOp& op, uint8_t slot, int32_t byte
   append_input(op, slot, add_scratch_tensor(p, p.tensors[op.outputs[0]].name + ".dsp_scratch", {bytes}));
 }
 
-// Appends the depthwise kernels' prepared input, constant int32 of `words` elements word(weights, i),
-// which they read instead of the weights.
+// The constant input `slot` of an op, as the prepared words read it.
+template <typename T>
+const T* constant_of(const LoweredProgram& p, const ProgramOp& op, uint8_t slot) {
+  return reinterpret_cast<const T*>(p.tensors[op.inputs[slot]].bytes.data());
+}
+
+// Appends a kernel's prepared input at `slot`, constant int32 of `words` elements word(weights, i),
+// which it reads instead of the weights.
 template <typename Word>
-void append_prepared(LoweredProgram& p, ProgramOp& op, int32_t words, Word word) {
-  const ProgramTensor& weights = p.tensors[op.inputs[kernels::kWeightsSlot]];
+void append_prepared(LoweredProgram& p, ProgramOp& op, uint8_t slot, int32_t words, Word word) {
+  const int8_t* weights = constant_of<int8_t>(p, op, kernels::kWeightsSlot);
   std::vector<uint8_t> bytes(size_t(words) * 4);
   for (int32_t i = 0; i < words; ++i) {
-    const int32_t v = word(reinterpret_cast<const int8_t*>(weights.bytes.data()), i);
+    const int32_t v = word(weights, i);
     std::memcpy(&bytes[size_t(i) * 4], &v, 4);
   }
-  const std::string name = weights.name + ".dsp_prepared";
-  append_input(op, kernels::kDspDwPreparedSlot, add_constant_tensor(p, name, DType::kInt32, {words}, std::move(bytes)));
-  op.streamed_input = kernels::kDspDwPreparedSlot;
+  const std::string name = p.tensors[op.inputs[kernels::kWeightsSlot]].name + ".dsp_prepared";
+  append_input(op, slot, add_constant_tensor(p, name, DType::kInt32, {words}, std::move(bytes)));
+  op.streamed_input = slot;
 }
 
 // --- conv_s8_1x1_dsp, conv_s8_dsp ---
@@ -70,17 +76,28 @@ void conv_prepare(LoweredProgram& p, ProgramOp& op) {
   append_scratch(p, op, kernels::kDspConvScratchSlot, kernels::dsp_conv_scratch_bytes(params_of<ConvParams>(op)));
 }
 
+void pointwise_prepare(LoweredProgram& p, ProgramOp& op) {
+  const auto c = params_of<ConvParams>(op);
+  append_scratch(p, op, kernels::kDspConvScratchSlot, kernels::dsp_pw_scratch_bytes(c));
+  const kernels::ConvTables t{nullptr, constant_of<int32_t>(p, op, kernels::kBiasSlot),
+                              constant_of<int32_t>(p, op, kernels::kMultipliersSlot),
+                              constant_of<int32_t>(p, op, kernels::kShiftsSlot)};
+  append_prepared(p, op, kernels::kDspPwPreparedSlot, kernels::dsp_pw_prepared_words(c), [&](const int8_t* w, int32_t i) {
+    return kernels::dsp_pw_prepared_word(c, {w, t.bias, t.multipliers, t.shifts}, i);
+  });
+}
+
 // --- dwconv_s8_3x3_dsp, dwconv_s8_dsp ---
 
 void depthwise_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto d = params_of<DwConvParams>(op);
-  append_prepared(p, op, kernels::dsp_dw_prepared_words(d),
+  append_prepared(p, op, kernels::kDspDwPreparedSlot, kernels::dsp_dw_prepared_words(d),
                   [&](const int8_t* w, int32_t i) { return kernels::dsp_dw_prepared_word(d, w, i); });
 }
 
 void depthwise_3x3_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto d = params_of<DwConvParams>(op);
-  append_prepared(p, op, d.out_c * kernels::kDspDw3WeightWords,
+  append_prepared(p, op, kernels::kDspDwPreparedSlot, d.out_c * kernels::kDspDw3WeightWords,
                   [&](const int8_t* w, int32_t i) { return kernels::dsp_dw3_weight_word(d, w, i); });
   append_scratch(p, op, kernels::kDspDw3ScratchSlot, kernels::dsp_dw3_scratch_bytes(d));
 }
@@ -139,8 +156,8 @@ constexpr CoreFeatures kDspFloatCore = kDspCore | kFpu;
 
 std::vector<TierCandidate> dsp_candidates() {
   return {
-      {KernelId::conv_s8_1x1_dsp, KernelId::conv_s8, weighted_rejects<ConvParams, kernels::conv_s8_1x1_dsp_refusal, words>, conv_prepare,
-       "1x1 conv: SMLAD, 4 pixels per weight row", kDspCore},
+      {KernelId::conv_s8_1x1_dsp, KernelId::conv_s8, weighted_rejects<ConvParams, kernels::conv_s8_1x1_dsp_refusal, words>,
+       pointwise_prepare, "1x1 conv: widened weights, 2 pixels x 2 channels per SMLAD step", kDspCore},
       {KernelId::conv_s8_dsp, KernelId::conv_s8, weighted_rejects<ConvParams, kernels::conv_s8_dsp_refusal, words>, conv_prepare,
        "conv: im2col of 4 pixels, SMLAD per weight row", kDspCore},
       {KernelId::dwconv_s8_3x3_dsp, KernelId::dwconv_s8,

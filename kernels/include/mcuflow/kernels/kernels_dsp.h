@@ -1,7 +1,8 @@
 // DSP-tier kernels (Armv7E-M / Armv8-M DSP extension: SMLAD, SXTB16 …). Each computes bit for
 // bit what its reference kernel computes from the same params and inputs (weights, bias,
 // multipliers, shifts); the compiler (compiler/src/tiers/dsp_rules.cpp) adds the extra inputs
-// described here: arena scratch, and for depthwise convs their weights widened to int16.
+// described here: arena scratch, and for depthwise and pointwise convs their weights widened to
+// int16.
 //
 // Requantization runs from the reference's tables, per channel, as described at DspChannel.
 // Accumulators hold twice the reference's sum: that doubled value is what SMMLAR needs. Conv
@@ -151,14 +152,59 @@ inline int32_t dsp_conv_scratch_bytes(const ConvParams& p) {
 // The conv kernels' inputs: the reference's, then their scratch (dsp_conv_scratch_bytes).
 constexpr uint8_t kDspConvScratchSlot = kWeightedSlots;
 
-// 1x1 conv, no padding, any stride, in_c in [4, kDspMaxDepth].
+// 1x1 conv, no padding, any stride, in_c in [4, kDspMaxDepth]: pairs of output pixels times
+// pairs of output channels, so each loaded word of inputs or weights feeds two SMLADs.
+// Scratch (dsp_pw_scratch_bytes): a pair of pixels as int16 x - input_zero_point, per group of
+// four input channels k..k+3 the pairs (k, k+2), (k+1, k+3) of the first pixel, then of the
+// second. Prepared input, int32 [dsp_pw_prepared_words], per pair of output channels c, c + 1
+// (dsp_pw_pair_words; c + 1 all zero when it is out_c): both channels' DspChannel::acc_init;
+// per group the int16 pairs (2 w[c][k], 2 w[c][k+2]), (2 w[c][k+1], 2 w[c][k+3]), then the same of
+// c + 1 (0 past in_c; doubled, as the accumulators are); then multiplier, rounding and
+// right_shift of c, then of c + 1 (dsp_channel of the reference's tables).
+// Inputs: the reference's, the scratch, then the prepared input (read instead of the weights).
 inline Refusal conv_s8_1x1_dsp_refusal(const ConvParams& p) {
   const Refusal pointwise = pointwise_refusal(p);
   if (pointwise != Refusal::kNone) return pointwise;
   return p.in_c < 4 || p.in_c > kDspMaxDepth ? Refusal::kInputChannels : Refusal::kNone;
 }
-void conv_s8_1x1_dsp(const ConvParams& p, const int8_t* input, const int8_t* weights, const int32_t* bias,
-                     const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output);
+constexpr uint8_t kDspPwPreparedSlot = kDspConvScratchSlot + 1;
+constexpr int32_t kDspPwPixels = 2;  // output pixels per pass
+inline int32_t dsp_pw_groups(const ConvParams& p) { return (p.in_c + 3) / 4; }
+inline int32_t dsp_pw_pair_words(const ConvParams& p) { return 4 * dsp_pw_groups(p) + 8; }
+inline int32_t dsp_pw_prepared_words(const ConvParams& p) { return (p.out_c + 1) / 2 * dsp_pw_pair_words(p); }
+inline int32_t dsp_pw_scratch_bytes(const ConvParams& p) {
+  return kDspPwPixels * 4 * dsp_pw_groups(p) * int32_t(sizeof(int16_t));
+}
+// The reference's weights and tables of a conv op, as the prepared words derive from them.
+struct ConvTables {
+  const int8_t* weights;
+  const int32_t* bias;
+  const int32_t* multipliers;
+  const int32_t* shifts;
+};
+// Word i of the prepared input.
+inline int32_t dsp_pw_prepared_word(const ConvParams& p, const ConvTables& t, int32_t i) {
+  const int32_t pair_words = dsp_pw_pair_words(p), j = i % pair_words, first = i / pair_words * 2;
+  const int32_t weight_words = pair_words - 8;
+  const auto channel = [&](int32_t c) {
+    return c < p.out_c ? dsp_channel(t.bias[c], t.multipliers[c], t.shifts[c], p.out.output_offset, p.in_c)
+                       : DspChannel{0, 0, 0, 0, 0, 0};
+  };
+  if (j < 2) return channel(first + j).acc_init;
+  if (j >= 2 + weight_words) {
+    const int32_t f = j - 2 - weight_words;
+    const DspChannel ch = channel(first + f / 3);
+    return f % 3 == 0 ? ch.multiplier : f % 3 == 1 ? ch.rounding : ch.right_shift;
+  }
+  const int32_t w = j - 2, c = first + w % 4 / 2, k = w / 4 * 4 + w % 2;
+  const auto weight = [&](int32_t kk) {
+    return c < p.out_c && kk < p.in_c ? uint32_t(uint16_t(int16_t(2 * t.weights[c * p.in_c + kk]))) : 0u;
+  };
+  return int32_t(weight(k) | weight(k + 2) << 16);
+}
+// bias and shifts: the reference's, for channels off the fast path.
+void conv_s8_1x1_dsp(const ConvParams& p, const int8_t* input, const int32_t* prepared, const int32_t* bias,
+                     const int32_t* shifts, int16_t* scratch, int8_t* output);
 // Any conv, grouped or not, whose group's window (k_h * k_w * in_c / groups) has 4 to
 // kDspMaxDepth positions.
 inline Refusal conv_s8_dsp_refusal(const ConvParams& p) {
@@ -305,8 +351,8 @@ void conv_f32_1x1_dsp(const ConvParams& p, const float* input, const float* weig
 void dwconv_f32_dsp(const DwConvParams& p, const float* input, const float* weights, const float* bias, float* output);
 void fc_f32_dsp(const FcParams& p, const float* input, const float* weights, const float* bias, float* output);
 // Packed int4 weights (W4A8): conv_s8_w4_1x1_dsp and conv_s8_w4_dsp unpack the op's weights
-// (int4_weights.h) into the front of their scratch, then run conv_s8_1x1_dsp and conv_s8_dsp on the
-// copy with those kernels' own scratch after it; fc_s8_w4_dsp does so per block of output channels
+// (int4_weights.h) into the front of their scratch, then run conv_s8_dsp (a 1x1 window for the
+// former) on the copy with its own scratch after it; fc_s8_w4_dsp does so per block of output channels
 // (dsp_fc_w4_block; a linear layer never runs in place, so the order of its outputs is free); dwconv_s8_w4_dsp builds
 // dwconv_s8_dsp's prepared input (dsp_dw_prepared_word of the packed weights) in its scratch and
 // runs it. Inputs: the w4 reference's, then the scratch. Nothing is prepared at compile time, and

@@ -24,7 +24,7 @@ Error check_mul_s8_dsp(const OpCheck& c);
 // blocks) before writing any of its pixels, a block's later pixels even earlier: forwards only,
 // and so does dwconv_s8_dsp; dwconv_s8_3x3_dsp sweeps the whole image once per channel chunk:
 // never in place. The element-wise kernels load each word of inputs before storing its outputs.
-inline constexpr KernelCheck kernel_check_conv_s8_1x1_dsp{sizeof(kernels::ConvParams), kernels::kDspConvScratchSlot + 1,
+inline constexpr KernelCheck kernel_check_conv_s8_1x1_dsp{sizeof(kernels::ConvParams), kernels::kDspPwPreparedSlot + 1,
                                                           1, check_conv_s8_1x1_dsp, aliasing::kConvForward,
                                                           kernels::kDspConvScratchSlot};
 inline constexpr KernelCheck kernel_check_conv_s8_dsp{sizeof(kernels::ConvParams), kernels::kDspConvScratchSlot + 1, 1,

@@ -22,8 +22,19 @@ Error check_dsp_conv(const OpCheck& c) {
 Error check_conv_s8_dsp(const OpCheck& c) {
   return check_dsp_conv<check_conv_s8, kernels::conv_s8_dsp_refusal, kernels::dsp_conv_scratch_bytes>(c);
 }
+// Also the prepared input equal to its recomputation from the reference's weights and tables.
 Error check_conv_s8_1x1_dsp(const OpCheck& c) {
-  return check_dsp_conv<check_conv_s8, kernels::conv_s8_1x1_dsp_refusal, kernels::dsp_conv_scratch_bytes>(c);
+  if (const Error e = check_dsp_conv<check_conv_s8, kernels::conv_s8_1x1_dsp_refusal, kernels::dsp_pw_scratch_bytes>(c);
+      e != Error::kOk)
+    return e;
+  const auto& p = c.get_params<ConvParams>();
+  const auto table = [&](uint32_t slot) {
+    return reinterpret_cast<const int32_t*>(c.constants + c.tensor(slot).offset);
+  };
+  const kernels::ConvTables t{dsp::weights(c), table(kernels::kBiasSlot), table(kernels::kMultipliersSlot),
+                              table(kernels::kShiftsSlot)};
+  return ok_if(dsp::prepared_matches(c, kernels::kDspPwPreparedSlot, kernels::dsp_pw_prepared_words(p),
+                                     [&](int32_t i) { return kernels::dsp_pw_prepared_word(p, t, i); }));
 }
 Error check_conv_s8_w4_dsp(const OpCheck& c) {
   return check_dsp_conv<check_conv_s8_w4, kernels::conv_s8_w4_dsp_refusal, kernels::dsp_conv_w4_scratch_bytes>(c);

@@ -498,6 +498,37 @@ inline void build_gemm_tables(const MveGemmLayout& layout, const MveReferenceInp
   }
 }
 
+// The prepared input of `layout` at `out` (mve_emit_prepared's bytes, kernels_mve.h) from int8
+// weights [out_c][depth]: per block the table rows (mve_table_value, a channel at a time) around
+// the weights, copied a chunk of 16 at a time (zero past depth).
+inline void build_pointwise_blocks(const MvePointwiseLayout& layout, const MveReferenceInputs& r, uint8_t* out) {
+  for (int32_t block = 0; block < layout.blocks(); ++block) {
+    int32_t* bias_row = reinterpret_cast<int32_t*>(out);
+    out += kMveGemmBlock * 4;
+    for (int32_t chunk = 0; chunk < layout.chunks(); ++chunk) {
+      const int32_t left = layout.depth - chunk * kMveChunk;
+      const mve_pred16_t valid = vctp8q(uint32_t(left > 0 ? left : 0));
+      for (int32_t e = 0; e < kMveGemmBlock; ++e, out += kMveChunk) {
+        const int8_t* row = r.weights + layout.table_channel(block, e) * layout.depth;
+        vstrbq_s8(reinterpret_cast<int8_t*>(out), vldrbq_z_s8(row + (left > 0 ? chunk * kMveChunk : 0), valid));
+      }
+    }
+    int32_t* rows = reinterpret_cast<int32_t*>(out);
+    out += 3 * kMveGemmBlock * 4;
+    for (int32_t e = 0; e < kMveGemmBlock; ++e) {
+      const int32_t c = layout.table_channel(block, e), q = r.per_channel_requant ? c : 0;
+      auto value = [&](int32_t row) {
+        const int32_t sum = row == kMveBiasFolded ? sum_bytes(r.weights + c * layout.depth, layout.depth) : 0;
+        return mve_table_value(row, r.bias[c], r.input_offset, sum, r.multipliers[q], r.shifts[q]);
+      };
+      bias_row[e] = value(kMveBiasFolded);
+      rows[MvePointwiseLayout::kMinusRightShiftAfter / 4 + e] = value(kMveMinusRightShift);
+      rows[MvePointwiseLayout::kMultiplierAfter / 4 + e] = value(kMveMultiplier);
+      rows[MvePointwiseLayout::kLeftShiftAfter / 4 + e] = value(kMveLeftShift);
+    }
+  }
+}
+
 // What an int4-weight kernel builds in its scratch for its int8 kernel (kernels_mve.h).
 struct W4Inputs {
   const int8_t* weights;    // the `count` weights, unpacked
@@ -514,6 +545,8 @@ inline W4Inputs build_w4_inputs(const Layout& layout, int32_t count, const uint8
   const MveReferenceInputs r{scratch, bias, multipliers, shifts, per_channel_requant, input_offset};
   if constexpr (std::is_same_v<Layout, MveGemmLayout>) {
     build_gemm_tables(layout, r, reinterpret_cast<int32_t*>(prepared));
+  } else if constexpr (std::is_same_v<Layout, MvePointwiseLayout>) {
+    build_pointwise_blocks(layout, r, prepared);
   } else {
     uint8_t* at = prepared;
     mve_emit_prepared(layout, r, [&at](uint8_t byte) {

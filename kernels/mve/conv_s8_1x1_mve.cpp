@@ -11,7 +11,7 @@ namespace {
 
 using Layout = MvePointwiseLayout;
 
-// What the block loop keeps in vector registers: the requantization's output step on the eight
+// What the block loop keeps at hand (in this order: q4-q7): the requantization's output step on the eight
 // int16 lanes of a block's two pixels (channel c of pixel 0 in lane 2c, of pixel 1 in 2c + 1),
 // and the byte offsets of those lanes from the block's first output: c and pixel_step + c.
 struct PairOutput {
@@ -29,56 +29,64 @@ PairOutput pair_output(const ConvParams& p, int32_t pixel_step) {
 }
 
 // Per block: the accumulators start at bias' (LDM, LDMDB of the same row), the 2x4 dot over the
-// chunks (two per pass, the pair at r1 walking from r5 to r7, the weights at r3), then both
-// pixels requantized in four lanes each, narrowed (saturating) into one int16 vector and stored
-// by one scatter, predicated to the block's channels. Accumulators live in the even core
-// registers VMLADAVA requires: channel j of pixel 0 in r(2j), of pixel 1 in r(8 + 2j) (lr for j = 3).
-#define MCUFLOW_MVE_PW_CHUNK                                                                        \
-  "vldrb.8 q0, [r1], #16\n\t"                                                                       \
-  "vldrb.8 q1, [r1], #16\n\t"                                                                       \
-  "vldrw.32 q2, [r3], #16\n\t" "vmladava.s8 r0, q0, q2\n\t" "vmladava.s8 r8, q1, q2\n\t"           \
-  "vldrw.32 q3, [r3], #16\n\t" "vmladava.s8 r2, q0, q3\n\t" "vmladava.s8 r10, q1, q3\n\t"          \
-  "vldrw.32 q2, [r3], #16\n\t" "vmladava.s8 r4, q0, q2\n\t" "vmladava.s8 r12, q1, q2\n\t"          \
-  "vldrw.32 q3, [r3], #16\n\t" "vmladava.s8 r6, q0, q3\n\t" "vmladava.s8 lr, q1, q3\n\t"
+// chunks, two per pass, then both pixels requantized in four lanes each, narrowed (saturating)
+// into one int16 vector and stored by one scatter, predicated to the block's channels. A pass
+// loads two chunks of the pair (at r1, walking from r5 to r7) by one VLDM into q0-q3 and each
+// chunk's 64 weights (at r3) by one VLDM into q4-q7: ten instructions per 128 MACs. The
+// PairOutput vectors wait on the stack meanwhile (one VLDM back into q4-q7 per block).
+// Accumulators live in the even core registers VMLADAVA requires: channel j of pixel 0 in r(2j),
+// of pixel 1 in r(8 + 2j) (lr for j = 3).
+#define MCUFLOW_MVE_PW_CHUNK(p0, p1)                                                                \
+  "vldmia r3!, {d8-d15}\n\t"                                                                        \
+  "vmladava.s8 r0, " p0 ", q4\n\t" "vmladava.s8 r8, " p1 ", q4\n\t"                                 \
+  "vmladava.s8 r2, " p0 ", q5\n\t" "vmladava.s8 r10, " p1 ", q5\n\t"                                \
+  "vmladava.s8 r4, " p0 ", q6\n\t" "vmladava.s8 r12, " p1 ", q6\n\t"                                \
+  "vmladava.s8 r6, " p0 ", q7\n\t" "vmladava.s8 lr, " p1 ", q7\n\t"
 
 #define MCUFLOW_MVE_PW_PAIR(left_shift_steps, right_shift_steps)                                   \
   asm volatile(                                                                                     \
+      "vldmia r0, {d8-d15}\n\t"                                                                     \
+      "vpush {d8-d15}\n"                                                                            \
       "5:\n\t"                                                                                      \
       "ldm r3!, {r0, r2, r4, r6}\n\t"                                                               \
       "ldmdb r3, {r8, r10, r12, lr}\n\t"                                                            \
       "mov r1, r5\n"                                                                                \
-      "1:\n\t" MCUFLOW_MVE_PW_CHUNK MCUFLOW_MVE_PW_CHUNK                                            \
+      "1:\n\t"                                                                                      \
+      "vldmia r1!, {d0-d7}\n\t" MCUFLOW_MVE_PW_CHUNK("q0", "q1") MCUFLOW_MVE_PW_CHUNK("q2", "q3")   \
       "cmp r1, r7\n\t"                                                                              \
       "bne 1b\n\t"                                                                                  \
       "vmov d4, r0, r2\n\t" /* q2: pixel 0 */                                                       \
       "vmov d5, r4, r6\n\t"                                                                         \
       "vmov d6, r8, r10\n\t" /* q3: pixel 1 */                                                      \
-      "vmov d7, r12, lr\n\t" left_shift_steps                                                       \
+      "vmov d7, r12, lr\n\t"                                                                        \
+      "vldmia sp, {d8-d15}\n\t" left_shift_steps                                                    \
       "vldrw.32 q0, [r3, %[mult]]\n\t" MCUFLOW_MVE_RQ_MULTIPLY("q2", "q0") MCUFLOW_MVE_RQ_MULTIPLY("q3", "q0") \
       "vldrw.32 q0, [r3], %[rows]\n\t" /* the minus right shift; r3: the next block */              \
       right_shift_steps                                                                             \
       "vqmovnb.s32 q2, q2\n\t"                                                                      \
       "vqmovnt.s32 q2, q3\n\t"                                                                      \
-      "vqadd.s16 q2, q2, %q[offset]\n\t"                                                            \
-      "vmax.s16 q2, q2, %q[lo]\n\t"                                                                 \
-      "vmin.s16 q2, q2, %q[hi]\n\t"                                                                 \
+      "vqadd.s16 q2, q2, q4\n\t"                                                                    \
+      "vmax.s16 q2, q2, q5\n\t"                                                                     \
+      "vmin.s16 q2, q2, q6\n\t"                                                                     \
       "vctp.32 r11\n\t" /* all four channels unless the block is partial */                         \
       "vpst\n\t"                                                                                    \
-      "vstrbt.16 q2, [r9, %q[lanes]]\n\t"                                                           \
+      "vstrbt.16 q2, [r9, q7]\n\t"                                                                  \
       "adds r9, r9, #4\n\t"                                                                         \
       "subs r11, r11, #4\n\t"                                                                       \
-      "bgt 5b"                                                                                      \
-      : "+r"(blocks), "+r"(out), "+r"(channels)                                                     \
-      : "r"(pair), "r"(pair_end), [offset] "w"(o.offset), [lo] "w"(o.act_min), [hi] "w"(o.act_max), \
-        [lanes] "w"(o.lanes), [mult] "i"(Layout::kMultiplierAfter), [left] "i"(Layout::kLeftShiftAfter), \
+      "bgt 5b\n\t"                                                                                  \
+      "add sp, sp, #64"                                                                             \
+      : "+r"(vectors), "+r"(blocks), "+r"(out), "+r"(channels)                                      \
+      : "r"(pair), "r"(pair_end), [mult] "i"(Layout::kMultiplierAfter), [left] "i"(Layout::kLeftShiftAfter), \
         [rows] "i"(3 * kMveGemmBlock * 4)                                                           \
-      : "r0", "r1", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "q3", "p0", "cc", "memory")
+      : "r1", "r2", "r4", "r6", "r8", "r10", "r12", "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "p0", \
+        "cc", "memory")
 
-// Both pixels of the pair (interleaved by interleave_rows, `chunks` chunks each) for every output
-// channel: pixel 0's at out, pixel 1's at out + the step `o.lanes` holds. `fast`: no channel
-// shifts left and every channel shifts right (Shifts below), so those steps shorten.
+// Both pixels of the pair (interleaved by interleave_rows, as many chunks as the weights) for every
+// output channel: pixel 0's at out, pixel 1's at out + the step `o.lanes` holds. `fast`: no channel
+// shifts left and every channel shifts right (fast_shifts below), so those steps shorten.
 void gemm_pair(const Layout& layout, const uint8_t* prepared, const int8_t* pair_at, int8_t* out_at,
                const PairOutput& o, bool fast) {
+  register const PairOutput* vectors asm("r0") = &o;
   register const uint8_t* blocks asm("r3") = prepared;
   register const int8_t* pair asm("r5") = pair_at;
   register const int8_t* pair_end asm("r7") = pair_at + mve_pointwise_pair_bytes(layout.depth);

@@ -61,6 +61,7 @@ std::string refusal_words(kernels::Refusal r) {
     case Refusal::kGroups: return "needs an ungrouped convolution";
     case Refusal::kReduceMax: return "needs a sum or a mean (a maximum runs on the reference)";
     case Refusal::kWeightCount: return "needs at most " + std::to_string(kernels::kW4MaxUnpacked) + " int4 weights";
+    case Refusal::kOutputChannels: return "needs fewer output channels";
   }
   return "refused";
 }

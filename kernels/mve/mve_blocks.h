@@ -3,7 +3,7 @@
 // takes, prepares and refuses) stays in mcuflow/kernels/kernels_mve.h, which host code reads.
 #pragma once
 #include "mcuflow/kernels/kernels_mve.h"
-#include "mcuflow/kernels/mve_prepared.h"  // build_gemm_tables, for the int4 kernels
+#include "mcuflow/kernels/mve_prepared.h"  // build_gemm_tables, build_pointwise_blocks: for the int4 kernels
 
 #if defined(__ARM_FEATURE_MVE)
 #include <arm_mve.h>
@@ -480,6 +480,8 @@ inline W4Inputs build_w4_inputs(const Layout& layout, int32_t count, const uint8
   const MveReferenceInputs r{scratch, bias, multipliers, shifts, per_channel_requant, input_offset};
   if constexpr (std::is_same_v<Layout, MveGemmLayout>) {
     build_gemm_tables(layout, r, reinterpret_cast<int32_t*>(prepared));
+  } else if constexpr (std::is_same_v<Layout, MvePointwiseLayout>) {
+    build_pointwise_blocks(layout, r, prepared);
   } else {
     uint8_t* at = prepared;
     mve_emit_prepared(layout, r, [&at](uint8_t byte) {

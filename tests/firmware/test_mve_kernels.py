@@ -96,6 +96,7 @@ def families():
             conv(65, 13, (3, 4), 1, act=nn.ReLU6), conv(128, 9, (2, 3), 1), conv(130, 6, (3, 3), 1, stride=2),
             conv(48, 33, (4, 4), 1, stride=3), conv(8, 12, (7, 3), 1, stride=(2, 1), bias=False),
             conv(15, 2, (1, 1), 1), conv(33, 5, (3, 2), 1, act=nn.ReLU),
+            conv(3, 257, (3, 3), 1),  # a last block of one channel, an odd pixel count, chunks past depth
         ],
         "conv_s8_mve": [
             conv(1, 64, (49, 10), (10, 4), stride=2, pad=(5, 1)),  # DS-CNN's first layer

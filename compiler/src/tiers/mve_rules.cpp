@@ -33,6 +33,9 @@ std::string size_str(int32_t h, int32_t w) { return std::to_string(h) + "x" + st
 // The reason for a refusal of these params (kernels_mve.h states the conditions).
 std::string words(Refusal r, const ConvParams& c) {
   if (r == Refusal::kKernelSize) return "needs a 1x1 kernel, got " + size_str(c.k_h, c.k_w);
+  if (r == Refusal::kOutputChannels)
+    return "needs at most " + std::to_string(kernels::kMvePointwiseMaxOutC) + " output channels, got " +
+           std::to_string(c.out_c);
   if (r == Refusal::kWindowDepth)
     return "needs k_h*k_w*in_c <= " + std::to_string(kernels::kMveMaxDepth) + ", got " +
            std::to_string(int64_t(c.k_h) * c.k_w * c.in_c);
@@ -96,8 +99,9 @@ void append_w4_scratch(LoweredProgram& p, ProgramOp& op, int32_t bytes) {
 
 void pointwise_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto c = params_of<ConvParams>(op);
-  append_prepared_input(p, op, kernels::MveGemmLayout{c.in_c, c.out_c}, c.input_offset, true);
-  append_scratch(p, op, kernels::mve_pair_bytes(c.in_c));
+  append_prepared_input(p, op, kernels::MvePointwiseLayout{c.in_c, c.out_c}, c.input_offset, true);
+  append_scratch(p, op, kernels::mve_pointwise_pair_bytes(c.in_c));
+  op.streamed_input = kernels::kMvePreparedSlot;  // its weights are in the prepared input
 }
 
 // --- conv_s8_mve ---
@@ -154,7 +158,7 @@ std::vector<TierCandidate> mve_candidates() {
   return {
       {KernelId::conv_s8_1x1_mve, KernelId::conv_s8, weighted_rejects<ConvParams, kernels::conv_s8_1x1_mve_refusal, words>,
        pointwise_prepare,
-       "1x1 conv: MVE GEMM, VMLADAV over 2 pixels x 4 channels x 16 inputs", kMveCore},
+       "1x1 conv: MVE GEMM, VMLADAVA over 2 pixels x 4 channels x 16 inputs, weights laid out for the loop", kMveCore},
       {KernelId::conv_s8_mve, KernelId::conv_s8, weighted_rejects<ConvParams, kernels::conv_s8_mve_refusal, words>, conv_prepare,
        "conv: im2col rows + MVE GEMM, VMLADAV over 2 windows x 4 channels x 16 taps", kMveCore},
       {KernelId::dwconv_s8_mve, KernelId::dwconv_s8, dwconv_rejects, dwconv_prepare,

@@ -47,6 +47,15 @@ TEST(TierContracts, PointwiseKernelsNeedA1x1WindowInsideTheInput) {
   }
 }
 
+TEST(TierContracts, MvePointwiseScattersToOutputChannelsWithin16BitOffsets) {
+  ConvParams wide = conv(1, 2);  // few enough int4 weights for the w4 kernel
+  wide.out_c = kMvePointwiseMaxOutC;  // pixel 1's last lane: out_c + 3 = 65535
+  EXPECT_EQ(conv_s8_1x1_mve_refusal(wide), Refusal::kNone);
+  EXPECT_EQ(conv_s8_w4_1x1_mve_refusal(wide), Refusal::kNone);
+  wide.out_c = kMvePointwiseMaxOutC + 1;
+  EXPECT_EQ(conv_s8_1x1_mve_refusal(wide), Refusal::kOutputChannels);
+}
+
 TEST(TierContracts, GroupedDspWindowsCountOneGroupsChannels) {
   ConvParams grouped = conv(1, 8);
   grouped.groups = 2;

@@ -22,6 +22,13 @@
 // Depthwise only, after the blocks: a zero point row, int8 [16 * blocks] of the input zero
 // point, which padding taps read in place of an input pixel (any channel offset stays inside it).
 //
+// conv_s8_1x1_mve has a layout of its own (MvePointwiseLayout), which its inner loop walks with a
+// single pointer: per block of four output channels, the bias' row, the block's weights chunk by
+// chunk (an even number of chunks of 16 inputs, zero past depth: per chunk the four channels' 16
+// weights in turn), then the minus right shift, multiplier and left shift rows. A partial last
+// block repeats its last channel (table entries and weights), so every lane holds a real channel's
+// values; only the real channels are stored.
+//
 // Each kernel's contract (tier_contract.h): its input slots, scratch size and the params it
 // refuses (<kernel>_refusal), with its declaration below.
 #pragma once
@@ -129,6 +136,27 @@ struct MveDwLayout {
   }
 };
 
+// conv_s8_1x1_mve's prepared input (see the top of this file); the channel tables' values are
+// MveGemmLayout's.
+struct MvePointwiseLayout {
+  int32_t depth, out_c;
+  static constexpr int32_t kRowEntries = kMveGemmBlock;
+  // The table rows that follow the weights, and their byte offsets from the weights' end.
+  static constexpr int32_t kRowsAfterWeights[3] = {kMveMinusRightShift, kMveMultiplier, kMveLeftShift};
+  static constexpr int32_t kMinusRightShiftAfter = 0, kMultiplierAfter = 16, kLeftShiftAfter = 32;
+
+  constexpr int32_t chunks() const { return (depth + 2 * kMveChunk - 1) / (2 * kMveChunk) * 2; }
+  constexpr int32_t blocks() const { return (out_c + kMveGemmBlock - 1) / kMveGemmBlock; }
+  constexpr int32_t weight_bytes() const { return chunks() * kMveChunk * kMveGemmBlock; }
+  constexpr int32_t block_bytes() const { return kMveTableRows * kRowEntries * 4 + weight_bytes(); }
+  constexpr int32_t total_bytes() const { return blocks() * block_bytes(); }
+  constexpr int32_t table_channel(int32_t block, int32_t e) const {
+    const int32_t oc = block * kMveGemmBlock + e;
+    return oc < out_c ? oc : out_c - 1;
+  }
+  int32_t weight_sum(const int8_t* weights, int32_t oc) const { return MveGemmLayout{depth, out_c}.weight_sum(weights, oc); }
+};
+
 // dwconv_s8_mve sums two taps' products in int16: |x * w| <= 128 * 127 needs no w == -128
 // (symmetric quantization never produces it).
 inline bool mve_dw_weights_supported(const int8_t* weights, uint32_t count) {
@@ -149,28 +177,55 @@ struct MveReferenceInputs {
   int32_t input_offset;
 };
 
-// The prepared input of a layout (MveGemmLayout, MveDwLayout) in memory order: word(value) for
-// each table entry (four bytes, little-endian), byte(value) for each other byte, stopping with
-// false as soon as either returns false. The compiler builds the input with it
-// (mve_emit_prepared), the device verifier compares against it (mve_prepared_matches).
+// Table row `row` of a layout's block: word(value) for each entry, false as soon as it is.
+template <typename Layout, typename Word>
+bool mve_walk_table_row(const Layout& layout, const MveReferenceInputs& r, int32_t block, int32_t row, Word& word) {
+  for (int32_t e = 0; e < Layout::kRowEntries; ++e) {
+    const int32_t c = layout.table_channel(block, e);
+    int32_t value = 0;
+    if (c >= 0) {
+      const int32_t q = r.per_channel_requant ? c : 0;
+      const int32_t weight_sum = row == kMveBiasFolded ? layout.weight_sum(r.weights, c) : 0;
+      value = mve_table_value(row, r.bias[c], r.input_offset, weight_sum, r.multipliers[q], r.shifts[q]);
+    }
+    if (!word(uint32_t(value))) return false;
+  }
+  return true;
+}
+
+// The prepared input of a layout (MveGemmLayout, MveDwLayout, MvePointwiseLayout) in memory
+// order: word(value) for each table entry (four bytes, little-endian), byte(value) for each other
+// byte, stopping with false as soon as either returns false. The compiler builds the input with
+// it (mve_emit_prepared), the device verifier compares against it (mve_prepared_matches).
 template <typename Layout, typename Word, typename Byte>
 bool mve_walk_prepared(const Layout& layout, const MveReferenceInputs& r, Word word, Byte byte) {
   for (int32_t block = 0; block < layout.blocks(); ++block) {
     for (int32_t row = 0; row < kMveTableRows; ++row) {
-      for (int32_t e = 0; e < Layout::kRowEntries; ++e) {
-        const int32_t c = layout.table_channel(block, e);
-        int32_t value = 0;
-        if (c >= 0) {
-          const int32_t q = r.per_channel_requant ? c : 0;
-          const int32_t weight_sum = row == kMveBiasFolded ? layout.weight_sum(r.weights, c) : 0;
-          value = mve_table_value(row, r.bias[c], r.input_offset, weight_sum, r.multipliers[q], r.shifts[q]);
-        }
-        if (!word(uint32_t(value))) return false;
-      }
+      if (!mve_walk_table_row(layout, r, block, row, word)) return false;
     }
     if (!layout.emit_weights(block, r.weights, byte)) return false;
   }
   return layout.emit_tail(r.input_offset, byte);
+}
+
+// conv_s8_1x1_mve's layout: the bias' row, the block's weights chunk by chunk, the other rows.
+template <typename Word, typename Byte>
+bool mve_walk_prepared(const MvePointwiseLayout& layout, const MveReferenceInputs& r, Word word, Byte byte) {
+  for (int32_t block = 0; block < layout.blocks(); ++block) {
+    if (!mve_walk_table_row(layout, r, block, kMveBiasFolded, word)) return false;
+    for (int32_t chunk = 0; chunk < layout.chunks(); ++chunk) {
+      for (int32_t e = 0; e < kMveGemmBlock; ++e) {
+        const int8_t* row = r.weights + layout.table_channel(block, e) * layout.depth;
+        for (int32_t k = chunk * kMveChunk; k < (chunk + 1) * kMveChunk; ++k) {
+          if (!byte(k < layout.depth ? uint8_t(row[k]) : uint8_t{0})) return false;
+        }
+      }
+    }
+    for (const int32_t row : MvePointwiseLayout::kRowsAfterWeights) {
+      if (!mve_walk_table_row(layout, r, block, row, word)) return false;
+    }
+  }
+  return true;
 }
 
 // The prepared input byte by byte: emit(byte).
@@ -200,6 +255,8 @@ bool mve_prepared_matches(const Layout& layout, const MveReferenceInputs& r, con
 
 // Two activation rows interleaved for the GEMM (mve::interleave_rows): whole chunks of 16 each.
 constexpr int32_t mve_pair_bytes(int32_t depth) { return 2 * kMveChunk * ((depth + kMveChunk - 1) / kMveChunk); }
+// conv_s8_1x1_mve's pair: as many chunks as its weights have.
+constexpr int32_t mve_pointwise_pair_bytes(int32_t depth) { return 2 * kMveChunk * MvePointwiseLayout{depth, 0}.chunks(); }
 // conv_s8_mve's GEMM: a group's window (k_h * k_w * in_c / groups) per output channel.
 constexpr MveGemmLayout mve_conv_gemm_layout(const ConvParams& p) {
   return {p.k_h * p.k_w * (p.in_c / p.groups), p.out_c, p.groups};
@@ -211,14 +268,20 @@ constexpr int32_t mve_conv_scratch_bytes(const ConvParams& p) {
 }
 
 // weights: the reference weights; prepared: the layout above (16-byte aligned, like every
-// constant); scratch: arena of mve_pair_bytes(in_c) bytes (conv_s8_mve:
-// mve_conv_scratch_bytes; fc_s8_mve: needed only for more than one row).
-// Inputs: the reference's, the prepared input, then the scratch (dwconv_s8_mve, which reads its
-// weights from the prepared input, has none).
+// constant); scratch: arena of mve_pair_bytes(in_c) bytes (conv_s8_1x1_mve:
+// mve_pointwise_pair_bytes; conv_s8_mve: mve_conv_scratch_bytes; fc_s8_mve: needed only for
+// more than one row). Inputs: the reference's, the prepared input, then the scratch
+// (dwconv_s8_mve, which reads its weights from the prepared input, has none; conv_s8_1x1_mve
+// reads its weights from the prepared input too).
 constexpr uint8_t kMvePreparedSlot = kWeightedSlots, kMveScratchSlot = kMvePreparedSlot + 1;
 // conv_s8_mve's deepest window: its scratch, planned as two rows, fits the limit per dimension.
 constexpr int32_t kMveMaxDepth = kMaxDim / 2;
-inline Refusal conv_s8_1x1_mve_refusal(const ConvParams& p) { return pointwise_refusal(p); }
+// conv_s8_1x1_mve stores a pixel pair's outputs by one scatter of 16-bit offsets (out_c + 3 at most).
+constexpr int32_t kMvePointwiseMaxOutC = 65532;
+inline Refusal conv_s8_1x1_mve_refusal(const ConvParams& p) {
+  const Refusal r = pointwise_refusal(p);
+  return r != Refusal::kNone ? r : (p.out_c > kMvePointwiseMaxOutC ? Refusal::kOutputChannels : Refusal::kNone);
+}
 inline Refusal conv_s8_mve_refusal(const ConvParams& p) {
   return int64_t(p.k_h) * p.k_w * p.in_c > kMveMaxDepth ? Refusal::kWindowDepth : Refusal::kNone;
 }
@@ -226,8 +289,8 @@ inline Refusal dwconv_s8_mve_refusal(const DwConvParams& p) {
   if (p.ch_mult != 1) return Refusal::kChannelMultiplier;
   return int64_t(p.k_h) * p.k_w > kMveDwMaxTaps ? Refusal::kTaps : Refusal::kNone;
 }
-void conv_s8_1x1_mve(const ConvParams& p, const int8_t* input, const int8_t* weights, const uint8_t* prepared,
-                     int8_t* scratch, int8_t* output);
+void conv_s8_1x1_mve(const ConvParams& p, const int8_t* input, const uint8_t* prepared, int8_t* scratch,
+                     int8_t* output);
 void conv_s8_mve(const ConvParams& p, const int8_t* input, const int8_t* weights, const uint8_t* prepared,
                  int8_t* scratch, int8_t* output);
 void fc_s8_mve(const FcParams& p, const int8_t* input, const int8_t* weights, const uint8_t* prepared, int8_t* scratch,
@@ -244,12 +307,14 @@ void dwconv_s8_mve(const DwConvParams& p, const int8_t* input, const uint8_t* pr
 // keeps its int8 kernel's aliasing contract. Refusals: the int8 kernel's, and w4_weights_refusal
 // where the whole weight tensor is unpacked.
 constexpr uint8_t kMveW4ScratchSlot = kWeightedSlots;
-// The GEMM kernels' scratch: unpacked weights, channel tables, the int8 kernel's scratch.
-constexpr int32_t mve_w4_gemm_scratch_bytes(const MveGemmLayout& layout, int32_t int8_scratch_bytes) {
+// The GEMM kernels' scratch: unpacked weights, the prepared input (channel tables; the 1x1
+// conv's whole layout), the int8 kernel's scratch.
+template <typename Layout>
+constexpr int32_t mve_w4_gemm_scratch_bytes(const Layout& layout, int32_t int8_scratch_bytes) {
   return w4_unpacked_bytes(layout.depth * layout.out_c) + layout.total_bytes() + ((int8_scratch_bytes + 15) & ~15);
 }
 constexpr int32_t mve_conv_w4_1x1_scratch_bytes(const ConvParams& p) {
-  return mve_w4_gemm_scratch_bytes(MveGemmLayout{p.in_c, p.out_c}, mve_pair_bytes(p.in_c));
+  return mve_w4_gemm_scratch_bytes(MvePointwiseLayout{p.in_c, p.out_c}, mve_pointwise_pair_bytes(p.in_c));
 }
 constexpr int32_t mve_conv_w4_scratch_bytes(const ConvParams& p) {
   return mve_w4_gemm_scratch_bytes(mve_conv_gemm_layout(p), mve_conv_scratch_bytes(p));

@@ -1,7 +1,8 @@
-// The MVE kernels' prepared inputs (kernels_mve.h: MveGemmLayout, MveDwLayout, mve_table_value)
-// computed in MVE lanes, a block of channels a step, the same bytes mve_emit_prepared emits: the
-// GEMM tables built by the int4-weight kernels in their scratch (kernels/mve/mve_blocks.h), and
-// both layouts compared by the load-time checks (runtime/src/ops/mve/prepared_inputs_check.cpp).
+// The MVE kernels' prepared inputs (kernels_mve.h: MveGemmLayout, MveDwLayout, MvePointwiseLayout,
+// mve_table_value) computed in MVE lanes, a block of channels a step, the same bytes
+// mve_emit_prepared emits: the GEMM tables and pointwise blocks built by the int4-weight kernels in
+// their scratch (kernels/mve/mve_blocks.h), and every layout compared by the load-time checks
+// (runtime/src/ops/mve/prepared_inputs_check.cpp).
 // Device builds only (the host compares with mve_prepared_matches).
 #pragma once
 #include "mcuflow/kernels/kernels_mve.h"
@@ -60,6 +61,75 @@ inline bool gemm_tables_match(const MveGemmLayout& layout, const MveReferenceInp
     const GemmBlockTable t = gemm_block_table(layout, r, block);
     for (int32_t row = 0; row < kMveTableRows; ++row, tables += kMveGemmBlock) {
       if (vcmpneq_s32(t.rows[row], vldrwq_s32(tables)) != 0) return false;
+    }
+  }
+  return true;
+}
+
+// The four table rows of conv_s8_1x1_mve's `block` (a partial block repeats its last channel:
+// MvePointwiseLayout::table_channel), from the weights ([out_c][depth]).
+inline GemmBlockTable pointwise_block_table(const MvePointwiseLayout& layout, const MveReferenceInputs& r,
+                                            int32_t block) {
+  int32_t channels[kMveGemmBlock], sums[kMveGemmBlock];
+  for (int32_t e = 0; e < kMveGemmBlock; ++e) {
+    channels[e] = layout.table_channel(block, e);
+    sums[e] = sum_bytes(r.weights + channels[e] * layout.depth, layout.depth);
+  }
+  const uint32x4_t lanes = vldrwq_u32(reinterpret_cast<const uint32_t*>(channels));
+  const int32x4_t zero = vdupq_n_s32(0);
+  const int32x4_t multiplier = r.per_channel_requant ? vldrwq_gather_shifted_offset_s32(r.multipliers, lanes)
+                                                     : vdupq_n_s32(r.multipliers[0]);
+  const int32x4_t shift =
+      r.per_channel_requant ? vldrwq_gather_shifted_offset_s32(r.shifts, lanes) : vdupq_n_s32(r.shifts[0]);
+  GemmBlockTable t;
+  t.rows[kMveBiasFolded] = vmlaq_n_s32(vldrwq_gather_shifted_offset_s32(r.bias, lanes), vldrwq_s32(sums), r.input_offset);
+  t.rows[kMveMultiplier] = multiplier;
+  t.rows[kMveLeftShift] = vmaxq_s32(shift, zero);
+  t.rows[kMveMinusRightShift] = vminq_s32(shift, zero);
+  return t;
+}
+
+// Chunk `chunk` of channel `e`'s weights in `block` (zero past depth).
+inline int8x16_t pointwise_weight_chunk(const MvePointwiseLayout& layout, const MveReferenceInputs& r, int32_t block,
+                                        int32_t e, int32_t chunk) {
+  const int32_t left = layout.depth - chunk * kMveChunk;
+  const int8_t* row = r.weights + layout.table_channel(block, e) * layout.depth;
+  return vldrbq_z_s8(row + (left > 0 ? chunk * kMveChunk : 0), vctp8q(uint32_t(left > 0 ? left : 0)));
+}
+
+// conv_s8_1x1_mve's prepared input at `out` (the bytes mve_walk_prepared visits).
+inline void build_pointwise_blocks(const MvePointwiseLayout& layout, const MveReferenceInputs& r, uint8_t* out) {
+  for (int32_t block = 0; block < layout.blocks(); ++block) {
+    const GemmBlockTable t = pointwise_block_table(layout, r, block);
+    vstrwq_s32(reinterpret_cast<int32_t*>(out), t.rows[kMveBiasFolded]);
+    out += kMveGemmBlock * 4;
+    for (int32_t chunk = 0; chunk < layout.chunks(); ++chunk) {
+      for (int32_t e = 0; e < kMveGemmBlock; ++e, out += kMveChunk)
+        vstrbq_s8(reinterpret_cast<int8_t*>(out), pointwise_weight_chunk(layout, r, block, e, chunk));
+    }
+    for (const int32_t row : MvePointwiseLayout::kRowsAfterWeights) {
+      vstrwq_s32(reinterpret_cast<int32_t*>(out), t.rows[row]);
+      out += kMveGemmBlock * 4;
+    }
+  }
+}
+
+// Whether `prepared` holds exactly conv_s8_1x1_mve's prepared input.
+inline bool pointwise_prepared_match(const MvePointwiseLayout& layout, const MveReferenceInputs& r,
+                                     const uint8_t* prepared) {
+  for (int32_t block = 0; block < layout.blocks(); ++block) {
+    const GemmBlockTable t = pointwise_block_table(layout, r, block);
+    if (vcmpneq_s32(t.rows[kMveBiasFolded], vldrwq_s32(reinterpret_cast<const int32_t*>(prepared))) != 0) return false;
+    prepared += kMveGemmBlock * 4;
+    for (int32_t chunk = 0; chunk < layout.chunks(); ++chunk) {
+      for (int32_t e = 0; e < kMveGemmBlock; ++e, prepared += kMveChunk) {
+        const int8x16_t held = vldrbq_s8(reinterpret_cast<const int8_t*>(prepared));
+        if (vcmpneq_s8(pointwise_weight_chunk(layout, r, block, e, chunk), held) != 0) return false;
+      }
+    }
+    for (const int32_t row : MvePointwiseLayout::kRowsAfterWeights) {
+      if (vcmpneq_s32(t.rows[row], vldrwq_s32(reinterpret_cast<const int32_t*>(prepared))) != 0) return false;
+      prepared += kMveGemmBlock * 4;
     }
   }
   return true;

@@ -32,6 +32,7 @@ enum class Refusal : uint8_t {
   kGroups,             // a grouped convolution (groups > 1)
   kReduceMax,          // a maximum: the reduce tier kernels sum (a sum or a mean)
   kWeightCount,        // more int4 weights than the scratch unpacks them into (kW4MaxUnpacked)
+  kOutputChannels,     // more output channels than the kernel addresses
 };
 
 // Input slots of the weighted reference kernels (conv_s8, dwconv_s8, fc_s8), which their tier

@@ -15,10 +15,13 @@ namespace mve {
 inline int8_t* scratch(const OpCall& c, uint8_t slot = kernels::kMveScratchSlot) {
   return reinterpret_cast<int8_t*>(c.data[slot]);
 }
-// The scratch at `slot`: `bytes` of int8 in the arena (the kernel writes it).
+// Whether a tensor's bytes start on a word, wherever the kernel reads them (the section or the
+// copy; the program's regions and constants section are 16-byte aligned): LDM and VLDM need it.
+inline bool word_aligned(const format::TensorRecord& t) { return (t.offset | t.copy_offset) % 4 == 0; }
+// The scratch at `slot`: `bytes` of int8 in the arena (the kernel writes it), word aligned.
 inline bool scratch_valid(const OpCheck& c, uint8_t slot, uint64_t bytes) {
   return c.op->input_count > slot && c.tensor(slot).storage == format::Storage::kArena &&
-         tensor_is(c, slot, format::DType::kInt8, bytes);
+         tensor_is(c, slot, format::DType::kInt8, bytes) && word_aligned(c.tensor(slot));
 }
 }  // namespace mve
 

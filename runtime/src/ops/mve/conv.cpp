@@ -11,8 +11,8 @@ using kernels::DwConvParams;
 
 // The scratch is an input slot the kernels write: arena storage, checked at load.
 void eval_conv_s8_1x1_mve(const OpCall& c) {
-  kernels::conv_s8_1x1_mve(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<int8_t>(1),
-                           c.in<uint8_t>(kernels::kMvePreparedSlot), mve::scratch(c), c.out<int8_t>(0));
+  kernels::conv_s8_1x1_mve(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<uint8_t>(kernels::kMvePreparedSlot),
+                           mve::scratch(c), c.out<int8_t>(0));
 }
 
 void eval_conv_s8_mve(const OpCall& c) {

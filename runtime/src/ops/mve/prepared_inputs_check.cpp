@@ -33,6 +33,8 @@ bool prepared_matches(const Layout& layout, const kernels::MveReferenceInputs& r
 #if defined(__ARM_FEATURE_MVE)
   if constexpr (std::is_same_v<Layout, kernels::MveGemmLayout>)
     return kernels::mve::gemm_tables_match(layout, r, reinterpret_cast<const int32_t*>(prepared));
+  else if constexpr (std::is_same_v<Layout, kernels::MvePointwiseLayout>)
+    return kernels::mve::pointwise_prepared_match(layout, r, prepared);
   else
     return kernels::mve::dw_prepared_match(layout, r, prepared);
 #else
@@ -75,8 +77,9 @@ Error check_conv_s8_1x1_mve(const OpCheck& c) {
   const Error e = check_conv_s8(c);
   if (e != Error::kOk) return e;
   const auto& p = c.get_params<ConvParams>();
-  return ok_if(kernels::conv_s8_1x1_mve_refusal(p) == kernels::Refusal::kNone && prepared_input_valid(c, kernels::MveGemmLayout{p.in_c, p.out_c}, p.input_offset, true) &&
-               scratch_valid(c, uint64_t(kernels::mve_pair_bytes(p.in_c))));
+  return ok_if(kernels::conv_s8_1x1_mve_refusal(p) == kernels::Refusal::kNone && prepared_input_valid(c, kernels::MvePointwiseLayout{p.in_c, p.out_c}, p.input_offset, true) &&
+               mve::word_aligned(c.tensor(kernels::kMvePreparedSlot)) &&
+               scratch_valid(c, uint64_t(kernels::mve_pointwise_pair_bytes(p.in_c))));
 }
 
 Error check_conv_s8_mve(const OpCheck& c) {

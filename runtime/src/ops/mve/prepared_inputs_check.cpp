@@ -77,8 +77,8 @@ Error check_conv_s8_1x1_mve(const OpCheck& c) {
   const Error e = check_conv_s8(c);
   if (e != Error::kOk) return e;
   const auto& p = c.get_params<ConvParams>();
-  return ok_if(kernels::conv_s8_1x1_mve_refusal(p) == kernels::Refusal::kNone && prepared_input_valid(c, kernels::MvePointwiseLayout{p.in_c, p.out_c}, p.input_offset, true) &&
-               mve::word_aligned(c.tensor(kernels::kMvePreparedSlot)) &&
+  return ok_if(kernels::conv_s8_1x1_mve_refusal(p) == kernels::Refusal::kNone &&
+               prepared_input_valid(c, kernels::MvePointwiseLayout{p.in_c, p.out_c}, p.input_offset, true) &&
                scratch_valid(c, uint64_t(kernels::mve_pointwise_pair_bytes(p.in_c))));
 }
 

@@ -451,8 +451,18 @@ void assign_quantization(Graph& g, int activation_bits, int weight_bits, const s
   const bool mixed_widths = activation_bits != kActivationBits ||
                             std::any_of(layers.begin(), layers.end(),
                                         [](const LayerPrecision& c) { return c.activation_bits != kActivationBits; });
+  // An input is int16 in an int16 program, and where a layer chosen int16 reads it (the int16
+  // layer then sees the input as precisely as an int16 program's; int8 readers get a copy).
+  const auto read_at_int16 = [&](int t) {
+    return std::any_of(g.ops.begin(), g.ops.end(), [&](const Op& op) {
+      const auto choice = chosen.find(g.tensors[size_t(op.outputs[0])].name);
+      return choice != chosen.end() && choice->second->activation_bits == kWideActivationBits &&
+             std::find(op.inputs.begin(), op.inputs.end(), t) != op.inputs.end();
+    });
+  };
   for (int t : g.inputs) {
-    if (g.tensors[t].element == Element::kReal) g.tensors[t].quant = observed_quant(g.tensors[t], activation_bits);
+    if (g.tensors[t].element == Element::kReal)
+      g.tensors[t].quant = observed_quant(g.tensors[t], read_at_int16(t) ? kWideActivationBits : activation_bits);
   }
   // A state and the value written into it share one spec, so that the update is stored as it is:
   // the range of both and of the initial value (a state is observed holding each run's update).

@@ -183,6 +183,7 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
       throw CompileError("tensor " + t.name + " reached NaN or Inf during calibration");
   }
   std::vector<std::string> warnings = degenerate_ranges(g, calibration.size());  // the observed ranges
+  for (Tensor& t : g.tensors) t.seen_min = t.observed_min, t.seen_max = t.observed_max;
 
   std::ostringstream report;
   report << "{\"observer\":" << json_string(observer_name(observer.kind));
@@ -240,9 +241,10 @@ void check_options(const CompileOptions& options) {
     return l.activation_bits == kWideActivationBits;
   });
   const std::string wide_needs = options.precision == Precision::kInt16 ? "precision 'int16' needs" : "int16 layers need";
-  if (options.observer.kind != Observer::kMinMax && (options.precision != Precision::kInt8 || int16_layers))
+  // (int16 layers of an int8 program take every calibration value's range: quantizer.h.)
+  if (options.observer.kind != Observer::kMinMax && options.precision != Precision::kInt8)
     throw CompileError(std::string("observer '") + observer_name(options.observer.kind) +
-                       "' applies to int8 compilation only" + (int16_layers ? "; int16 layers need 'minmax'" : ""));
+                       "' applies to int8 compilation only");
   if ((options.precision == Precision::kInt16 || int16_layers) && options.int8_io)
     throw CompileError("io 'int8' keeps an int8 program's inputs and outputs; " + wide_needs + " io 'float32'");
   if ((options.precision == Precision::kInt16 || int16_layers) && options.patches > 1)

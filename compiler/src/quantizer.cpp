@@ -183,12 +183,20 @@ Quant activation_quant(float lo, float hi, int bits) {
   return bits == kActivationBits ? quant_for_range(lo, hi, bits) : symmetric_range_quant(lo, hi, bits);
 }
 
+// The range a `bits`-bit spec of observed tensor `t` covers: int8 the observer's choice; int16,
+// whose steps are 256x finer (clipping buys nothing), every calibration value.
+Range calibrated_range(const Tensor& t, int bits) {
+  if (bits == kWideActivationBits && t.seen_min <= t.seen_max) return Range{t.seen_min, t.seen_max};
+  return Range{t.observed_min, t.observed_max};
+}
+
 Quant observed_quant(const Tensor& t, int bits) {
   if (t.quant.given) return t.quant;
   if (!was_observed(t))
     throw CompileError("tensor " + t.name + " has no given quantization and was never observed during calibration "
                        "(pass calibration data, or quantize it in the model's graph)");
-  return activation_quant(t.observed_min, t.observed_max, bits);
+  const Range r = calibrated_range(t, bits);
+  return activation_quant(r.lo, r.hi, bits);
 }
 
 // Softmax outputs lie in [0, 1): 2^bits steps from the lowest integer.
@@ -403,10 +411,10 @@ std::vector<PrecisionLayer> precision_layers(const Graph& g) {
 
 namespace {
 
-// The range a requantization to another width covers: the tensor's observed range, else (a
+// The range a requantization to `bits` wide covers: the tensor's calibrated range, else (a
 // state, a given spec) the range its spec represents.
-Range covered_range(const Tensor& t) {
-  if (was_observed(t)) return Range{t.observed_min, t.observed_max};
+Range covered_range(const Tensor& t, int bits) {
+  if (was_observed(t)) return calibrated_range(t, bits);
   const Quant& q = t.quant;
   return Range{float(double(q.scale) * double(q.type_min() - q.zero_point)),
                float(double(q.scale) * double(q.type_max() - q.zero_point))};
@@ -427,7 +435,9 @@ size_t read_at_width(Graph& g, size_t at, int bits, std::map<std::pair<int, int>
       copy.nhwc = t.nhwc;
       copy.observed_min = t.observed_min;
       copy.observed_max = t.observed_max;
-      const Range r = covered_range(t);
+      copy.seen_min = t.seen_min;
+      copy.seen_max = t.seen_max;
+      const Range r = covered_range(t, bits);
       copy.quant = activation_quant(r.lo, r.hi, bits);
       Op requantize;
       requantize.kind = "requantize";

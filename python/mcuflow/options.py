@@ -28,8 +28,9 @@ DEFAULT_PERCENTILE = 99.99
 def default_observer(precision: str) -> str:
     """The observer an int8 program's activation ranges get unless one is named: ``mse``, the most
     accurate on trained models (docs/quantization.md, "The observers"); other precisions take the
-    observed range, the only one they have."""
-    return "mse" if precision == "int8" else "minmax"
+    observed range, the only one they have (the int16 layers of precision "mixed" too: its int8 ones
+    take the observer)."""
+    return "mse" if precision in ("int8", "mixed") else "minmax"
 
 
 # What the compiler checks a mixed option as: the widest choice it may make for a layer (int16
@@ -112,6 +113,8 @@ class CompileOptions:
         compiler_check(stream_input=self.stream_input)
         if self.observer is None:
             object.__setattr__(self, "observer", default_observer(str(self.precision)))
+        if self.precision == "mixed":  # its int8 layers take any observer, its int16 ones every value's range
+            shown["precision"] = "int8"
         compiler_check(observer=str(self.observer), percentile=float(given) if in_range else DEFAULT_PERCENTILE)
         if given is not None and self.observer != "percentile":
             raise InputError(f"percentile applies to observer 'percentile' only (observer is {self.observer!r})")

@@ -162,7 +162,6 @@ def test_a_budget_no_choice_meets_is_one_line(model):
     (dict(precision="mixed", weights="int4", min_snr_db=30), "precision 'mixed' takes weights 'int8' or 'mixed'"),
     (dict(precision="mixed", min_agreement=1.5), "min_agreement must be a number from 0 to 1, got 1.5"),
     (dict(weights="mixed", min_snr_db=3, max_arena_bytes=-1), "max_arena_bytes must be a whole number of at least 0"),
-    (dict(precision="mixed", min_snr_db=3, observer="mse"), "observer 'mse' applies to int8 compilation only"),
 ])
 def test_bad_budget_options_are_one_line(options, message):
     with pytest.raises(InputError) as e:

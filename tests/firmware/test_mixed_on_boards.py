@@ -26,12 +26,12 @@ def test_mixed_program_host_equals_board(target, board):
     rng = np.random.default_rng(0)
     ep = torch.export.export(model, (torch.zeros(1, 3, 8, 8),))
     calibration = rng.standard_normal((16, 3, 8, 8)).astype(np.float32) * 1.5
-    int8 = mcuflow.compile(ep, target=target, calibration=calibration, observer="minmax")
+    int8 = mcuflow.compile(ep, target=target, calibration=calibration)
     float_program = mcuflow.compile(ep, target=target, precision="fp32")
     int8_snr = accuracy(int8.run(calibration), float_program.run(calibration)).snr_db
-    # Above int8's SNR: some layers must be promoted to int16, and the cheapest others keep int4 weights.
+    # Well above int8's SNR: some layers are promoted to int16; others keep int8 or int4 weights.
     program = mcuflow.compile(ep, target=target, calibration=calibration, precision="mixed", weights="mixed",
-                              min_snr_db=int8_snr + 0.8)
+                              min_snr_db=int8_snr + 3.5)
     choices = {op["precision"].split(":")[0] for op in program.metadata["ops"] if op.get("precision")}
     assert "A16W8" in choices and len(choices) > 1, choices
     batch = rng.standard_normal((3, 3, 8, 8)).astype(np.float32)

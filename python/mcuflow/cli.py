@@ -291,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--target", default="cortex-m55", help="cortex-m0 … cortex-m85 (default cortex-m55)")
     c.add_argument("--calibration",
                    help="CALIB.npz: one array per model input, named as the input, leading batch dimension")
-    c.add_argument("--precision", default="int8",
+    c.add_argument("--precision", choices=["int8", "int16", "fp32", "mixed"], default="int8",
                    help="int8, int16 (int16 activations with int8 weights, A16W8, where an int16 kernel takes the "
                         "op), fp32, or mixed (each layer int8 or int16, the cheapest meeting the budgets)")
     c.add_argument("--weights", default="int8",

@@ -78,9 +78,9 @@ def ladder(layer: dict, precision: str, weights: str) -> list[tuple[int, int]]:
 
 @dataclass
 class Measured:
-    program: object  # the mcuflow.Program measured
+    """A candidate program's accuracy and the bytes it is over each memory budget ("arena", "flash")."""
     accuracy: Accuracy
-    over: dict = field(default_factory=dict)  # budget name -> bytes over it
+    over: dict = field(default_factory=dict)
 
 
 Layers = list[tuple[str, int, int, str]]  # _core.compile's layers: (layer, activation bits, weight bits, why)
@@ -106,7 +106,7 @@ def choose(layers: list[dict], precision: str, weights: str, budgets: Budgets,
         program = compile_layers(chosen(level), None)
         if program.stateful:
             program.reset_state()
-        measured = Measured(program, accuracy(program.run(batch), reference))
+        measured = Measured(accuracy(program.run(batch), reference))
         if budgets.max_arena_bytes is not None and sum(program.region_bytes) > budgets.max_arena_bytes:
             measured.over["arena"] = sum(program.region_bytes) - budgets.max_arena_bytes
         flash = len(program.device_image)

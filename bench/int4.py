@@ -44,6 +44,20 @@ def weight_bytes(program: mcuflow.Program) -> int:
                if op["kernel"].startswith(WEIGHTED))
 
 
+def board_run(program: mcuflow.Program, board: str, inputs: np.ndarray, run: bool = True) -> tuple:
+    """(instructions, host == board, why it does not fit or None): a program larger than the
+    board's code memory, or whose arena and stack exceed its RAM, does not run."""
+    spec = get_board(board)
+    flash = spec.region(spec.code_region).size
+    misfit = None if len(program.device_image) + CODE_RESERVE <= flash else f"{flash // 1024} KiB flash"
+    try:
+        if run and misfit is None:
+            return (*on_board(program, board, inputs), None)
+    except DeviceError as e:  # the arena and stack need more RAM than the board has
+        misfit = str(e).split(": ", 1)[1]
+    return None, None, misfit
+
+
 def measure(name: str, boards: list[str], n_cal: int, n_eval: int, n_board: int) -> list[dict]:
     model = zoo.get(name)
     ep = model.export()
@@ -52,19 +66,11 @@ def measure(name: str, boards: list[str], n_cal: int, n_eval: int, n_board: int)
         ref = model.module(torch.from_numpy(evaluation)).numpy()
     rows = []
     for board in boards:
-        spec = get_board(board)
-        flash = spec.region(spec.code_region).size
         for weights in ("int8", "int4"):
             log(f"{name} {weights} weights: compile, host, {board}")
-            program = mcuflow.compile(ep, spec.core, calibration, weights=weights)
+            program = mcuflow.compile(ep, get_board(board).core, calibration, weights=weights)
             out = program.run(evaluation)[0]
-            misfit = None if len(program.device_image) + CODE_RESERVE <= flash else f"{flash // 1024} KiB flash"
-            instructions = exact = None
-            try:
-                if misfit is None:
-                    instructions, exact = on_board(program, board, evaluation[:n_board])
-            except DeviceError as e:  # the arena and stack need more RAM than the board has
-                misfit = str(e).split(": ", 1)[1]
+            instructions, exact, misfit = board_run(program, board, evaluation[:n_board])
             rows.append({"model": name, "board": board, "weights": weights, "snr_db": snr_db(out, ref),
                          "top1": float(np.mean(out.argmax(1) == ref.argmax(1))) if name != "fc_autoencoder" else None,
                          "weight_bytes": weight_bytes(program), "constants": program.describe()["constant_bytes"],

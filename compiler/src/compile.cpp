@@ -183,6 +183,7 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
       throw CompileError("tensor " + t.name + " reached NaN or Inf during calibration");
   }
   std::vector<std::string> warnings = degenerate_ranges(g, calibration.size());  // the observed ranges
+  for (Tensor& t : g.tensors) t.seen_min = t.observed_min, t.seen_max = t.observed_max;
 
   std::ostringstream report;
   report << "{\"observer\":" << json_string(observer_name(observer.kind));
@@ -233,18 +234,34 @@ void check_options(const CompileOptions& options) {
     throw CompileError("patches must be a whole number from 1 to 64, got " + std::to_string(options.patches));
   if (options.stream_input && options.patches == 1)
     throw CompileError("stream_input fetches the input rows of patch bands: it needs patches > 1");
+  if (!options.layers.empty() && options.precision == Precision::kFloat32)
+    throw CompileError("per-layer precisions apply to quantized programs; precision 'fp32' takes none");
+  // int16 layers in an int8 program take what an int16 program takes.
+  const bool int16_layers = std::any_of(options.layers.begin(), options.layers.end(), [](const LayerPrecision& l) {
+    return l.activation_bits == kWideActivationBits;
+  });
+  const std::string wide_needs = options.precision == Precision::kInt16 ? "precision 'int16' needs" : "int16 layers need";
+  // (int16 layers of an int8 program take every calibration value's range: quantizer.h.)
   if (options.observer.kind != Observer::kMinMax && options.precision != Precision::kInt8)
     throw CompileError(std::string("observer '") + observer_name(options.observer.kind) +
                        "' applies to int8 compilation only");
-  if (options.precision == Precision::kInt16 && options.int8_io)
-    throw CompileError("io 'int8' keeps an int8 program's inputs and outputs; precision 'int16' needs io 'float32'");
-  if (options.precision == Precision::kInt16 && options.patches > 1)
-    throw CompileError("patches apply to int8 and fp32 programs; precision 'int16' needs patches 1");
+  if ((options.precision == Precision::kInt16 || int16_layers) && options.int8_io)
+    throw CompileError("io 'int8' keeps an int8 program's inputs and outputs; " + wide_needs + " io 'float32'");
+  if ((options.precision == Precision::kInt16 || int16_layers) && options.patches > 1)
+    throw CompileError("patches apply to int8 and fp32 programs; " + wide_needs + " patches 1");
   if (options.weight_bits != kWeightBits && options.precision != Precision::kInt8)
     throw CompileError(std::string("weights 'int4' apply to int8 programs (W4A8); precision '") +
                        precision_name(options.precision) + "' needs weights 'int8'");
   check_observer_options(options.observer);
 }
+
+namespace {
+
+const char* const kMixedByTheApi =
+    "'mixed' is chosen layer by layer by mcuflow.compile's sensitivity pass; the compiler takes the result as "
+    "CompileOptions::layers";
+
+}  // namespace
 
 CompileOptions options_from_names(const std::string& target, const std::string& precision, const std::string& io,
                                   const std::string& fallback, int patches, bool stream_input,
@@ -255,7 +272,8 @@ CompileOptions options_from_names(const std::string& target, const std::string& 
   if (precision == "int8") options.precision = Precision::kInt8;
   else if (precision == "int16") options.precision = Precision::kInt16;
   else if (precision == "fp32") options.precision = Precision::kFloat32;
-  else throw CompileError("unknown precision '" + precision + "' (int8, int16 or fp32)");
+  else if (precision == "mixed") throw CompileError(kMixedByTheApi);
+  else throw CompileError("unknown precision '" + precision + "' (int8, int16, fp32 or mixed)");
   if (io != "float32" && io != "int8") throw CompileError("unknown io '" + io + "' (float32 or int8)");
   options.int8_io = io == "int8";
   options.patches = patches;
@@ -263,10 +281,26 @@ CompileOptions options_from_names(const std::string& target, const std::string& 
   options.allow_fallback = fallback == "float";
   options.stream_input = stream_input;
   options.observer = ObserverOptions{parse_observer(observer), percentile};
-  if (weights != "int8" && weights != "int4") throw CompileError("unknown weights '" + weights + "' (int8 or int4)");
+  if (weights == "mixed") throw CompileError(kMixedByTheApi);
+  if (weights != "int8" && weights != "int4") throw CompileError("unknown weights '" + weights + "' (int8, int4 or mixed)");
   options.weight_bits = weights == "int4" ? kInt4WeightBits : kWeightBits;
   check_options(options);
   return options;
+}
+
+namespace {
+
+// The graph as quantization sees it: given specs moved back to their producers, then the passes.
+void prepare_graph(Graph& g) {
+  give_inputs_back(g);
+  run_graph_passes(g);
+}
+
+}  // namespace
+
+std::vector<PrecisionLayer> model_precision_layers(Graph g) {
+  prepare_graph(g);
+  return precision_layers(g);
 }
 
 std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const Calibration& calibration) {
@@ -274,8 +308,7 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
   const Target target = find_target(options.target);
   if (g.inputs.empty()) throw CompileError("the model has no tensor inputs");
   if (g.outputs.empty()) throw CompileError("the model has no outputs");
-  give_inputs_back(g);
-  run_graph_passes(g);
+  prepare_graph(g);
   std::string quantization_report;
   LowerOptions lowering{Precision::kFloat32, false};
   if (options.precision != Precision::kFloat32) {
@@ -288,8 +321,13 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
                                                        : calibrate(g, calibration, options.observer, options.calibration_progress);
     // Before split_into_patches: the bands copy their tensors' scales.
     assign_quantization(g, options.precision == Precision::kInt16 ? kWideActivationBits : kActivationBits,
-                        options.weight_bits);
+                        options.weight_bits, options.layers);
     lowering = LowerOptions{options.precision, options.int8_io, options.allow_fallback, options.weight_bits};
+    for (const LayerPrecision& l : options.layers) {
+      // Weighted ops say which weights they read whenever any layer may read int4 ones.
+      if (l.weight_bits == kInt4WeightBits) lowering.weight_bits = kInt4WeightBits;
+      lowering.layer_notes[l.layer] = layer_precision_name(l.activation_bits, l.weight_bits) + (l.why.empty() ? "" : ": " + l.why);
+    }
   }
   const auto lower_and_plan = [&](const Graph& ir) {
     LoweredProgram lp = lower(ir, lowering);

@@ -14,7 +14,7 @@ class ProgramLowering : public Lowering {
   using Lowering::Lowering;
 
   LoweredProgram run() {
-    p_.precision = precision_name(o_.precision);
+    p_.precision = o_.layer_notes.empty() ? precision_name(o_.precision) : "mixed";
     if (!is_quantized()) p_.flags |= format::kFlagFloatPrecision;
     if (is_quantized() && o_.int8_io) p_.flags |= format::kFlagInt8Io;
     for (int t : g_.inputs) lower_input(t);
@@ -163,6 +163,10 @@ std::vector<int> physical_order(Layout layout, size_t rank) {
     std::rotate(order.begin() + 1, order.begin() + 2, order.end());
   }
   return order;
+}
+
+std::string layer_precision_name(int activation_bits, int weight_bits) {
+  return "A" + std::to_string(activation_bits) + "W" + std::to_string(weight_bits);
 }
 
 const char* precision_name(Precision p) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "mcuflow/compiler/op_registry.h"
@@ -182,12 +183,20 @@ Quant activation_quant(float lo, float hi, int bits) {
   return bits == kActivationBits ? quant_for_range(lo, hi, bits) : symmetric_range_quant(lo, hi, bits);
 }
 
+// The range a `bits`-bit spec of observed tensor `t` covers: int8 the observer's choice; int16,
+// whose steps are 256x finer (clipping buys nothing), every calibration value.
+Range calibrated_range(const Tensor& t, int bits) {
+  if (bits == kWideActivationBits && t.seen_min <= t.seen_max) return Range{t.seen_min, t.seen_max};
+  return Range{t.observed_min, t.observed_max};
+}
+
 Quant observed_quant(const Tensor& t, int bits) {
   if (t.quant.given) return t.quant;
   if (!was_observed(t))
     throw CompileError("tensor " + t.name + " has no given quantization and was never observed during calibration "
                        "(pass calibration data, or quantize it in the model's graph)");
-  return activation_quant(t.observed_min, t.observed_max, bits);
+  const Range r = calibrated_range(t, bits);
+  return activation_quant(r.lo, r.hi, bits);
 }
 
 // Softmax outputs lie in [0, 1): 2^bits steps from the lowest integer.
@@ -330,22 +339,82 @@ void give_inputs_back(Graph& g) {
 
 namespace {
 
-// The activation width `op` reads and writes in a program of `activation_bits`-bit activations:
-// int16 where its int16 kernel takes it (an op keeping its input's quantization keeps its input's
-// width), int8 elsewhere and for the ops writing a state's update (states are int8).
-int op_width(const Graph& g, const Op& op, const OpDef* def, int activation_bits, const std::map<int, Quant>& updates) {
-  if (activation_bits == kActivationBits || def == nullptr || def->int16 == nullptr || !def->int16(g, op) ||
-      updates.count(op.outputs[0]))
-    return kActivationBits;
-  if (def->output_quant == OutputQuant::kInput || def->output_quant == OutputQuant::kAverage)
-    return g.tensors[size_t(op.inputs[0])].quant.bits;
-  return activation_bits;
+// Whether an int16 kernel takes `op`: never an op writing a state's update (states are int8).
+bool takes_int16(const Graph& g, const Op& op, const OpDef* def) {
+  if (def == nullptr || def->int16 == nullptr || !def->int16(g, op)) return false;
+  return std::none_of(g.states.begin(), g.states.end(), [&](const StateTensor& s) { return s.update == op.outputs[0]; });
 }
 
-// The range a requantization to another width covers: the tensor's observed range, else (a
+bool keeps_input_width(const OpDef* def) {
+  return def->output_quant == OutputQuant::kInput || def->output_quant == OutputQuant::kAverage;
+}
+
+// The activation width `op` reads and writes where it was asked for `wanted_bits`: int16 where
+// its int16 kernel takes it (an op keeping its input's quantization keeps its input's width),
+// int8 elsewhere.
+int op_width(const Graph& g, const Op& op, const OpDef* def, int wanted_bits) {
+  if (!takes_int16(g, op, def)) return kActivationBits;
+  if (keeps_input_width(def)) return g.tensors[size_t(op.inputs[0])].quant.bits;
+  return wanted_bits;
+}
+
+bool has_weights(const Graph& g, const Op& op, const OpDef* def) {
+  return def && (def->constant_quant == ConstantQuant::kWeightsPerChannel ||
+                 def->constant_quant == ConstantQuant::kWeightsPerChannelDim1 ||
+                 def->constant_quant == ConstantQuant::kWeightsPerTensor) &&
+         is_constant_input(g, op, 1);
+}
+
+// The per-layer choices by layer name, each checked against what its op's kernels take.
+std::map<std::string, const LayerPrecision*> checked_choices(const Graph& g, const std::vector<LayerPrecision>& layers) {
+  std::map<std::string, const LayerPrecision*> chosen;
+  if (layers.empty()) return chosen;
+  std::map<std::string, PrecisionLayer> known;
+  std::string names;
+  for (const PrecisionLayer& l : precision_layers(g)) {
+    names += (names.empty() ? "" : ", ") + l.layer;
+    known.emplace(l.layer, l);
+  }
+  for (const LayerPrecision& c : layers) {
+    const auto found = known.find(c.layer);
+    if (found == known.end())
+      throw CompileError("layer '" + c.layer + "' is no op whose precision can be chosen (the layers: " + names + ")");
+    const PrecisionLayer& l = found->second;
+    const std::string where = "layer " + c.layer + " (" + l.kind + (l.source.empty() ? "" : " at " + l.source) + ")";
+    if ((c.activation_bits != kActivationBits && c.activation_bits != kWideActivationBits) ||
+        (c.weight_bits != kWeightBits && c.weight_bits != kInt4WeightBits))
+      throw CompileError(where + ": activations are int8 or int16 and weights int8 or int4");
+    if (c.activation_bits == kWideActivationBits && c.weight_bits == kInt4WeightBits)
+      throw CompileError(where + ": int16 activations take int8 weights");
+    if (c.activation_bits == kWideActivationBits && !l.int16) throw CompileError(where + ": no int16 kernel takes it");
+    if (c.weight_bits == kInt4WeightBits && !l.int4)
+      throw CompileError(where + ": no int4-weight kernel takes it");
+    if (!chosen.emplace(c.layer, &c).second) throw CompileError(where + " is chosen twice");
+  }
+  return chosen;
+}
+
+}  // namespace
+
+std::vector<PrecisionLayer> precision_layers(const Graph& g) {
+  std::vector<PrecisionLayer> layers;
+  for (const Op& op : g.ops) {
+    const OpDef* def = find_op(op.kind);
+    if (!def || op.outputs.empty()) continue;
+    PrecisionLayer l{g.tensors[size_t(op.outputs[0])].name, op.kind, op.source};
+    l.int16 = takes_int16(g, op, def) && def->output_quant == OutputQuant::kObserved;
+    l.int4 = has_weights(g, op, def) && int4_rejection(g, op).empty();
+    if (l.int16 || l.int4) layers.push_back(std::move(l));
+  }
+  return layers;
+}
+
+namespace {
+
+// The range a requantization to `bits` wide covers: the tensor's calibrated range, else (a
 // state, a given spec) the range its spec represents.
-Range covered_range(const Tensor& t) {
-  if (was_observed(t)) return Range{t.observed_min, t.observed_max};
+Range covered_range(const Tensor& t, int bits) {
+  if (was_observed(t)) return calibrated_range(t, bits);
   const Quant& q = t.quant;
   return Range{float(double(q.scale) * double(q.type_min() - q.zero_point)),
                float(double(q.scale) * double(q.type_max() - q.zero_point))};
@@ -366,7 +435,9 @@ size_t read_at_width(Graph& g, size_t at, int bits, std::map<std::pair<int, int>
       copy.nhwc = t.nhwc;
       copy.observed_min = t.observed_min;
       copy.observed_max = t.observed_max;
-      const Range r = covered_range(t);
+      copy.seen_min = t.seen_min;
+      copy.seen_max = t.seen_max;
+      const Range r = covered_range(t, bits);
       copy.quant = activation_quant(r.lo, r.hi, bits);
       Op requantize;
       requantize.kind = "requantize";
@@ -384,10 +455,24 @@ size_t read_at_width(Graph& g, size_t at, int bits, std::map<std::pair<int, int>
 
 }  // namespace
 
-void assign_quantization(Graph& g, int activation_bits, int weight_bits) {
+void assign_quantization(Graph& g, int activation_bits, int weight_bits, const std::vector<LayerPrecision>& layers) {
   for (const Tensor& t : g.tensors) check_given_quant(t);
+  const std::map<std::string, const LayerPrecision*> chosen = checked_choices(g, layers);
+  const bool mixed_widths = activation_bits != kActivationBits ||
+                            std::any_of(layers.begin(), layers.end(),
+                                        [](const LayerPrecision& c) { return c.activation_bits != kActivationBits; });
+  // An input is int16 in an int16 program, and where a layer chosen int16 reads it (the int16
+  // layer then sees the input as precisely as an int16 program's; int8 readers get a copy).
+  const auto read_at_int16 = [&](int t) {
+    return std::any_of(g.ops.begin(), g.ops.end(), [&](const Op& op) {
+      const auto choice = chosen.find(g.tensors[size_t(op.outputs[0])].name);
+      return choice != chosen.end() && choice->second->activation_bits == kWideActivationBits &&
+             std::find(op.inputs.begin(), op.inputs.end(), t) != op.inputs.end();
+    });
+  };
   for (int t : g.inputs) {
-    if (g.tensors[t].element == Element::kReal) g.tensors[t].quant = observed_quant(g.tensors[t], activation_bits);
+    if (g.tensors[t].element == Element::kReal)
+      g.tensors[t].quant = observed_quant(g.tensors[t], read_at_int16(t) ? kWideActivationBits : activation_bits);
   }
   // A state and the value written into it share one spec, so that the update is stored as it is:
   // the range of both and of the initial value (a state is observed holding each run's update).
@@ -403,12 +488,15 @@ void assign_quantization(Graph& g, int activation_bits, int weight_bits) {
   std::map<std::pair<int, int>, int> converted;  // (tensor, width) -> its requantized copy
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const OpDef* def = find_op(g.ops[i].kind);
-    const int bits = op_width(g, g.ops[i], def, activation_bits, update_spec);
-    if (activation_bits != kActivationBits) i = read_at_width(g, i, bits, converted);
+    const auto choice = chosen.find(g.tensors[size_t(g.ops[i].outputs[0])].name);
+    const LayerPrecision* layer = choice == chosen.end() ? nullptr : choice->second;
+    const int bits = op_width(g, g.ops[i], def, layer ? layer->activation_bits : activation_bits);
+    const int op_weight_bits = layer ? layer->weight_bits : weight_bits;
+    if (mixed_widths) i = read_at_width(g, i, bits, converted);
     if (def && def->output_quant == OutputQuant::kNone) continue;
     Op& op = g.ops[i];
     // A table's spec comes from its values, before the rows read from it take it.
-    if (def && def->output_quant == OutputQuant::kTable) assign_constant_quantization(g, op, def->constant_quant, bits, weight_bits);
+    if (def && def->output_quant == OutputQuant::kTable) assign_constant_quantization(g, op, def->constant_quant, bits, op_weight_bits);
     Tensor& y = g.tensors[op.outputs[0]];
     const OutputQuant rule = def ? def->output_quant : OutputQuant::kObserved;
     const auto state = update_spec.find(op.outputs[0]);
@@ -420,7 +508,7 @@ void assign_quantization(Graph& g, int activation_bits, int weight_bits) {
       const Quant derived = output_quant(g, op, rule, bits);
       if (!derived.given) check_given_output(op, y, derived);  // (a pad whose value does not fit: observed)
     }
-    assign_constant_quantization(g, op, def ? def->constant_quant : ConstantQuant::kNone, bits, weight_bits);
+    assign_constant_quantization(g, op, def ? def->constant_quant : ConstantQuant::kNone, bits, op_weight_bits);
   }
 }
 

@@ -95,6 +95,7 @@ std::string metadata_json(const LoweredProgram& p) {
        << ",\"reason\":" << json_string(op.reason) << ",\"fallback\":" << json_string(op.fallback)
        << ",\"macs\":" << op.macs;
     if (!op.weights.empty()) os << ",\"weights\":" << json_string(op.weights);
+    if (!op.precision.empty()) os << ",\"precision\":" << json_string(op.precision);
     os << "}";
   }
   os << "]";

@@ -324,6 +324,14 @@ class Program:
             lines.append(f"int4 weights: {len(noted) - len(kept)} op(s); int8 weights kept: {len(kept)}")
             for op in kept:
                 lines.append(f"  op {op['index']} {op['kind']} ({op['kernel']}) at {op['source']}: {op['weights']}")
+        # Compiled with precision or weights "mixed": each layer's choice and the measurement behind it.
+        layered = [op for op in d["ops"] if op.get("precision")]
+        if layered:
+            measured = self.metadata.get("source", {}).get("mixed_precision")
+            lines.append("layer precisions" + (f" (chosen program: {measured})" if measured else "") + ":")
+            for op in layered:
+                lines.append(f"  op {op['index']} {op['kind']} {tensors[op['outputs'][0]]['name']} ({op['kernel']}): "
+                             f"{op['precision']}")
         return "\n".join(lines)
 
     def warnings(self) -> list[str]:
@@ -476,7 +484,8 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
             observer: str | None = None, percentile: float | None = None,
             fallback: str = "float", schedule: bool = True, in_place: bool = True, memory: Any = None,
             patches: int = 1, stream_input: bool = False, progress: bool | None = None,
-            weights: str = "int8") -> Program:
+            weights: str = "int8", min_snr_db: float | None = None, min_agreement: float | None = None,
+            max_arena_bytes: int | None = None, max_flash_bytes: int | None = None) -> Program:
     """Compiles a ``torch.export.ExportedProgram`` into an mcuflow ``Program``.
 
     ``calibration``: representative inputs (an iterable of input tuples, or one array per
@@ -491,6 +500,15 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     layers get symmetric int4 weights per output channel ([-7, 7]), packed two a byte, on the
     int4-weight kernels; a weighted op none of them takes (a transposed or streaming convolution)
     keeps int8 weights, and ``mcuflow inspect`` says which and why (docs/quantization.md "int4 weights").
+    ``precision="mixed"`` and/or ``weights="mixed"``: each layer (a convolution, linear, add or mul)
+    gets its own choice of A8W4 (int8 activations, int4 weights; with weights "mixed"), A8W8 and
+    A16W8 (int16 activations; with precision "mixed"): the cheapest that meet the budgets, found by
+    a sensitivity pass on the host runtime over the calibration samples (``mcuflow.mixed``;
+    docs/quantization.md "Mixed precision"). Budgets: ``min_snr_db`` (output SNR against the float
+    program) and/or ``min_agreement`` (its top-1 agreement with the float program, 0 to 1), one of
+    them required; ``max_arena_bytes`` (the planned arena) and ``max_flash_bytes`` (the device
+    image). ``mcuflow inspect`` shows each layer's choice and the measurement behind it; a budget no
+    choice meets raises ``BudgetError`` naming the layers and the shortfall.
     ``io="int8"`` keeps the program's inputs and outputs int8 (int8 precision only).
     ``observer``: how int8 calibration picks each activation's range (docs/quantization.md):
     ``"mse"`` (the default for int8) the range with the least squared quantization error on the
@@ -533,7 +551,8 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     options = CompileOptions(target=target, precision=precision, weights=weights, io=io, observer=observer,
                              percentile=percentile,
                              fallback=fallback, schedule=schedule, in_place=in_place, memory=memory, patches=patches,
-                             stream_input=stream_input)
+                             stream_input=stream_input, min_snr_db=min_snr_db, min_agreement=min_agreement,
+                             max_arena_bytes=max_arena_bytes, max_flash_bytes=max_flash_bytes)
     if source is not None and not (isinstance(source, dict)
                                    and all(isinstance(k, str) and isinstance(v, str) for k, v in source.items())):
         raise InputError("source maps strings to strings")
@@ -541,7 +560,10 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     try:
         description = describe(exported_program, builder)
         samples: list = []
-        if options.precision in ("int8", "int16") and (calibration is not None or not description.quantized_tensors):
+        mixed = "mixed" in (options.precision, options.weights)
+        if mixed and description.quantized_tensors:
+            raise InputError("the model brings its own (int8) quantization; 'mixed' chooses precisions by calibration")
+        if options.precision in ("int8", "int16", "mixed") and (calibration is not None or not description.quantized_tensors):
             if calibration is None:
                 raise InputError(f"{options.precision} compilation needs calibration data (calibration=...) or a "
                                  "quantized graph (convert_pt2e)")
@@ -549,18 +571,38 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
             source = {**(source or {}), CALIBRATION_SAMPLES_KEY: " ".join(sample_hash(s) for s in samples)}
         show_bar = calibration_bar_wanted(progress, len(samples))
 
-        def compile_with(copy):
+        def compile_as(copy, precision=options.precision, weights=options.weights, layers=(), provenance=None):
             o = options
             bar = CountingBar("calibration", "compile") if show_bar else None
             try:
-                return Program(_core.compile(builder, o.target, [list(s) for s in samples], o.precision, o.io,
-                                             source or {}, o.fallback, bool(o.schedule), bool(o.in_place), o.regions,
-                                             copy, o.patches, o.stream_input, observer=o.observer,
-                                             percentile=o.percentile, progress=bar, weights=o.weights))
+                return Program(_core.compile(builder, o.target, [list(s) for s in samples], precision, o.io,
+                                             {**(source or {}), **(provenance or {})}, o.fallback, bool(o.schedule),
+                                             bool(o.in_place), o.regions, copy, o.patches, o.stream_input,
+                                             observer="minmax" if precision == "fp32" else o.observer,
+                                             percentile=o.percentile, progress=bar,
+                                             weights=weights, layers=list(layers)))
             finally:
                 if bar is not None:
                     bar.close()
 
+        if mixed:  # every layer named: the program-wide options are their lowest rung, int8
+            from . import mixed as mixed_precision
+
+            def compile_layers(layers, summary=None, copy=options.copy_weights):
+                provenance = None if summary is None else {"mixed_precision": summary}
+                return compile_as(copy, "int8", "int8", layers, provenance)
+
+            show_bar = False  # the pass compiles many times: no bar per compile
+            budgets = mixed_precision.Budgets(options.min_snr_db, options.min_agreement, options.max_arena_bytes,
+                                              options.max_flash_bytes)
+            layers, summary = mixed_precision.choose(_core.precision_layers(builder), options.precision,
+                                                     options.weights, budgets, compile_layers,
+                                                     compile_as(options.copy_weights, "fp32", "int8"), samples)
+
+            def compile_with(copy):
+                return compile_layers(layers, summary, copy)
+        else:
+            compile_with = compile_as
         program = compile_with(options.copy_weights)
         if not options.copy_weights and weights_leave_fast_memory(program, memory, options.regions):
             program = compile_with(True)

@@ -29,14 +29,23 @@ def save_arrays(path: str, arrays: list[np.ndarray]) -> None:
     write_file(path, lambda f: np.savez(f, **{f"output_{i}": a for i, a in enumerate(arrays)}))
 
 
-def percentile_option(text: str | None) -> float | None:
-    """--percentile as a number (argparse's own type errors would print usage and exit 2)."""
-    if text is None:
-        return None
+def number(text: str, flag: str, what: str = "a number") -> float:
+    """A flag's number (argparse's own type errors would print usage and exit 2)."""
     try:
         return float(text)
     except ValueError:
-        raise InputError(f"--percentile takes a number above 50 and at most 100, got '{text}'") from None
+        raise InputError(f"{flag} takes {what}, got '{text}'") from None
+
+
+def percentile_option(text: str | None) -> float | None:
+    return None if text is None else number(text, "--percentile", "a number above 50 and at most 100")
+
+
+def byte_count(text: str, flag: str) -> int:
+    try:
+        return int(text.replace("_", ""))
+    except ValueError:
+        raise InputError(f"{flag} takes a whole number of bytes, got '{text}'") from None
 
 
 def cmd_compile(args) -> int:
@@ -47,7 +56,7 @@ def cmd_compile(args) -> int:
     if not Path(args.model).is_file():
         raise InputError(f"model file {args.model} does not exist")
     calibration = None
-    if args.precision in ("int8", "int16"):
+    if args.precision in ("int8", "int16", "mixed") or args.weights == "mixed":
         if not args.calibration:
             raise InputError(f"--calibration CALIB.npz is required for {args.precision} (or pass --precision fp32)")
         calibration = load_arrays(args.calibration, "calibration")
@@ -56,7 +65,9 @@ def cmd_compile(args) -> int:
     options = dict(target=args.target, precision=args.precision, weights=args.weights, io=args.io,
                    observer=args.observer,
                    percentile=percentile_option(args.percentile), memory=args.memory, patches=args.patches,
-                   stream_input=args.stream_input, fallback="error" if args.no_fallback else "float")
+                   stream_input=args.stream_input, fallback="error" if args.no_fallback else "float",
+                   min_snr_db=args.min_snr_db, min_agreement=args.min_agreement,
+                   max_arena_bytes=args.max_arena_bytes, max_flash_bytes=args.max_flash_bytes)
     CompileOptions(**options)
     options["progress"] = args.progress or None
     ep = load_exported(args.model)
@@ -90,6 +101,8 @@ def cmd_inspect(args) -> int:
         print(f"{op['index']:>3} {op['kernel']}: {ins} -> {outs}\n      why: {op['reason']}")
         if op.get("weights"):
             print(f"      weights: {op['weights']}")
+        if op.get("precision"):
+            print(f"      precision: {op['precision']}")
     return 0
 
 
@@ -278,11 +291,19 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--target", default="cortex-m55", help="cortex-m0 … cortex-m85 (default cortex-m55)")
     c.add_argument("--calibration",
                    help="CALIB.npz: one array per model input, named as the input, leading batch dimension")
-    c.add_argument("--precision", choices=["int8", "int16", "fp32"], default="int8",
-                   help="int16: int16 activations with int8 weights (A16W8) where an int16 kernel takes the op")
+    c.add_argument("--precision", choices=["int8", "int16", "fp32", "mixed"], default="int8",
+                   help="int8, int16 (int16 activations with int8 weights, A16W8, where an int16 kernel takes the "
+                        "op), fp32, or mixed (each layer int8 or int16, the cheapest meeting the budgets)")
     c.add_argument("--weights", default="int8",
                    help="int4: packed int4 weights (W4A8, int8 precision) for conv, depthwise and linear layers; "
-                        "inspect names the layers that keep int8 weights and why")
+                        "inspect names the layers that keep int8 weights and why; mixed: each layer int4 or int8")
+    c.add_argument("--min-snr-db", type=lambda t: number(t, "--min-snr-db"),
+                   help="mixed: the least output SNR (dB) against the float program on the calibration data")
+    c.add_argument("--min-agreement", type=lambda t: number(t, "--min-agreement"),
+                   help="mixed: the least top-1 agreement with the float program on the calibration data (0 to 1)")
+    c.add_argument("--max-arena-bytes", type=lambda t: byte_count(t, "--max-arena-bytes"), help="mixed: the arena budget (bytes)")
+    c.add_argument("--max-flash-bytes", type=lambda t: byte_count(t, "--max-flash-bytes"),
+                   help="mixed: the program's budget on the device (bytes, without metadata)")
     c.add_argument("--io", choices=["float32", "int8"], default="float32", help="program input/output dtype")
     c.add_argument("--observer",
                    help="int8 activation ranges: mse (default: least squared quantization error), minmax (as "

@@ -21,6 +21,10 @@ class InputError(McuflowError):
     """An input given to mcuflow (file, argument, array) is not what was expected."""
 
 
+class BudgetError(McuflowError):
+    """No per-layer precision choice (precision or weights "mixed") meets the compile budgets."""
+
+
 class DeviceError(McuflowError):
     """Building or running firmware failed (message names the board and the cause)."""
 
@@ -35,4 +39,4 @@ def run_failure(error: str, sample: int) -> McuflowError:
     return McuflowError(f"sample {sample}: runtime error {error}")
 
 
-__all__ = ["McuflowError", "UnsupportedModelError", "CalibrationError", "InputError", "DeviceError"]
+__all__ = ["McuflowError", "UnsupportedModelError", "CalibrationError", "InputError", "BudgetError", "DeviceError"]

@@ -11,6 +11,7 @@ it imports torch, so a bad option never waits for a model to load.
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,8 +28,25 @@ DEFAULT_PERCENTILE = 99.99
 def default_observer(precision: str) -> str:
     """The observer an int8 program's activation ranges get unless one is named: ``mse``, the most
     accurate on trained models (docs/quantization.md, "The observers"); other precisions take the
-    observed range, the only one they have."""
-    return "mse" if precision == "int8" else "minmax"
+    observed range, the only one they have (the int16 layers of precision "mixed" too: its int8 ones
+    take the observer)."""
+    return "mse" if precision in ("int8", "mixed") else "minmax"
+
+
+# What the compiler checks a mixed option as: the widest choice it may make for a layer (int16
+# activations, int4 weights), whose restrictions the program must meet.
+_CHECKED_AS = {"precision": "int16", "weights": "int4"}
+
+
+def _budget(name: str, value, whole: bool, low: float, high: float | None = None):
+    """A budget's value checked: None, or a number (whole: an int) in [low, high]."""
+    if value is None:
+        return None
+    kind = int if whole else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind) or not (low <= value and (high is None or value <= high)):
+        bound = f"from {low:g} to {high:g}" if high is not None else f"of at least {low:g}"
+        raise InputError(f"{name} must be a {'whole number' if whole else 'number'} {bound}, got {value!r}")
+    return value
 _INT32 = (-2**31, 2**31 - 1)
 
 
@@ -51,6 +69,12 @@ class CompileOptions:
     memory: Any = None
     patches: int = 1
     stream_input: bool = False
+    # Budgets of precision / weights "mixed" (mixed.Budgets): accuracy on the calibration data
+    # against the float program, arena and device-image bytes.
+    min_snr_db: float | None = None
+    min_agreement: float | None = None
+    max_arena_bytes: int | None = None
+    max_flash_bytes: int | None = None
     regions: list = field(init=False, default_factory=list)
     copy_weights: bool = field(init=False, default=False)
 
@@ -72,8 +96,13 @@ class CompileOptions:
 
         if not isinstance(self.target, str):
             raise InputError(f"target is a name such as 'cortex-m55', got {type(self.target).__name__}")
+        if self.precision == "mixed" and self.weights == "int4":
+            raise InputError("weights 'int4' apply to int8 layers; precision 'mixed' takes weights 'int8' or 'mixed'")
+        shown["precision"] = _CHECKED_AS["precision"] if self.precision == "mixed" else self.precision
         compiler_check()
-        compiler_check(weights=str(self.weights))
+        # int4 weights take int8 activations: beside int16 layers a layer's weights are checked as int8.
+        compiler_check(weights=_CHECKED_AS["weights"] if self.weights == "mixed" and self.precision != "mixed"
+                       else "int8" if self.weights == "mixed" else str(self.weights))
         regions, copy_weights = memory_regions(self.memory)
         if isinstance(self.patches, bool) or not isinstance(self.patches, int):
             raise InputError(f"patches must be a whole number from 1 to 64, got {self.patches!r}")
@@ -84,6 +113,8 @@ class CompileOptions:
         compiler_check(stream_input=self.stream_input)
         if self.observer is None:
             object.__setattr__(self, "observer", default_observer(str(self.precision)))
+        if self.precision == "mixed":  # its int8 layers take any observer, its int16 ones every value's range
+            shown["precision"] = "int8"
         compiler_check(observer=str(self.observer), percentile=float(given) if in_range else DEFAULT_PERCENTILE)
         if given is not None and self.observer != "percentile":
             raise InputError(f"percentile applies to observer 'percentile' only (observer is {self.observer!r})")
@@ -92,5 +123,17 @@ class CompileOptions:
         if given is not None and not in_range:
             raise InputError(f"percentile must be a number above 50 and at most 100, got {given!r}")
         object.__setattr__(self, "percentile", float(given) if in_range else DEFAULT_PERCENTILE)
+        mixed = "mixed" in (self.precision, self.weights)
+        budgets = dict(min_snr_db=_budget("min_snr_db", self.min_snr_db, False, -math.inf, math.inf),
+                       min_agreement=_budget("min_agreement", self.min_agreement, False, 0, 1),
+                       max_arena_bytes=_budget("max_arena_bytes", self.max_arena_bytes, True, 0),
+                       max_flash_bytes=_budget("max_flash_bytes", self.max_flash_bytes, True, 0))
+        given_budgets = [name for name, value in budgets.items() if value is not None]
+        if given_budgets and not mixed:
+            raise InputError(f"{given_budgets[0]} is a budget of the per-layer choice: it needs precision or "
+                             "weights 'mixed'")
+        if mixed and budgets["min_snr_db"] is None and budgets["min_agreement"] is None:
+            raise InputError("precision and weights 'mixed' choose each layer against an accuracy budget: "
+                             "give min_snr_db or min_agreement")
         object.__setattr__(self, "regions", regions)
         object.__setattr__(self, "copy_weights", copy_weights)

@@ -189,9 +189,13 @@ py::bytes compile_program(const GraphBuilder& builder, const std::string& target
                           bool schedule, bool in_place,
                           const std::vector<std::tuple<std::string, uint32_t, bool>>& regions, bool copy_weights,
                           int patches, bool stream_input, const std::string& observer, double percentile,
-                          const py::object& progress, const std::string& weights) {
+                          const py::object& progress, const std::string& weights,
+                          const std::vector<std::tuple<std::string, int, int, std::string>>& layers) {
   CompileOptions options = options_from_names(target, precision, io, fallback, patches, stream_input, observer,
                                               percentile, weights);
+  for (const auto& [layer, activation_bits, weight_bits, why] : layers)
+    options.layers.push_back(LayerPrecision{layer, activation_bits, weight_bits, why});
+  check_options(options);
   options.schedule = schedule;
   options.in_place = in_place;
   for (const auto& [name, capacity, fast] : regions) options.regions.push_back(MemoryRegion{name, capacity, fast});
@@ -605,7 +609,19 @@ PYBIND11_MODULE(_core, m) {
         py::arg("regions") = std::vector<std::tuple<std::string, uint32_t, bool>>{}, py::arg("copy_weights") = false,
         py::arg("patches") = 1, py::arg("stream_input") = false, py::arg("observer") = "minmax",
         py::arg("percentile") = 99.99, py::arg("progress") = py::none(), py::arg("weights") = "int8",
-        "progress: None, or called as progress(runs_done, runs_total) while calibration runs the samples.");
+        py::arg("layers") = std::vector<std::tuple<std::string, int, int, std::string>>{},
+        "progress: None, or called as progress(runs_done, runs_total) while calibration runs the samples. "
+        "layers: per-layer (layer, activation bits, weight bits, why) overriding precision and weights.");
+  m.def("precision_layers",
+        [](const GraphBuilder& builder) {
+          py::list layers;
+          for (const PrecisionLayer& l : model_precision_layers(builder.graph()))
+            layers.append(py::dict(py::arg("layer") = l.layer, py::arg("kind") = l.kind, py::arg("source") = l.source,
+                                   py::arg("int16") = l.int16, py::arg("int4") = l.int4));
+          return layers;
+        },
+        py::arg("builder"),
+        "The layers whose precision compile's layers may choose: layer, kind, source, int16, int4.");
   m.def("check_options",
         [](const std::string& target, const std::string& precision, const std::string& io, const std::string& fallback,
            int patches, bool stream_input, const std::string& observer, double percentile, const std::string& weights) {

@@ -124,7 +124,7 @@ def test_ds_cnn_compiles_to_int16_kernels_and_beats_int8():
 
 
 @pytest.mark.parametrize("options, message", [
-    (dict(precision="int15"), "unknown precision 'int15' (int8, int16 or fp32)"),
+    (dict(precision="int15"), "unknown precision 'int15' (int8, int16, fp32 or mixed)"),
     (dict(precision="int16", io="int8"), "precision 'int16' needs io 'float32'"),
     (dict(precision="int16", patches=2), "precision 'int16' needs patches 1"),
     (dict(precision="int16", observer="mse"), "observer 'mse' applies to int8 compilation only"),

@@ -166,7 +166,7 @@ def test_verifier_refuses_a_truncated_packed_tensor():
 
 
 @pytest.mark.parametrize("options, message", [
-    (dict(weights="int3"), "unknown weights 'int3' (int8 or int4)"),
+    (dict(weights="int3"), "unknown weights 'int3' (int8, int4 or mixed)"),
     (dict(weights="int4", precision="int16"), "weights 'int4' apply to int8 programs (W4A8); precision 'int16' "
                                               "needs weights 'int8'"),
     (dict(weights="int4", precision="fp32"), "precision 'fp32' needs weights 'int8'"),
@@ -183,7 +183,7 @@ def test_cli_bad_weights_is_one_line(tmp_path, capsys):
     code = cli.main(["compile", str(model), "--calibration", str(tmp_path / "c.npz"), "--weights", "int2",
                      "-o", str(tmp_path / "x.mfp")])
     err = capsys.readouterr().err.strip()
-    assert code == 1 and err.count("\n") == 0 and "unknown weights 'int2' (int8 or int4)" in err, err
+    assert code == 1 and err.count("\n") == 0 and "unknown weights 'int2' (int8, int4 or mixed)" in err, err
     assert cli.main(["compile", str(model), "--calibration", str(tmp_path / "c.npz"), "--weights", "int4",
                      "--target", "reference", "-o", str(tmp_path / "x.mfp")]) == 0
     assert "fc_s8_w4" in Program.load(str(tmp_path / "x.mfp")).kernels

@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("front ends", {"frontend_protocol", "torch_source", "torch_graph", "torch_pt2e", "frontend", "calibration",
                     "quantizer", "streaming", "audio",
                     "zoo", "zoo.mlperf", "zoo.families", "zoo.extra", "zoo.streaming"}),
-    ("api", {"options", "fit", "api"}),
+    ("api", {"options", "fit", "mixed", "api"}),
     ("device", {"crossbuild", "device"}),
     ("measure", {"measure"}),
     ("bench", {"bench"}),

@@ -13,7 +13,7 @@ BAD = [
     (dict(stream_input=True), "stream_input fetches the input rows of patch bands: it needs patches > 1"),
     (dict(observer="mse", precision="fp32"), "observer 'mse' applies to int8 compilation only"),
     (dict(observer="percentile", percentile=120), "percentile must be a number above 50 and at most 100, got 120"),
-    (dict(precision="int4"), "unknown precision 'int4' (int8, int16 or fp32)"),
+    (dict(precision="int4"), "unknown precision 'int4' (int8, int16, fp32 or mixed)"),
     (dict(target="cortex-m99"), "cortex-m99"),
 ]
 

@@ -217,6 +217,10 @@ class Lowering {
     pop.ir_kind = op ? op->kind : input ? "quantize_input" : "dequantize_output";
     pop.fallback = fallback_reason_;
     pop.source = op ? op->source : "";
+    if (op && !op->outputs.empty()) {
+      const auto note = o_.layer_notes.find(tensor(op->outputs[0]).name);
+      if (note != o_.layer_notes.end()) pop.precision = note->second;
+    }
     pop.macs = macs;
     p_.ops.push_back(std::move(pop));
   }
@@ -313,7 +317,8 @@ class Lowering {
   // weights `w` stay int8 (mcuflow inspect shows it).
   void note_weights(const Op& op, const Tensor& w) {
     if (o_.weight_bits != kInt4WeightBits) return;
-    p_.ops.back().weights = int4_weights(w) ? "int4" : "int8: " + int4_rejection(g_, op);
+    const std::string rejection = int4_weights(w) ? "" : int4_rejection(g_, op);
+    p_.ops.back().weights = int4_weights(w) ? "int4" : "int8: " + (rejection.empty() ? "chosen for this layer" : rejection);
   }
 
   std::vector<float> bias_of(const Op& op, int64_t channels) const {

@@ -32,6 +32,9 @@ struct CompileOptions {
   std::vector<MemoryRegion> regions;  // RAM regions, fastest first (planner.h); empty: one arena
   bool copy_weights = false;          // weights live in slow memory: copy the costliest to fast RAM
   ObserverOptions observer;           // int8: how calibration picks each activation's range
+  // Per-layer widths overriding `precision` and `weight_bits` for the layers they name
+  // (quantizer.h; chosen by the Python API's sensitivity pass for precision or weights "mixed").
+  std::vector<LayerPrecision> layers;
   std::map<std::string, std::string> source;  // provenance copied into the metadata
   CalibrationProgress calibration_progress;    // empty: none
 };
@@ -58,6 +61,10 @@ CompileOptions options_from_names(const std::string& target, const std::string& 
                                   const std::string& observer, double percentile, const std::string& weights = "int8");
 
 std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const Calibration& calibration);
+
+// The layers of `g` whose precision CompileOptions::layers may choose, after the graph passes
+// compile_graph runs (which fuse activations into the ops whose outputs name the layers).
+std::vector<PrecisionLayer> model_precision_layers(Graph g);
 
 // Runs the float32 lowering of `g` (passes already applied) over the calibration samples and
 // widens every activation's observed range. Any observer but min/max then runs the samples

@@ -68,6 +68,9 @@ struct Tensor {
   bool nhwc = false;
   float observed_min = std::numeric_limits<float>::infinity();
   float observed_max = -std::numeric_limits<float>::infinity();
+  // Every calibration value's range, before an observer narrowed observed_* (int16 specs take it).
+  float seen_min = std::numeric_limits<float>::infinity();
+  float seen_max = -std::numeric_limits<float>::infinity();
   Quant quant;
 
   int64_t numel() const;

@@ -18,7 +18,13 @@ struct LowerOptions {
   bool int8_io = false;  // int8 programs: keep inputs/outputs int8 (no quantize/dequantize ops)
   bool allow_fallback = true;  // quantized programs: ops without a usable quantized kernel run in float32
   int weight_bits = 8;         // 4: int4 weights were asked for (quantizer.h); ops note why theirs stay int8
+  // Per-layer choices (CompileOptions::layers): layer -> the note its ops' metadata carry
+  // ("A16W8: why"); the program's precision is then "mixed".
+  std::map<std::string, std::string> layer_notes;
 };
+
+// "A16W8", "A8W8", "A8W4": a layer's activation and weight widths, as notes and tools name them.
+std::string layer_precision_name(int activation_bits, int weight_bits);
 
 // Quantized lowering needs every activation's Quant assigned (quantizer.h).
 LoweredProgram lower(const Graph& g, const LowerOptions& options);

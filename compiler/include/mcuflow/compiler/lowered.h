@@ -41,6 +41,7 @@ struct ProgramOp {
   std::string reason;    // why this kernel was chosen
   std::string fallback;  // int8 program: why this op runs in float32 (dequantize, float kernel, quantize)
   std::string weights;   // compiled with weights="int4": "int4", or "int8: <why>" (empty otherwise)
+  std::string precision;  // compiled with per-layer choices: the layer's ("A16W8: <why>")
   int64_t macs = 0;
   // The input the kernel reads once per MAC: the weights (input 1), or the copy of them a tier
   // kernel reads instead; what the planner may copy into fast RAM.

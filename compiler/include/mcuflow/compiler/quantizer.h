@@ -59,6 +59,25 @@ class AxisWalk {
   size_t size_ = 1, inner_ = 1;
 };
 
+// One op whose precision a program may choose for it alone: it writes activations of a spec of
+// its own and an int16 kernel takes it, or an int4-weight kernel takes its weights. Named by the
+// IR tensor it writes (`layer`), as the per-layer choices and the program's metadata name it.
+struct PrecisionLayer {
+  std::string layer, kind, source;
+  bool int16 = false;  // may read and write int16 activations (with int8 weights)
+  bool int4 = false;   // may read int4 weights (with int8 activations)
+};
+std::vector<PrecisionLayer> precision_layers(const Graph& g);
+
+// The choice for one layer: its activation and weight widths and why they were chosen (the
+// sensitivity pass's measurement, shown by mcuflow inspect). int16 activations take int8 weights.
+struct LayerPrecision {
+  std::string layer;
+  int activation_bits = kActivationBits;
+  int weight_bits = kWeightBits;
+  std::string why;
+};
+
 // Gives every tensor its quantization spec, in execution order. Activations: ops that must
 // keep their input's quantization (pooling, views, standalone clamps) inherit it; softmax
 // outputs get 1/2^bits and the lowest integer; the rest come from their observed ranges.
@@ -71,7 +90,10 @@ class AxisWalk {
 // states (and the ops writing their updates) stay int8.
 // weight_bits 4: the weights of the ops an int4-weight kernel takes (OpDef::int4) get symmetric
 // int4 specs per output channel (dim 0), linear layers' too; other weights stay int8.
-void assign_quantization(Graph& g, int activation_bits = kActivationBits, int weight_bits = kWeightBits);
+// layers: per-layer choices overriding both widths for the ops they name (precision or weights
+// "mixed"); a CompileError names a layer that is no op's, or a width its op has no kernel for.
+void assign_quantization(Graph& g, int activation_bits = kActivationBits, int weight_bits = kWeightBits,
+                         const std::vector<LayerPrecision>& layers = {});
 
 // A spec the front end gave to the output of an op that keeps its input's (a view, a pool) is its
 // input's too: it flows back to the producer (a Conv1d sent as reshape, conv2d, reshape). Runs

@@ -1,6 +1,6 @@
 // Pointwise (1x1) convolution, int8, DSP extension: passes of kDspPwPixels output pixels, each
 // input pixel expanded once to int16 (kernels_dsp.h), times pairs of output channels whose
-// weights the compiler widened and interleaved (dsp_pw_prepared_word): per group of four input
+// weights the compiler widened and interleaved (dsp_pw_walk_prepared): per group of four input
 // channels one LDM of the two pixels' words and one of the two channels' words feed 8 SMLADs.
 #include "dsp_blocks.h"
 

@@ -1,10 +1,12 @@
-"""Verify::kStructure is memory safe whatever the MVE prepared bytes hold (docs/program_format.md,
-"Verification levels"): the one recomputation it skips is of the prepared inputs of conv_s8_mve,
-conv_s8_1x1_mve, dwconv_s8_mve and fc_s8_mve, and the loader's memory-safety argument says their
-values are never an address, a size or a loop bound.
+"""Verify::kStructure is memory safe whatever the prepared bytes it does not recompute hold
+(docs/program_format.md, "Verification levels"): the prepared inputs of conv_s8_mve,
+conv_s8_1x1_mve, dwconv_s8_mve and fc_s8_mve, and the walked ones of conv_s8_1x1_dsp and
+dwconv_s8_3x3_dsp; the loader's memory-safety argument says their values are never an address, a
+size or a loop bound.
 
-On qemu-m55, DS-CNN (every one of the four kernels) and a two-row linear program (fc_s8_mve's
-scratch) with their prepared bytes replaced by random or extreme bytes, CRCs rewritten:
+On qemu-m55, DS-CNN (every one of the four MVE kernels) and a two-row linear program (fc_s8_mve's
+scratch), and on qemu-m4 DS-CNN (both DSP kernels), with those bytes replaced by random or extreme
+bytes, CRCs rewritten:
 - the host and the board refuse each at Verify::kFull, with the same error, and accept it at kStructure;
 - on the board each runs to completion (no fault, no error), its outputs differ from the
   original's (the kernels computed with the new bytes), and the programs harness's arena
@@ -12,8 +14,8 @@ scratch) with their prepared bytes replaced by random or extreme bytes, CRCs rew
   arena bytes no tensor occupies still holding the fill, and the program's bytes unchanged;
 - the outputs are the same with the arena filled with 0x00 or 0xFF before bind: no kernel read a
   byte nothing wrote.
-The DSP tier's kStructure skips no check (its prepared tables feed C++ shifts and sums and are
-recomputed at both levels): qemu-m4 has nothing value-only to skip.
+The DSP tier's other prepared tables (the general depthwise kernel's, the scalar tier's) are
+recomputed at both levels.
 """
 
 import struct
@@ -39,6 +41,7 @@ BOARD = "qemu-m55"
 FULL, STRUCTURE = 0, 1  # mcuflow::Verify
 PREPARED_KERNELS = ("conv_s8_mve", "conv_s8_1x1_mve", "dwconv_s8_mve", "fc_s8_mve")
 PREPARED_SLOT = 5  # kMvePreparedSlot (kernels_mve.h): after input, weights, bias, multipliers, shifts
+DSP_WALKED = ("conv_s8_1x1_dsp", "dwconv_s8_3x3_dsp")  # dsp::walk_matches: compared at kFull only
 
 
 class TwoRowLinear(torch.nn.Module):
@@ -53,10 +56,15 @@ class TwoRowLinear(torch.nn.Module):
         return torch.relu(self.fc(x))
 
 
-def ds_cnn():
+def ds_cnn(target="cortex-m55"):
     m = zoo.get("ds_cnn", seed=0)
-    program = mcuflow.compile(m.export(), target="cortex-m55", calibration=[(x[None],) for x in m.calibration(8)])
+    program = mcuflow.compile(m.export(), target=target, calibration=[(x[None],) for x in m.calibration(8)])
     return program, m.evaluation(1)
+
+
+def ds_cnn_dsp():
+    """DS-CNN on the DSP tier: conv_s8_1x1_dsp's and dwconv_s8_3x3_dsp's walked prepared inputs."""
+    return ds_cnn("cortex-m4")
 
 
 def two_row_linear():
@@ -73,13 +81,16 @@ def physical(program, x):
 
 
 def prepared_ranges(program):
-    """The file byte ranges of every MVE prepared input."""
+    """The file byte ranges of every MVE prepared input, and of the DSP tier's walked ones."""
     host, base = program._host, constants_offset(program.device_image)
+    names = [t["name"] for t in program.metadata["tensors"]]
     kernels = [op["kernel"] for op in program.metadata["ops"]]
     ranges = []
     for op, kernel in zip(host.ops, kernels):
-        if kernel in PREPARED_KERNELS:
-            t = host.tensors[op["inputs"][PREPARED_SLOT]]
+        slots = [PREPARED_SLOT] if kernel in PREPARED_KERNELS else \
+            [s for s, t in enumerate(op["inputs"]) if kernel in DSP_WALKED and names[t].endswith(".dsp_prepared")]
+        for slot in slots:
+            t = host.tensors[op["inputs"][slot]]
             assert t["storage"] in ("constant", "copied")
             ranges.append((base + t["offset"], base + t["offset"] + t["bytes"]))
     assert ranges
@@ -134,8 +145,9 @@ def assert_writes_in_bounds(program, image: bytes, run: bitflip.BoardRun, fill: 
     assert run.program_after == image, "the run wrote into the program"
 
 
-@pytest.mark.parametrize("make", [ds_cnn, two_row_linear], ids=["ds_cnn", "two_row_linear"])
-def test_structure_level_runs_any_mve_prepared_bytes_within_bounds(make):
+@pytest.mark.parametrize("board, make", [(BOARD, ds_cnn), (BOARD, two_row_linear), ("qemu-m4", ds_cnn_dsp)],
+                         ids=["ds_cnn", "two_row_linear", "ds_cnn_dsp"])
+def test_structure_level_runs_any_prepared_bytes_within_bounds(board, make):
     program, x = make()
     image = program.device_image  # what the firmware embeds: the variants are as long
     inputs = physical(program, x)
@@ -147,15 +159,15 @@ def test_structure_level_runs_any_mve_prepared_bytes_within_bounds(make):
             _core.HostProgram(v, "full")
         host_full.append("rejected " + str(e.value).removeprefix("invalid program: ").split()[0])
         _core.HostProgram(v, "structure")
-    fw = device.cached_build(program, BOARD, harness="programs")
-    full = bitflip.run_programs(fw, bad, inputs, BOARD, levels=[FULL] * len(bad))
+    fw = device.cached_build(program, board, harness="programs")
+    full = bitflip.run_programs(fw, bad, inputs, board, levels=[FULL] * len(bad))
     assert [r.status for r in full] == host_full
 
-    original = bitflip.run_programs(fw, [image], inputs, BOARD, levels=[STRUCTURE])[0]
+    original = bitflip.run_programs(fw, [image], inputs, board, levels=[STRUCTURE])[0]
     assert original.status == "ok"
     outputs = {}
     for fill in (0x00, 0xFF):
-        runs = bitflip.run_programs(fw, bad, inputs, BOARD, levels=[STRUCTURE] * len(bad), fill=fill)
+        runs = bitflip.run_programs(fw, bad, inputs, board, levels=[STRUCTURE] * len(bad), fill=fill)
         for k, (v, run) in enumerate(zip(bad, runs)):
             assert run.status == "ok", f"variant {k}: {run.status}"
             assert_writes_in_bounds(program, v, run, fill)

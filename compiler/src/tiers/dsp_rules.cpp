@@ -79,12 +79,14 @@ void conv_prepare(LoweredProgram& p, ProgramOp& op) {
 void pointwise_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto c = params_of<ConvParams>(op);
   append_scratch(p, op, kernels::kDspConvScratchSlot, kernels::dsp_pw_scratch_bytes(c));
-  const kernels::ConvTables t{nullptr, constant_of<int32_t>(p, op, kernels::kBiasSlot),
+  const kernels::ConvTables t{constant_of<int8_t>(p, op, kernels::kWeightsSlot),
+                              constant_of<int32_t>(p, op, kernels::kBiasSlot),
                               constant_of<int32_t>(p, op, kernels::kMultipliersSlot),
                               constant_of<int32_t>(p, op, kernels::kShiftsSlot)};
-  append_prepared(p, op, kernels::kDspPwPreparedSlot, kernels::dsp_pw_prepared_words(c), [&](const int8_t* w, int32_t i) {
-    return kernels::dsp_pw_prepared_word(c, {w, t.bias, t.multipliers, t.shifts}, i);
-  });
+  std::vector<int32_t> words;
+  kernels::dsp_pw_walk_prepared(c, t, [&words](int32_t v) { return words.push_back(v), true; });
+  append_prepared(p, op, kernels::kDspPwPreparedSlot, int32_t(words.size()),
+                  [&words](const int8_t*, int32_t i) { return words[size_t(i)]; });
 }
 
 // --- dwconv_s8_3x3_dsp, dwconv_s8_dsp ---
@@ -97,8 +99,11 @@ void depthwise_prepare(LoweredProgram& p, ProgramOp& op) {
 
 void depthwise_3x3_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto d = params_of<DwConvParams>(op);
-  append_prepared(p, op, kernels::kDspDwPreparedSlot, d.out_c * kernels::kDspDw3WeightWords,
-                  [&](const int8_t* w, int32_t i) { return kernels::dsp_dw3_weight_word(d, w, i); });
+  std::vector<int32_t> words;
+  kernels::dsp_dw3_walk_prepared(d, constant_of<int8_t>(p, op, kernels::kWeightsSlot),
+                                 [&words](int32_t v) { return words.push_back(v), true; });
+  append_prepared(p, op, kernels::kDspDwPreparedSlot, int32_t(words.size()),
+                  [&words](const int8_t*, int32_t i) { return words[size_t(i)]; });
   append_scratch(p, op, kernels::kDspDw3ScratchSlot, kernels::dsp_dw3_scratch_bytes(d));
 }
 

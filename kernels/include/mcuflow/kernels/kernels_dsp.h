@@ -17,6 +17,7 @@
 // refuses (<kernel>_refusal), next to its declaration.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include "mcuflow/kernels/arith.h"
 #include "mcuflow/kernels/elementwise_tiers.h"
 #include "mcuflow/kernels/params.h"
@@ -80,7 +81,9 @@ inline int32_t smmlar(int32_t a, int32_t b, int32_t c) {  // c + round(a * b / 2
 // The reference's requantized value plus output offset (before the activation clamp), on the
 // fast path, from the doubled accumulator.
 inline int32_t dsp_requantize_fast(int32_t acc2, const DspChannel& c) {
-  return (smmlar(acc2, c.multiplier, c.rounding) + (acc2 >> 31)) >> c.right_shift;
+  // right_shift is at most 21 in a program the compiler wrote; the mask keeps the shift defined
+  // for any prepared value (Verify::kStructure does not recompute them: dsp::walk_matches).
+  return (smmlar(acc2, c.multiplier, c.rounding) + (acc2 >> 31)) >> (c.right_shift & 31);
 }
 
 // The same for a doubled accumulator started at c.acc_init, on either path.
@@ -182,25 +185,57 @@ struct ConvTables {
   const int32_t* multipliers;
   const int32_t* shifts;
 };
-// Word i of the prepared input.
-inline int32_t dsp_pw_prepared_word(const ConvParams& p, const ConvTables& t, int32_t i) {
-  const int32_t pair_words = dsp_pw_pair_words(p), j = i % pair_words, first = i / pair_words * 2;
-  const int32_t weight_words = pair_words - 8;
+// Bytes 0 and 2 of x as int16 lanes, doubled: (2 (int8) x, 2 (int8) (x >> 16)).
+inline uint32_t dsp_doubled_pair(uint32_t x) {
+#if defined(__ARM_FEATURE_DSP)
+  uint32_t lanes;
+  __asm__("sxtb16 %0, %1" : "=r"(lanes) : "r"(x));
+  return (lanes << 1) & 0xFFFEFFFFu;  // each lane doubled: the low lane's carry out cleared
+#else
+  return uint32_t(uint16_t(int16_t(2 * int8_t(x)))) | uint32_t(uint16_t(int16_t(2 * int8_t(x >> 16)))) << 16;
+#endif
+}
+
+// The prepared input in order: word(value) for each word, stopping with false as soon as it is
+// (the compiler stores the words, the load-time check compares them: one walk, no per-word index
+// arithmetic, so a board checks a table in a few instructions a word).
+template <typename Word>
+bool dsp_pw_walk_prepared(const ConvParams& p, const ConvTables& t, Word word) {
   const auto channel = [&](int32_t c) {
     return c < p.out_c ? dsp_channel(t.bias[c], t.multipliers[c], t.shifts[c], p.out.output_offset, p.in_c)
                        : DspChannel{0, 0, 0, 0, 0, 0};
   };
-  if (j < 2) return channel(first + j).acc_init;
-  if (j >= 2 + weight_words) {
-    const int32_t f = j - 2 - weight_words;
-    const DspChannel ch = channel(first + f / 3);
-    return f % 3 == 0 ? ch.multiplier : f % 3 == 1 ? ch.rounding : ch.right_shift;
+  const auto doubled = [](int8_t w) { return uint32_t(uint16_t(int16_t(2 * w))); };
+  const int32_t groups = dsp_pw_groups(p), whole = p.in_c / 4;
+  for (int32_t first = 0; first < p.out_c; first += 2) {
+    const DspChannel ch[2] = {channel(first), channel(first + 1)};
+    if (!word(ch[0].acc_init) || !word(ch[1].acc_init)) return false;
+    // Groups of four whole inputs of two real channels: one word load of each channel's weights.
+    int32_t g = 0;
+    if (first + 1 < p.out_c) {
+      const int8_t* w0 = t.weights + int64_t(first) * p.in_c;
+      for (const int8_t* w1 = w0 + p.in_c; g < whole; ++g, w0 += 4, w1 += 4) {
+        uint32_t four0, four1;  // little-endian
+        std::memcpy(&four0, w0, 4);
+        std::memcpy(&four1, w1, 4);
+        if (!word(int32_t(dsp_doubled_pair(four0))) || !word(int32_t(dsp_doubled_pair(four0 >> 8))) ||
+            !word(int32_t(dsp_doubled_pair(four1))) || !word(int32_t(dsp_doubled_pair(four1 >> 8))))
+          return false;
+      }
+    }
+    for (; g < groups; ++g) {  // the last partial group, or a last channel without its pair
+      for (int32_t c = first; c < first + 2; ++c) {
+        const auto at = [&](int32_t k) {
+          return c < p.out_c && 4 * g + k < p.in_c ? doubled(t.weights[int64_t(c) * p.in_c + 4 * g + k]) : 0u;
+        };
+        if (!word(int32_t(at(0) | at(2) << 16)) || !word(int32_t(at(1) | at(3) << 16))) return false;
+      }
+    }
+    for (const DspChannel& c : ch) {
+      if (!word(c.multiplier) || !word(c.rounding) || !word(c.right_shift)) return false;
+    }
   }
-  const int32_t w = j - 2, c = first + w % 4 / 2, k = w / 4 * 4 + w % 2;
-  const auto weight = [&](int32_t kk) {
-    return c < p.out_c && kk < p.in_c ? uint32_t(uint16_t(int16_t(2 * t.weights[c * p.in_c + kk]))) : 0u;
-  };
-  return int32_t(weight(k) | weight(k + 2) << 16);
+  return true;
 }
 // bias and shifts: the reference's, for channels off the fast path.
 void conv_s8_1x1_dsp(const ConvParams& p, const int8_t* input, const int32_t* prepared, const int32_t* bias,
@@ -289,11 +324,17 @@ inline int32_t dsp_dw3_chunk(const DwConvParams& p) {
   return all <= fit ? all : (fit > 4 ? fit : 4);
 }
 inline int32_t dsp_dw3_scratch_bytes(const DwConvParams& p) { return dsp_dw3_chunk(p) * dsp_dw3_channel_bytes(p); }
-// Word i of the prepared input.
-inline int32_t dsp_dw3_weight_word(const DwConvParams& p, const int8_t* weights, int32_t i) {
-  const int32_t c = i / kDspDw3WeightWords, y = i % kDspDw3WeightWords / 2, x = i % 2;
-  auto w = [&](int32_t column) { return uint32_t(uint16_t(int16_t(2 * weights[(y * 3 + column) * p.out_c + c]))); };
-  return int32_t(w(x) | w(x + 1) << 16);
+// The prepared input in order: word(value) for each word, stopping with false as soon as it is.
+template <typename Word>
+bool dsp_dw3_walk_prepared(const DwConvParams& p, const int8_t* weights, Word word) {
+  for (int32_t c = 0; c < p.out_c; ++c) {
+    for (int32_t y = 0; y < 3; ++y) {
+      const auto w = [&](int32_t x) { return uint32_t(uint16_t(int16_t(2 * weights[(y * 3 + x) * p.out_c + c]))); };
+      const uint32_t w1 = w(1);
+      if (!word(int32_t(w(0) | w1 << 16)) || !word(int32_t(w1 | w(2) << 16))) return false;
+    }
+  }
+  return true;
 }
 void dwconv_s8_3x3_dsp(const DwConvParams& p, const int8_t* input, const int32_t* prepared, const int32_t* bias,
                        const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output);

@@ -15,6 +15,20 @@ bool prepared_matches(const OpCheck& c, uint32_t slot, int32_t words, Word word)
   return table_matches<int32_t>(c, slot, format::DType::kInt32, words, word);
 }
 
+// The same for a prepared input the kernel header walks in order: walk(same) hands each word to
+// same(value), which compares it with the next stored one (inlined: -Os would call it per word).
+// These inputs (conv_s8_1x1_dsp's, dwconv_s8_3x3_dsp's) hold weights and requantization values
+// that the kernels only compute with, never address by: memory safety needs their record alone,
+// so Verify::kStructure skips the comparison (tests/firmware/test_verification_levels.py).
+template <typename Walk>
+bool walk_matches(const OpCheck& c, uint32_t slot, int32_t words, Walk walk) {
+  const int32_t* stored = table_of<int32_t>(c, slot, format::DType::kInt32, words);
+  if (stored == nullptr) return false;
+  if (!c.values) return true;
+  const load_profile::PreparedTableScope profiled;
+  return walk([&stored](int32_t v) __attribute__((always_inline)) { return *stored++ == v; });
+}
+
 inline const int8_t* weights(const OpCheck& c) {
   return reinterpret_cast<const int8_t*>(c.constants + c.tensor(kernels::kWeightsSlot).offset);
 }

@@ -33,8 +33,8 @@ Error check_conv_s8_1x1_dsp(const OpCheck& c) {
   };
   const kernels::ConvTables t{dsp::weights(c), table(kernels::kBiasSlot), table(kernels::kMultipliersSlot),
                               table(kernels::kShiftsSlot)};
-  return ok_if(dsp::prepared_matches(c, kernels::kDspPwPreparedSlot, kernels::dsp_pw_prepared_words(p),
-                                     [&](int32_t i) { return kernels::dsp_pw_prepared_word(p, t, i); }));
+  return ok_if(dsp::walk_matches(c, kernels::kDspPwPreparedSlot, kernels::dsp_pw_prepared_words(p),
+                                 [&](auto same) { return kernels::dsp_pw_walk_prepared(p, t, same); }));
 }
 Error check_conv_s8_w4_dsp(const OpCheck& c) {
   return check_dsp_conv<check_conv_s8_w4, kernels::conv_s8_w4_dsp_refusal, kernels::dsp_conv_w4_scratch_bytes>(c);

@@ -27,8 +27,8 @@ Error check_dwconv_s8_3x3_dsp(const OpCheck& c) {
   if (const Error e = check_dwconv_s8(c); e != Error::kOk) return e;
   const auto& p = c.get_params<DwConvParams>();
   return ok_if(kernels::dwconv_s8_3x3_dsp_refusal(p) == kernels::Refusal::kNone && weighted_inputs_constant(c) &&
-               dsp::prepared_matches(c, kernels::kDspDwPreparedSlot, p.out_c * kernels::kDspDw3WeightWords,
-                                     [&](int32_t i) { return kernels::dsp_dw3_weight_word(p, dsp::weights(c), i); }) &&
+               dsp::walk_matches(c, kernels::kDspDwPreparedSlot, p.out_c * kernels::kDspDw3WeightWords,
+                                 [&](auto same) { return kernels::dsp_dw3_walk_prepared(p, dsp::weights(c), same); }) &&
                dsp::scratch_fits(c, kernels::kDspDw3ScratchSlot, uint64_t(kernels::dsp_dw3_scratch_bytes(p))));
 }
 

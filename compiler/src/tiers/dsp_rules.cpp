@@ -55,16 +55,18 @@ const T* constant_of(const LoweredProgram& p, const ProgramOp& op, uint8_t slot)
   return reinterpret_cast<const T*>(p.tensors[op.inputs[slot]].bytes.data());
 }
 
-// Appends a kernel's prepared input at `slot`, constant int32 of `words` elements word(weights, i),
-// which it reads instead of the weights.
-template <typename Word>
-void append_prepared(LoweredProgram& p, ProgramOp& op, uint8_t slot, int32_t words, Word word) {
-  const int8_t* weights = constant_of<int8_t>(p, op, kernels::kWeightsSlot);
-  std::vector<uint8_t> bytes(size_t(words) * 4);
-  for (int32_t i = 0; i < words; ++i) {
-    const int32_t v = word(weights, i);
-    std::memcpy(&bytes[size_t(i) * 4], &v, 4);
-  }
+// Appends a kernel's prepared input at `slot`, constant int32 holding the words walk(emit) hands
+// to emit in order (the walk the load-time check compares with), which it reads instead of the
+// weights.
+template <typename Walk>
+void append_prepared(LoweredProgram& p, ProgramOp& op, uint8_t slot, Walk walk) {
+  std::vector<uint8_t> bytes;
+  walk([&bytes](int32_t v) {
+    bytes.resize(bytes.size() + 4);
+    std::memcpy(&bytes[bytes.size() - 4], &v, 4);
+    return true;
+  });
+  const int32_t words = int32_t(bytes.size() / 4);
   const std::string name = p.tensors[op.inputs[kernels::kWeightsSlot]].name + ".dsp_prepared";
   append_input(op, slot, add_constant_tensor(p, name, DType::kInt32, {words}, std::move(bytes)));
   op.streamed_input = slot;
@@ -83,27 +85,24 @@ void pointwise_prepare(LoweredProgram& p, ProgramOp& op) {
                               constant_of<int32_t>(p, op, kernels::kBiasSlot),
                               constant_of<int32_t>(p, op, kernels::kMultipliersSlot),
                               constant_of<int32_t>(p, op, kernels::kShiftsSlot)};
-  std::vector<int32_t> words;
-  kernels::dsp_pw_walk_prepared(c, t, [&words](int32_t v) { return words.push_back(v), true; });
-  append_prepared(p, op, kernels::kDspPwPreparedSlot, int32_t(words.size()),
-                  [&words](const int8_t*, int32_t i) { return words[size_t(i)]; });
+  append_prepared(p, op, kernels::kDspPwPreparedSlot, [&](auto emit) { kernels::dsp_pw_walk_prepared(c, t, emit); });
 }
 
 // --- dwconv_s8_3x3_dsp, dwconv_s8_dsp ---
 
 void depthwise_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto d = params_of<DwConvParams>(op);
-  append_prepared(p, op, kernels::kDspDwPreparedSlot, kernels::dsp_dw_prepared_words(d),
-                  [&](const int8_t* w, int32_t i) { return kernels::dsp_dw_prepared_word(d, w, i); });
+  const int8_t* weights = constant_of<int8_t>(p, op, kernels::kWeightsSlot);
+  append_prepared(p, op, kernels::kDspDwPreparedSlot, [&](auto emit) {
+    for (int32_t i = 0; i < kernels::dsp_dw_prepared_words(d); ++i) emit(kernels::dsp_dw_prepared_word(d, weights, i));
+  });
 }
 
 void depthwise_3x3_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto d = params_of<DwConvParams>(op);
-  std::vector<int32_t> words;
-  kernels::dsp_dw3_walk_prepared(d, constant_of<int8_t>(p, op, kernels::kWeightsSlot),
-                                 [&words](int32_t v) { return words.push_back(v), true; });
-  append_prepared(p, op, kernels::kDspDwPreparedSlot, int32_t(words.size()),
-                  [&words](const int8_t*, int32_t i) { return words[size_t(i)]; });
+  append_prepared(p, op, kernels::kDspDwPreparedSlot, [&](auto emit) {
+    kernels::dsp_dw3_walk_prepared(d, constant_of<int8_t>(p, op, kernels::kWeightsSlot), emit);
+  });
   append_scratch(p, op, kernels::kDspDw3ScratchSlot, kernels::dsp_dw3_scratch_bytes(d));
 }
 

@@ -185,6 +185,9 @@ struct ConvTables {
   const int32_t* multipliers;
   const int32_t* shifts;
 };
+// A weight doubled (as the DSP kernels' accumulators are), as the low int16 lane of a word.
+inline uint32_t dsp_doubled(int8_t w) { return uint32_t(uint16_t(int16_t(2 * w))); }
+
 // Bytes 0 and 2 of x as int16 lanes, doubled: (2 (int8) x, 2 (int8) (x >> 16)).
 inline uint32_t dsp_doubled_pair(uint32_t x) {
 #if defined(__ARM_FEATURE_DSP)
@@ -192,7 +195,7 @@ inline uint32_t dsp_doubled_pair(uint32_t x) {
   __asm__("sxtb16 %0, %1" : "=r"(lanes) : "r"(x));
   return (lanes << 1) & 0xFFFEFFFFu;  // each lane doubled: the low lane's carry out cleared
 #else
-  return uint32_t(uint16_t(int16_t(2 * int8_t(x)))) | uint32_t(uint16_t(int16_t(2 * int8_t(x >> 16)))) << 16;
+  return dsp_doubled(int8_t(x)) | dsp_doubled(int8_t(x >> 16)) << 16;
 #endif
 }
 
@@ -205,7 +208,6 @@ bool dsp_pw_walk_prepared(const ConvParams& p, const ConvTables& t, Word word) {
     return c < p.out_c ? dsp_channel(t.bias[c], t.multipliers[c], t.shifts[c], p.out.output_offset, p.in_c)
                        : DspChannel{0, 0, 0, 0, 0, 0};
   };
-  const auto doubled = [](int8_t w) { return uint32_t(uint16_t(int16_t(2 * w))); };
   const int32_t groups = dsp_pw_groups(p), whole = p.in_c / 4;
   for (int32_t first = 0; first < p.out_c; first += 2) {
     const DspChannel ch[2] = {channel(first), channel(first + 1)};
@@ -226,7 +228,7 @@ bool dsp_pw_walk_prepared(const ConvParams& p, const ConvTables& t, Word word) {
     for (; g < groups; ++g) {  // the last partial group, or a last channel without its pair
       for (int32_t c = first; c < first + 2; ++c) {
         const auto at = [&](int32_t k) {
-          return c < p.out_c && 4 * g + k < p.in_c ? doubled(t.weights[int64_t(c) * p.in_c + 4 * g + k]) : 0u;
+          return c < p.out_c && 4 * g + k < p.in_c ? dsp_doubled(t.weights[int64_t(c) * p.in_c + 4 * g + k]) : 0u;
         };
         if (!word(int32_t(at(0) | at(2) << 16)) || !word(int32_t(at(1) | at(3) << 16))) return false;
       }
@@ -285,7 +287,7 @@ template <typename Weights>
 inline int32_t dsp_dw_prepared_word(const DwConvParams& p, const Weights& weights, int32_t i) {
   if (i >= dsp_dw_weight_words(p)) return int32_t(uint32_t(uint8_t(-p.input_offset)) * 0x01010101u);
   const int32_t taps = p.k_h * p.k_w, group = i / (taps * 2), tap = i / 2 % taps;
-  auto w = [&](int32_t c) { return c < p.out_c ? uint32_t(uint16_t(int16_t(2 * weights[tap * p.out_c + c]))) : 0u; };
+  auto w = [&](int32_t c) { return c < p.out_c ? dsp_doubled(weights[tap * p.out_c + c]) : 0u; };
   const int32_t c = 4 * group + i % 2;
   return int32_t(w(c) | (w(c + 2) << 16));
 }
@@ -329,7 +331,7 @@ template <typename Word>
 bool dsp_dw3_walk_prepared(const DwConvParams& p, const int8_t* weights, Word word) {
   for (int32_t c = 0; c < p.out_c; ++c) {
     for (int32_t y = 0; y < 3; ++y) {
-      const auto w = [&](int32_t x) { return uint32_t(uint16_t(int16_t(2 * weights[(y * 3 + x) * p.out_c + c]))); };
+      const auto w = [&](int32_t x) { return dsp_doubled(weights[(y * 3 + x) * p.out_c + c]); };
       const uint32_t w1 = w(1);
       if (!word(int32_t(w(0) | w1 << 16)) || !word(int32_t(w1 | w(2) << 16))) return false;
     }

@@ -27,6 +27,17 @@ inline int32_t sum_bytes(const int8_t* row, int32_t n) {
 struct GemmBlockTable {
   int32x4_t rows[kMveTableRows];
 };
+// The rows (mve_table_value) from a block's biases, weight sums, multipliers and shifts.
+inline GemmBlockTable block_table_rows(int32x4_t bias, int32x4_t sums, int32x4_t multiplier, int32x4_t shift,
+                                       int32_t input_offset) {
+  const int32x4_t zero = vdupq_n_s32(0);
+  GemmBlockTable t;
+  t.rows[kMveBiasFolded] = vmlaq_n_s32(bias, sums, input_offset);
+  t.rows[kMveMultiplier] = multiplier;
+  t.rows[kMveLeftShift] = vmaxq_s32(shift, zero);
+  t.rows[kMveMinusRightShift] = vminq_s32(shift, zero);
+  return t;
+}
 inline GemmBlockTable gemm_block_table(const MveGemmLayout& layout, const MveReferenceInputs& r, int32_t block) {
   const int32_t first = layout.table_channel(block, 0);
   const int32_t left = layout.out_c / layout.groups - block % layout.group_blocks() * kMveGemmBlock;
@@ -39,12 +50,7 @@ inline GemmBlockTable gemm_block_table(const MveGemmLayout& layout, const MveRef
                                                      : vdupq_m_n_s32(zero, r.multipliers[0], valid);
   const int32x4_t shift =
       r.per_channel_requant ? vldrwq_z_s32(r.shifts + first, valid) : vdupq_m_n_s32(zero, r.shifts[0], valid);
-  GemmBlockTable t;
-  t.rows[kMveBiasFolded] = vmlaq_n_s32(vldrwq_z_s32(r.bias + first, valid), vldrwq_s32(sums), r.input_offset);
-  t.rows[kMveMultiplier] = multiplier;
-  t.rows[kMveLeftShift] = vmaxq_s32(shift, zero);
-  t.rows[kMveMinusRightShift] = vminq_s32(shift, zero);
-  return t;
+  return block_table_rows(vldrwq_z_s32(r.bias + first, valid), vldrwq_s32(sums), multiplier, shift, r.input_offset);
 }
 
 // The channel tables of `layout` at `tables`.
@@ -76,17 +82,12 @@ inline GemmBlockTable pointwise_block_table(const MvePointwiseLayout& layout, co
     sums[e] = sum_bytes(r.weights + channels[e] * layout.depth, layout.depth);
   }
   const uint32x4_t lanes = vldrwq_u32(reinterpret_cast<const uint32_t*>(channels));
-  const int32x4_t zero = vdupq_n_s32(0);
   const int32x4_t multiplier = r.per_channel_requant ? vldrwq_gather_shifted_offset_s32(r.multipliers, lanes)
                                                      : vdupq_n_s32(r.multipliers[0]);
   const int32x4_t shift =
       r.per_channel_requant ? vldrwq_gather_shifted_offset_s32(r.shifts, lanes) : vdupq_n_s32(r.shifts[0]);
-  GemmBlockTable t;
-  t.rows[kMveBiasFolded] = vmlaq_n_s32(vldrwq_gather_shifted_offset_s32(r.bias, lanes), vldrwq_s32(sums), r.input_offset);
-  t.rows[kMveMultiplier] = multiplier;
-  t.rows[kMveLeftShift] = vmaxq_s32(shift, zero);
-  t.rows[kMveMinusRightShift] = vminq_s32(shift, zero);
-  return t;
+  return block_table_rows(vldrwq_gather_shifted_offset_s32(r.bias, lanes), vldrwq_s32(sums), multiplier, shift,
+                          r.input_offset);
 }
 
 // Chunk `chunk` of channel `e`'s weights in `block` (zero past depth).
@@ -164,10 +165,9 @@ inline bool dw_prepared_match(const MveDwLayout& layout, const MveReferenceInput
                                 : vdupq_m_n_s32(zero, r.multipliers[0], valid);
       const int32x4_t shift = r.per_channel_requant ? vldrwq_gather_shifted_offset_z_s32(r.shifts + first, offsets, valid)
                                                     : vdupq_m_n_s32(zero, r.shifts[0], valid);
-      const int32x4_t rows[kMveTableRows] = {vmlaq_n_s32(bias, sums[a], r.input_offset), multiplier,
-                                             vmaxq_s32(shift, zero), vminq_s32(shift, zero)};
+      const GemmBlockTable t = block_table_rows(bias, sums[a], multiplier, shift, r.input_offset);
       for (int32_t row = 0; row < kMveTableRows; ++row) {
-        if (vcmpneq_s32(rows[row], vldrwq_s32(table + row * kMveDwGroup + 4 * a)) != 0) return false;
+        if (vcmpneq_s32(t.rows[row], vldrwq_s32(table + row * kMveDwGroup + 4 * a)) != 0) return false;
       }
     }
   }

@@ -176,14 +176,14 @@ def _build_digest(root: Path, harness: str) -> str:
 
 def _overflow_advice(program: Program, stderr: str, board) -> str:
     """What sets each overflowed region's use, as lines to follow the linker's totals."""
-    lines = []
+    lines, d = [], program.describe()
     for name, over in memory_overflows(stderr):
         try:
             kind = board.region(name).kind
         except KeyError:
             continue
         advice = ram_advice if kind == "ram" else flash_advice
-        lines.append(f"{name}: " + advice(program.describe(), over))
+        lines.append(f"{name}: " + advice(d, over))
     return "".join("\n  " + line for line in lines)
 
 

@@ -11,7 +11,7 @@ Two trained classifiers, trained here deterministically on one thread (seconds t
   segments of spectral shape in sequence, at a random time, width and gain); 6,000 training
   clips, 2,000 held out.
 Each model is compiled for cortex-m55 with float32 I/O on `--calibration` training inputs with each
-observer, run on the host runtime (the device's integers) over the held-out inputs, and compared
+observer (and with bias correction, and with int4 weights without and with it: CONFIGS), run on the host runtime (the device's integers) over the held-out inputs, and compared
 with the labels and with the float model's top-1. The Markdown table goes to stdout with the
 command and commit; progress to stderr.
 """
@@ -34,6 +34,13 @@ from mcuflow.zoo.mlperf import DSCNN, mfcc_frames
 
 ROOT = Path(__file__).resolve().parent.parent
 OBSERVERS = ("minmax", "percentile", "mse", "entropy")
+# Each observer with mcuflow's default bias correction (int4 layers only: none here), then the default
+# observer with bias correction on every layer, and int4 weights (W4A8) without and with it.
+CONFIGS = [(o, dict(observer=o)) for o in OBSERVERS] + [
+    ("mse, bias correction", dict(observer="mse", bias_correction=True)),
+    ("mse, W4A8, no bias correction", dict(observer="mse", weights="int4", bias_correction=False)),
+    ("mse, W4A8 (bias correction)", dict(observer="mse", weights="int4")),
+]
 KEYWORDS, KEYWORD_TRAIN, KEYWORD_HELD_OUT, KEYWORD_EPOCHS = 12, 6000, 2000, 8
 
 
@@ -95,26 +102,30 @@ def main() -> int:
     print(f"`{shlex.join(['bench/observers_trained.py'] + sys.argv[1:])}` at commit {commit}; int8 programs "
           f"(cortex-m55, float32 I/O) on the host runtime over the held-out inputs, calibrated on "
           f"{args.calibration} training inputs\n")
-    print("| model | seed | held out | float accuracy | observer | int8 accuracy | top-1 = float | compile s |")
-    print("|---|---:|---:|---:|---|---:|---:|---:|")
-    totals = {o: [0, 0] for o in OBSERVERS}
+    print("| model | seed | held out | float accuracy | calibration | program accuracy | top-1 = float | output SNR dB | compile s |")
+    print("|---|---:|---:|---:|---|---:|---:|---:|---:|")
+    totals = {label: [0, 0] for label, _ in CONFIGS}
     for name in args.models:
         for seed in args.seeds:
             print(f"training {name} seed {seed}", file=sys.stderr, flush=True)
             model, train_inputs, held_out, labels = MODELS[name](seed)
             with torch.no_grad():
-                float_top1 = model(torch.from_numpy(held_out)).argmax(1).numpy()
+                float_out = model(torch.from_numpy(held_out)).numpy()
+            float_top1 = float_out.argmax(1)
             ep = torch.export.export(model, (torch.from_numpy(held_out[:1]),))
-            for observer in OBSERVERS:
+            for label, options in CONFIGS:
                 start = time.perf_counter()
-                program = mcuflow.compile(ep, "cortex-m55", train_inputs[:args.calibration], observer=observer)
+                program = mcuflow.compile(ep, "cortex-m55", train_inputs[:args.calibration], **options)
                 seconds = time.perf_counter() - start
-                top1 = program.run([held_out])[0].reshape(len(labels), -1).argmax(1)
+                out = program.run([held_out])[0].reshape(float_out.shape)
+                top1 = out.argmax(1)
+                snr = 10 * np.log10(np.sum(float_out ** 2) / np.sum((out - float_out) ** 2))
                 agree = int((top1 == float_top1).sum())
-                totals[observer][0] += agree
-                totals[observer][1] += len(labels)
-                print(f"| {name} | {seed} | {len(labels)} | {np.mean(float_top1 == labels):.2%} | {observer} | "
-                      f"{np.mean(top1 == labels):.2%} | {agree / len(labels):.2%} | {seconds:.1f} |", flush=True)
+                totals[label][0] += agree
+                totals[label][1] += len(labels)
+                print(f"| {name} | {seed} | {len(labels)} | {np.mean(float_top1 == labels):.2%} | {label} | "
+                      f"{np.mean(top1 == labels):.2%} | {agree / len(labels):.2%} | {snr:.1f} | {seconds:.1f} |",
+                      flush=True)
     print("\nAll held-out inputs together, top-1 agreement with float: " +
           ", ".join(f"{o} {a / n:.3%} ({n - a} differ)" for o, (a, n) in totals.items()))
     return 0

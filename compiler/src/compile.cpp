@@ -117,7 +117,7 @@ Program load_compiled(const LoweredProgram& lp, const std::vector<uint8_t>& byte
 }  // namespace
 
 std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOptions& observer,
-                      const CalibrationProgress& progress) {
+                      const CalibrationProgress& progress, TapMeans* tap_means) {
   check_observer_options(observer);
   if (calibration.empty()) throw CompileError("calibration data is empty");
   LoweredProgram lp = lower(g, LowerOptions{Precision::kFloat32, false});
@@ -133,8 +133,9 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
   auto session = Session::bind(program, Span<uint8_t>{arena, program.arena_bytes()});
 
   size_t runs_done = 0;
-  // Runs every sample and hands each activation's values to `observe(ir_tensor, values, n)`. The
-  // samples are a sequence: each run reads the states the one before it left.
+  // Runs every sample and hands each activation's values to `observe(ir_tensor, values, n, pt)`
+  // (pt: the program tensor whose physical bytes they are, or nullptr for a model input's values
+  // in logical order). The samples are a sequence: each run reads the states the one before it left.
   const auto run_samples = [&](const auto& observe) {
     (void)session.value().reset_state();
     for (size_t s = 0; s < calibration.size(); ++s) {
@@ -159,7 +160,7 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
         }
         const auto phys = logical_to_physical(reinterpret_cast<const uint8_t*>(sample[i].data()), t.logical_shape, t.layout, 4);
         std::memcpy(buf.value().data, phys.data(), phys.size());
-        observe(g.inputs[i], sample[i].data(), sample[i].size());
+        observe(g.inputs[i], sample[i].data(), sample[i].size(), nullptr);
       }
       const Error e = session.value().run();
       if (e != Error::kOk) throw CompileError(std::string("internal: calibration run failed: ") + error_name(e));
@@ -167,16 +168,20 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
         const ProgramTensor& pt = lp.tensors[t];
         if (pt.ir_tensor < 0 || pt.constant || pt.dtype != format::DType::kFloat32) continue;  // not argmax indices
         auto buf = session.value().tensor_buffer(uint32_t(t));
-        observe(pt.ir_tensor, reinterpret_cast<const float*>(buf.value().data), buf.value().size / 4);
+        observe(pt.ir_tensor, reinterpret_cast<const float*>(buf.value().data), buf.value().size / 4, &pt);
       }
       if (progress) progress(++runs_done, calibration.size());
     }
   };
   // One pass: the histograms grow to each tensor's range as its values come.
   std::map<int, Histogram> histograms;
-  run_samples([&](int t, const float* values, size_t n) {
+  run_samples([&](int t, const float* values, size_t n, const ProgramTensor* pt) {
     observe_range(g.tensors[size_t(t)], values, n);
     if (observer.kind != Observer::kMinMax) histograms.try_emplace(t, kHistogramBins).first->second.add(values, n);
+    if (!tap_means || !pt || !tap_means->wants(t) || pt->logical_shape != g.tensors[size_t(t)].shape) return;
+    const std::vector<uint8_t> logical = physical_to_logical(reinterpret_cast<const uint8_t*>(values),
+                                                             pt->logical_shape, pt->layout, 4);
+    tap_means->add(t, reinterpret_cast<const float*>(logical.data()));
   });
   for (const Tensor& t : g.tensors) {
     if (!t.constant && !(std::isfinite(t.observed_min) && std::isfinite(t.observed_max)) && t.observed_min <= t.observed_max)
@@ -317,11 +322,20 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
                                    [](const Tensor& t) { return !t.constant && t.quant.given; });
     if (given && options.precision == Precision::kInt16)
       throw CompileError("the model brings its own (int8) quantization; compile it with precision 'int8'");
-    quantization_report = calibration.empty() && given ? R"({"observer":"given"})"
-                                                       : calibrate(g, calibration, options.observer, options.calibration_progress);
+    const bool int4_layers = options.weight_bits == kInt4WeightBits ||
+                             std::any_of(options.layers.begin(), options.layers.end(),
+                                         [](const LayerPrecision& l) { return l.weight_bits == kInt4WeightBits; });
+    const bool correct = options.bias_correction == BiasCorrection::kAll ||
+                         (options.bias_correction == BiasCorrection::kInt4Weights && int4_layers);
+    TapMeans tap_means(g);
+    quantization_report = calibration.empty() && given
+                              ? R"({"observer":"given"})"
+                              : calibrate(g, calibration, options.observer, options.calibration_progress,
+                                          correct ? &tap_means : nullptr);
     // Before split_into_patches: the bands copy their tensors' scales.
     assign_quantization(g, options.precision == Precision::kInt16 ? kWideActivationBits : kActivationBits,
                         options.weight_bits, options.layers);
+    if (correct) correct_biases(g, tap_means.means(), options.bias_correction);
     lowering = LowerOptions{options.precision, options.int8_io, options.allow_fallback, options.weight_bits};
     for (const LayerPrecision& l : options.layers) {
       // Weighted ops say which weights they read whenever any layer may read int4 ones.

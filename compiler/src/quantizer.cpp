@@ -514,6 +514,119 @@ void assign_quantization(Graph& g, int activation_bits, int weight_bits, const s
 
 namespace {
 
+bool corrects_bias(const Op& op) { return (op.kind == "conv2d" && !op.has_attr("ring_frames")) || op.kind == "linear"; }
+
+}  // namespace
+
+TapMeans::TapMeans(const Graph& g) : g_(g) {
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    if (!corrects_bias(op) || !is_constant_input(g, op, 1)) continue;
+    const Tensor& w = g.tensors[size_t(op.inputs[1])];
+    const int64_t taps = op.kind == "conv2d" ? w.shape[2] * w.shape[3] : 1;
+    const Shape& x = g.tensors[size_t(op.inputs[0])].shape;
+    readers_[op.inputs[0]].push_back(Reader{int(i), op.outputs[0], std::vector<double>(size_t(x[op.kind == "conv2d" ? 1 : x.size() - 1] * taps))});
+  }
+}
+
+bool TapMeans::wants(int tensor) const { return readers_.count(tensor) != 0; }
+
+void TapMeans::add(int tensor, const float* values) {
+  const auto found = readers_.find(tensor);
+  if (found == readers_.end()) return;
+  const Shape& x = g_.tensors[size_t(tensor)].shape;
+  const int64_t n = g_.tensors[size_t(tensor)].numel();
+  for (Reader& r : found->second) {
+    const Op& op = g_.ops[size_t(r.op)];
+    if (op.kind == "linear") {
+      const size_t features = r.sums.size();
+      for (int64_t i = 0; i < n; ++i) r.sums[size_t(i) % features] += double(values[i]);
+      r.count += uint64_t(n) / features;
+      continue;
+    }
+    const Shape& w = g_.tensors[size_t(op.inputs[1])].shape;
+    const Shape y = infer_shapes(g_, op)[0];
+    const std::vector<int64_t> stride = op.ints_attr("stride"), pad = op.ints_attr("padding"),
+                               dil = op.ints_attr("dilation");
+    const int64_t c = x[1], h = x[2], wd = x[3], kh = w[2], kw = w[3];
+    for (int64_t b = 0; b < x[0]; ++b)
+      for (int64_t ci = 0; ci < c; ++ci) {
+        const float* plane = values + (b * c + ci) * h * wd;
+        for (int64_t ty = 0; ty < kh; ++ty)
+          for (int64_t tx = 0; tx < kw; ++tx) {
+            double sum = 0;
+            for (int64_t oy = 0; oy < y[2]; ++oy) {
+              const int64_t iy = oy * stride[0] - pad[0] + ty * dil[0];
+              if (iy < 0 || iy >= h) continue;
+              for (int64_t ox = 0; ox < y[3]; ++ox) {
+                const int64_t ix = ox * stride[1] - pad[1] + tx * dil[1];
+                if (ix >= 0 && ix < wd) sum += double(plane[iy * wd + ix]);
+              }
+            }
+            r.sums[size_t((ci * kh + ty) * kw + tx)] += sum;
+          }
+      }
+    r.count += uint64_t(x[0] * y[2] * y[3]);
+  }
+}
+
+std::map<int, std::vector<double>> TapMeans::means() const {
+  std::map<int, std::vector<double>> out;
+  for (const auto& [tensor, readers] : readers_) {
+    for (const Reader& r : readers) {
+      if (r.count == 0) continue;
+      std::vector<double>& mean = out[r.output];
+      for (double s : r.sums) mean.push_back(s / double(r.count));
+    }
+  }
+  return out;
+}
+
+BiasCorrection parse_bias_correction(const std::string& name) {
+  if (name == "off") return BiasCorrection::kOff;
+  if (name == "int4") return BiasCorrection::kInt4Weights;
+  if (name == "all") return BiasCorrection::kAll;
+  throw CompileError("unknown bias correction '" + name + "' (choose off, int4 or all)");
+}
+
+void correct_biases(Graph& g, const std::map<int, std::vector<double>>& tap_means, BiasCorrection which) {
+  if (which == BiasCorrection::kOff) return;
+  for (Op& op : g.ops) {
+    const auto mean = tap_means.find(op.outputs[0]);
+    if (mean == tap_means.end() || !corrects_bias(op) || !is_constant_input(g, op, 1)) continue;
+    const Tensor& w = g.tensors[size_t(op.inputs[1])];
+    const Quant& x = g.tensors[size_t(op.inputs[0])].quant;
+    if (!w.quant.valid || w.quant.given || !x.valid) continue;
+    if (which == BiasCorrection::kInt4Weights && w.quant.bits != kInt4WeightBits) continue;
+    if (is_constant_input(g, op, 2) && g.tensors[size_t(op.inputs[2])].quant.given) continue;
+    // conv2d weights (O, I / groups, kh, kw), linear (O, I): output channel o's weight row
+    // multiplies the taps of its group's input channels, in the order of tap_means.
+    const int64_t out_c = w.shape[0];
+    const size_t row = size_t(w.numel() / out_c);
+    const int64_t groups = op.kind == "conv2d" ? op.int_attr("groups") : 1;
+    const std::vector<int64_t> q = quantize_values(w.data, w.quant, w.shape);
+    std::vector<float> bias = is_constant_input(g, op, 2) ? g.tensors[size_t(op.inputs[2])].data
+                                                          : std::vector<float>(size_t(out_c), 0.0f);
+    for (int64_t o = 0; o < out_c; ++o) {
+      const double scale = w.quant.scale_at(w.quant.per_axis() ? size_t(o) : 0);
+      const double* taps = mean->second.data() + size_t(o / (out_c / groups)) * row;
+      double shift = 0;
+      for (size_t k = 0; k < row; ++k) {
+        const size_t flat = size_t(o) * row + k;
+        shift += (double(q[flat]) * scale - double(w.data[flat])) * taps[k];
+      }
+      bias[size_t(o)] = float(double(bias[size_t(o)]) - shift);
+    }
+    // A tensor of its own: another op may read the same bias.
+    const std::string name = (is_constant_input(g, op, 2) ? g.tensors[size_t(op.inputs[2])].name : w.name) + ".corrected";
+    const int corrected = g.add_constant(name, {out_c}, std::move(bias));
+    g.tensors[size_t(corrected)].quant = bias_quant(x, w.quant, out_c);
+    if (op.inputs.size() > 2) op.inputs[2] = corrected; else op.inputs.push_back(corrected);
+  }
+}
+
+namespace {
+
 const char* const kObserverNames[] = {"minmax", "percentile", "mse", "entropy"};
 
 // How many bins from the start of [first, last) hold the first `rank` values, interpolating

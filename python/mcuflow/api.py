@@ -481,7 +481,7 @@ def calibration_bar_wanted(progress: bool | None, samples: int) -> bool:
 
 def compile(exported_program, target: str = "cortex-m55", calibration: Any = None, *,
             precision: str = "int8", io: str = "float32", source: dict[str, str] | None = None,
-            observer: str | None = None, percentile: float | None = None,
+            observer: str | None = None, percentile: float | None = None, bias_correction: bool | None = None,
             fallback: str = "float", schedule: bool = True, in_place: bool = True, memory: Any = None,
             patches: int = 1, stream_input: bool = False, progress: bool | None = None,
             weights: str = "int8", min_snr_db: float | None = None, min_agreement: float | None = None,
@@ -518,6 +518,10 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     the range, shrunk towards zero from the observed one, whose int8 histogram has the least KL
     divergence from the clipped values' histogram. Recorded in the program's metadata
     ("quantization", with every narrowed range) and shown by ``Program.summary()``.
+    ``bias_correction``: each convolution's and linear layer's bias absorbs the mean shift its
+    weights' rounding causes, measured on the calibration data (docs/quantization.md "Bias
+    correction"): True for every such layer, False for none, None (the default) for those with int4
+    weights; weights with a given quantization are left as they are.
     ``fallback``: what an int8 program does with an op that has no usable int8 kernel:
     ``"float"`` runs it on its float32 kernel between a dequantize and a quantize (listed by
     ``Program.summary()`` and ``mcuflow inspect`` with the reason), ``"error"`` refuses it.
@@ -549,7 +553,7 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
     from .frontend import describe, user_inputs
 
     options = CompileOptions(target=target, precision=precision, weights=weights, io=io, observer=observer,
-                             percentile=percentile,
+                             percentile=percentile, bias_correction=bias_correction,
                              fallback=fallback, schedule=schedule, in_place=in_place, memory=memory, patches=patches,
                              stream_input=stream_input, min_snr_db=min_snr_db, min_agreement=min_agreement,
                              max_arena_bytes=max_arena_bytes, max_flash_bytes=max_flash_bytes)
@@ -580,7 +584,8 @@ def compile(exported_program, target: str = "cortex-m55", calibration: Any = Non
                                              bool(o.in_place), o.regions, copy, o.patches, o.stream_input,
                                              observer="minmax" if precision == "fp32" else o.observer,
                                              percentile=o.percentile, progress=bar,
-                                             weights=weights, layers=list(layers)))
+                                             weights=weights, layers=list(layers),
+                                             bias_correction={None: "int4", True: "all", False: "off"}[o.bias_correction]))
             finally:
                 if bar is not None:
                     bar.close()

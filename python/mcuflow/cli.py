@@ -63,7 +63,7 @@ def cmd_compile(args) -> int:
     check_output_parent(args.output)
     refuse_overwriting_inputs(args.output, {"the model": args.model, "the calibration data": args.calibration})
     options = dict(target=args.target, precision=args.precision, weights=args.weights, io=args.io,
-                   observer=args.observer,
+                   observer=args.observer, bias_correction={"int4": None, "all": True, "off": False}[args.bias_correction],
                    percentile=percentile_option(args.percentile), memory=args.memory, patches=args.patches,
                    stream_input=args.stream_input, fallback="error" if args.no_fallback else "float",
                    min_snr_db=args.min_snr_db, min_agreement=args.min_agreement,
@@ -311,6 +311,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "of the quantized histogram); docs/quantization.md")
     c.add_argument("--percentile", help="with --observer percentile: the percentile kept on each side "
                                         "(above 50, at most 100; default 99.99)")
+    c.add_argument("--bias-correction", choices=["off", "int4", "all"], default="int4",
+                   help="which convolutions' and linear layers' biases absorb the mean shift of their weights' "
+                        "rounding, measured on the calibration data: those with int4 weights (default), all or "
+                        "none; docs/quantization.md")
     c.add_argument("--no-fallback", action="store_true",
                    help="int8: fail instead of running ops without a usable int8 kernel in float32")
     c.add_argument("--memory", help="plan into a board's memory regions (e.g. qemu-m55: DTCM first, then SRAM) "

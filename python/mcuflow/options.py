@@ -63,6 +63,7 @@ class CompileOptions:
     io: str = "float32"
     observer: str | None = None  # default_observer(precision)
     percentile: float | None = None
+    bias_correction: bool | None = None  # None: the layers with int4 weights
     fallback: str = "float"
     schedule: bool = True
     in_place: bool = True
@@ -108,6 +109,10 @@ class CompileOptions:
             raise InputError(f"patches must be a whole number from 1 to 64, got {self.patches!r}")
         compiler_check(patches=min(max(self.patches, _INT32[0]), _INT32[1]))
         compiler_check(fallback=str(self.fallback))
+        if self.bias_correction is not None and not isinstance(self.bias_correction, bool):
+            raise InputError(f"bias_correction must be True, False or None, got {self.bias_correction!r}")
+        if self.bias_correction and self.precision == "fp32":
+            raise InputError("bias_correction applies to quantized programs; precision 'fp32' keeps float weights")
         if not isinstance(self.stream_input, bool):
             raise InputError(f"stream_input must be True or False, got {self.stream_input!r}")
         compiler_check(stream_input=self.stream_input)

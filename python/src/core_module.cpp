@@ -190,7 +190,8 @@ py::bytes compile_program(const GraphBuilder& builder, const std::string& target
                           const std::vector<std::tuple<std::string, uint32_t, bool>>& regions, bool copy_weights,
                           int patches, bool stream_input, const std::string& observer, double percentile,
                           const py::object& progress, const std::string& weights,
-                          const std::vector<std::tuple<std::string, int, int, std::string>>& layers) {
+                          const std::vector<std::tuple<std::string, int, int, std::string>>& layers,
+                          const std::string& bias_correction) {
   CompileOptions options = options_from_names(target, precision, io, fallback, patches, stream_input, observer,
                                               percentile, weights);
   for (const auto& [layer, activation_bits, weight_bits, why] : layers)
@@ -198,6 +199,7 @@ py::bytes compile_program(const GraphBuilder& builder, const std::string& target
   check_options(options);
   options.schedule = schedule;
   options.in_place = in_place;
+  options.bias_correction = parse_bias_correction(bias_correction);
   for (const auto& [name, capacity, fast] : regions) options.regions.push_back(MemoryRegion{name, capacity, fast});
   options.copy_weights = copy_weights;
   options.source = source;
@@ -610,8 +612,10 @@ PYBIND11_MODULE(_core, m) {
         py::arg("patches") = 1, py::arg("stream_input") = false, py::arg("observer") = "minmax",
         py::arg("percentile") = 99.99, py::arg("progress") = py::none(), py::arg("weights") = "int8",
         py::arg("layers") = std::vector<std::tuple<std::string, int, int, std::string>>{},
+        py::arg("bias_correction") = "int4",
         "progress: None, or called as progress(runs_done, runs_total) while calibration runs the samples. "
-        "layers: per-layer (layer, activation bits, weight bits, why) overriding precision and weights.");
+        "layers: per-layer (layer, activation bits, weight bits, why) overriding precision and weights. "
+        "bias_correction: off, int4 (the ops with int4 weights) or all weighted ops.");
   m.def("precision_layers",
         [](const GraphBuilder& builder) {
           py::list layers;

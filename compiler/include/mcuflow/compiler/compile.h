@@ -32,6 +32,7 @@ struct CompileOptions {
   std::vector<MemoryRegion> regions;  // RAM regions, fastest first (planner.h); empty: one arena
   bool copy_weights = false;          // weights live in slow memory: copy the costliest to fast RAM
   ObserverOptions observer;           // int8: how calibration picks each activation's range
+  BiasCorrection bias_correction = BiasCorrection::kInt4Weights;  // quantizer.h correct_biases
   // Per-layer widths overriding `precision` and `weight_bits` for the layers they name
   // (quantizer.h; chosen by the Python API's sensitivity pass for precision or weights "mixed").
   std::vector<LayerPrecision> layers;
@@ -70,7 +71,8 @@ std::vector<PrecisionLayer> model_precision_layers(Graph g);
 // widens every activation's observed range. Any observer but min/max then runs the samples
 // again into a histogram per tensor over that range and narrows the range to its choice.
 // Returns the metadata's "quantization" JSON object: the observer and every narrowed range.
+// `tap_means`, if given (made for `g`), takes every sample's values (bias correction's data).
 std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOptions& observer = {},
-                      const CalibrationProgress& progress = {});
+                      const CalibrationProgress& progress = {}, TapMeans* tap_means = nullptr);
 
 }  // namespace mcuflow::compiler

@@ -335,7 +335,13 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
     // Before split_into_patches: the bands copy their tensors' scales.
     assign_quantization(g, options.precision == Precision::kInt16 ? kWideActivationBits : kActivationBits,
                         options.weight_bits, options.layers);
-    if (correct) correct_biases(g, tap_means.means(), options.bias_correction);
+    if (correct) {
+      const std::vector<std::string> layers = correct_biases(g, tap_means.means(), options.bias_correction);
+      quantization_report.pop_back();  // the object's closing brace
+      quantization_report += ",\"bias_corrected\":[";
+      for (size_t i = 0; i < layers.size(); ++i) quantization_report += (i ? "," : "") + json_string(layers[i]);
+      quantization_report += "]}";
+    }
     lowering = LowerOptions{options.precision, options.int8_io, options.allow_fallback, options.weight_bits};
     for (const LayerPrecision& l : options.layers) {
       // Weighted ops say which weights they read whenever any layer may read int4 ones.

@@ -589,8 +589,10 @@ BiasCorrection parse_bias_correction(const std::string& name) {
   throw CompileError("unknown bias correction '" + name + "' (choose off, int4 or all)");
 }
 
-void correct_biases(Graph& g, const std::map<int, std::vector<double>>& tap_means, BiasCorrection which) {
-  if (which == BiasCorrection::kOff) return;
+std::vector<std::string> correct_biases(Graph& g, const std::map<int, std::vector<double>>& tap_means,
+                                        BiasCorrection which) {
+  std::vector<std::string> corrected_layers;
+  if (which == BiasCorrection::kOff) return corrected_layers;
   for (Op& op : g.ops) {
     const auto mean = tap_means.find(op.outputs[0]);
     if (mean == tap_means.end() || !corrects_bias(op) || !is_constant_input(g, op, 1)) continue;
@@ -622,7 +624,9 @@ void correct_biases(Graph& g, const std::map<int, std::vector<double>>& tap_mean
     const int corrected = g.add_constant(name, {out_c}, std::move(bias));
     g.tensors[size_t(corrected)].quant = bias_quant(x, w.quant, out_c);
     if (op.inputs.size() > 2) op.inputs[2] = corrected; else op.inputs.push_back(corrected);
+    corrected_layers.push_back(g.tensors[size_t(op.outputs[0])].name);
   }
+  return corrected_layers;
 }
 
 namespace {

@@ -458,14 +458,17 @@ def _quantization_lines(quantization: dict) -> list[str]:
     if observer == "percentile":
         observer += f" {quantization['percentile']:g}"
     narrowed = quantization.get("narrowed")
+    corrected = quantization.get("bias_corrected")
+    bias_lines = [] if corrected is None else [
+        f"bias correction: {len(corrected)} layer(s)" + (f" ({', '.join(corrected)})" if corrected else "")]
     if narrowed is None:
-        return [f"activation ranges: {observer} (as observed on the calibration data)"]
+        return [f"activation ranges: {observer} (as observed on the calibration data)"] + bias_lines
     bins = f" ({quantization['bins']}-bin histograms)" if "bins" in quantization else ""
     lines = [f"activation ranges: {observer} observer{bins}, {len(narrowed)} narrowed below the observed min/max"]
     for n in narrowed:
         (lo, hi), (clip_lo, clip_hi) = n["observed"], n["range"]
         lines.append(f"  {n['tensor']}: [{lo:.4g}, {hi:.4g}] -> [{clip_lo:.4g}, {clip_hi:.4g}]")
-    return lines
+    return lines + bias_lines
 
 
 def _io_json(spec: dict) -> dict:

@@ -36,7 +36,8 @@ _PLAN = {
     "excess": [str],
 }
 _QUANTIZATION = {"observer": str, "percentile?": NUMBER, "bins?": int,
-                 "narrowed?": [{"tensor": str, "observed": [NUMBER], "range": [NUMBER]}], "warnings?": [str]}
+                 "narrowed?": [{"tensor": str, "observed": [NUMBER], "range": [NUMBER]}], "warnings?": [str],
+                 "bias_corrected?": [str]}
 SCHEMA = {"target": str, "tier": str, "precision": str, "source?": {"*": str}, "tensors": [_TENSOR], "ops": [_OP],
           "schedule?": _SCHEDULE, "plan?": _PLAN, "quantization?": _QUANTIZATION}
 

@@ -2,6 +2,8 @@
 shift its rounded weights cause, so the program's per-channel mean output error on the calibration
 data shrinks; the default corrects int4-weight layers only."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -81,3 +83,20 @@ def test_bad_bias_correction_options(kwargs, fragment):
     with pytest.raises(InputError) as e:
         mcuflow.compile(ep, "cortex-m55", x[:4], **kwargs)
     assert fragment in str(e.value) and "\n" not in str(e.value)
+
+
+def test_cli_records_and_inspects_the_corrected_layers(tmp_path):
+    from test_cli import assert_user_error, mcuflow as run_cli
+    ep, x, _ = setup_case("conv")
+    torch.export.save(ep, tmp_path / "conv.pt2")
+    np.savez(tmp_path / "calib.npz", x=x)
+    compile_args = ["compile", tmp_path / "conv.pt2", "--calibration", tmp_path / "calib.npz"]
+    r = run_cli(*compile_args, "--bias-correction", "all", "-o", tmp_path / "p.mfp")
+    assert r.returncode == 0, r.stderr
+    described = json.loads(run_cli("inspect", tmp_path / "p.mfp", "--json").stdout)
+    corrected = described["quantization"]["bias_corrected"]
+    assert len(corrected) == 1
+    text = run_cli("inspect", tmp_path / "p.mfp").stdout
+    assert f"bias correction: 1 layer(s) ({corrected[0]})" in text, text
+    r = run_cli(*compile_args, "--bias-correction", "some", "-o", tmp_path / "bad.mfp")
+    assert r.returncode != 0 and "invalid choice: 'some'" in r.stderr and not (tmp_path / "bad.mfp").exists()

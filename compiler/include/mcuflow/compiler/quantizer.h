@@ -128,8 +128,9 @@ BiasCorrection parse_bias_correction(const std::string& name);  // "off", "int4"
 // Bias correction (after assign_quantization): rounding a weighted op's weights shifts the mean
 // of its output channel o by sum over its taps k of (deq(q(W)) - W)[o, k] * E[x_k]; the op's bias
 // absorbs that shift (a bias is added where it had none). Weights with a given spec (a PT2E model)
-// are kept as they came.
-void correct_biases(Graph& g, const std::map<int, std::vector<double>>& tap_means, BiasCorrection which);
+// are kept as they came. Returns the corrected layers (their output tensors' names).
+std::vector<std::string> correct_biases(Graph& g, const std::map<int, std::vector<double>>& tap_means,
+                                        BiasCorrection which);
 
 // A spec the front end gave to the output of an op that keeps its input's (a view, a pool) is its
 // input's too: it flows back to the producer (a Conv1d sent as reshape, conv2d, reshape). Runs

@@ -1,5 +1,5 @@
 """A program too big for its board gets an error that names what sets the size and what would
-shrink it (issue 18 item 4), from the arena's peak tensors and the largest constants."""
+shrink it, from the arena's peak tensors and the largest constants."""
 
 import re
 

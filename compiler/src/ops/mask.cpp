@@ -47,8 +47,7 @@ bool is_constant_bool(const Graph& g, int t) {
 // Whether `op` reads the mask in input `slot` as a mask: the ops that move bytes, comparisons
 // with a mask or a constant, where's condition, and where / cat picking between masks.
 bool takes_mask(const Graph& g, const Op& op, size_t slot) {
-  static const char* const kMovers[] = {"reshape", "permute", "identity", "slice", "expand", "upsample_nearest2d"};
-  if (std::find(std::begin(kMovers), std::end(kMovers), op.kind) != std::end(kMovers)) return slot == 0;
+  if (has_trait(op.kind, kMovesBytes)) return slot == 0;
   if (is_comparison(op.kind)) {
     const int other = op.inputs[1 - slot];
     return is_mask(g, other) || g.tensors[size_t(other)].constant;

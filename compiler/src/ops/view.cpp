@@ -109,11 +109,12 @@ struct ViewLowering : Lowering {
 
 std::vector<OpDef> view_ops() {
   return {
-      {"reshape", infer_reshape, lower_with<ViewLowering, &ViewLowering::lower_reshape>, kFoldable,
+      {"reshape", infer_reshape, lower_with<ViewLowering, &ViewLowering::lower_reshape>, kFoldable | kMovesBytes,
        OutputQuant::kInput, RowLift::kNo, ConstantQuant::kNone, nullptr, moves_int16},
-      {"permute", infer_permute, lower_with<ViewLowering, &ViewLowering::lower_permute>, kFoldable,
+      {"permute", infer_permute, lower_with<ViewLowering, &ViewLowering::lower_permute>, kFoldable | kMovesBytes,
        OutputQuant::kInput, RowLift::kNo, ConstantQuant::kNone, nullptr, moves_int16},
-      {"identity", same_as_input, lower_with<ViewLowering, &ViewLowering::lower_identity>, kFoldable | kLayoutAgnostic,
+      {"identity", same_as_input, lower_with<ViewLowering, &ViewLowering::lower_identity>,
+       kFoldable | kLayoutAgnostic | kMovesBytes,
        OutputQuant::kInput, RowLift::kElementwise, ConstantQuant::kNone, nullptr, always_int16},
   };
 }

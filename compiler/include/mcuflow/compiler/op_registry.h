@@ -19,6 +19,7 @@ enum OpTrait : uint32_t {
   kLayoutAgnostic = 1u << 3,     // works in any layout: element-wise, per channel, or along a named dim
   kFusesActivation = 1u << 4,    // a relu/clamp reading its output moves into its output stage
   kFoldable = 1u << 5,           // fold_constants evaluates it when every input is constant
+  kMovesBytes = 1u << 6,         // its output is input 0's bytes moved (a view, a copy): reads a mask as a mask
 };
 
 // How the quantizer chooses the quantization of the op's output.

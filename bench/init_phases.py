@@ -1,4 +1,4 @@
-"""Cold start (issue 22): initialization of the four MLPerf Tiny zoo models by phase, next to one
+"""Cold start: initialization of the four MLPerf Tiny zoo models by phase, next to one
 inference, from `mcuflow bench` (bench harness: the exact init; init_phases harness: the same
 load + bind with a mark at every phase), at both verification levels: a first boot
 (Verify::kFull) and a later wake (Verify::kStructure).
@@ -22,7 +22,7 @@ from mcuflow.bench import INIT_PHASES, run_bench
 from mcuflow.boards import get_board
 
 MLPERF_TINY = ("ds_cnn", "mobilenet_v1_025", "resnet8", "fc_autoencoder")
-# The TFLite Micro init figures on qemu-m55 that issue 22 sets as targets.
+# The cold-start targets: TFLite Micro's init figures on qemu-m55.
 TARGETS = {"ds_cnn": 290_000, "mobilenet_v1_025": 1_150_000, "resnet8": 240_000, "fc_autoencoder": 200_000}
 
 

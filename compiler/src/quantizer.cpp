@@ -738,6 +738,10 @@ Range percentile_range(const Histogram& h, double percentile) {
                h.hi() <= 0 ? h.hi() : float(h.hi() - above * width)};
 }
 
+// The levels of the activations the histogram observers choose a range for: int8 (an int16
+// activation takes every calibration value, calibrated_range).
+constexpr int kObservedLevels = 1 << kActivationBits;
+
 Range mse_range(const Histogram& h) {
   // Everything in bin units: bin k holds positions [k, k + 1), zero sits at `zero`.
   const std::vector<uint64_t>& c = h.counts();
@@ -766,7 +770,7 @@ Range mse_range(const Histogram& h) {
   for (size_t lower = 0; lower <= last_lower; ++lower) {
     const Real below = clipped_error(0, lower, Real(lower));
     for (size_t upper = n; upper >= std::max(first_upper, lower + 1); --upper) {
-      const Real step = (std::max(Real(upper), zero) - std::min(Real(lower), zero)) / 255;
+      const Real step = (std::max(Real(upper), zero) - std::min(Real(lower), zero)) / (kObservedLevels - 1);
       const Real error = below + clipped_error(upper, n, Real(upper)) +
                          (count[upper] - count[lower]) * step * step / 12;
       if (error < best_error) best_error = error, best_lower = lower, best_upper = upper;
@@ -776,14 +780,14 @@ Range mse_range(const Histogram& h) {
 }
 
 // The divergence KL(P || Q) of the histogram clipped to bins [lower, upper) (values beyond fold
-// into the edge bins: P) from the int8 quantization of the values inside (Q: each of the 256
+// into the edge bins: P) from the int8 quantization of the values inside (Q: each of the kObservedLevels
 // levels' count spread evenly over its non-empty bins; bins go to the nearest level). Q lacks the
 // clipped values, so clipping costs; an empty edge bin that gathers clipped values counts as
 // holding half a value in Q (fewer than one was seen there), so the cost stays finite.
 static double clipped_divergence(const std::vector<uint64_t>& c, size_t lower, size_t upper, double zero) {
-  const double low = std::min(double(lower), zero), step = (std::max(double(upper), zero) - low) / 255;
+  const double low = std::min(double(lower), zero), step = (std::max(double(upper), zero) - low) / (kObservedLevels - 1);
   const auto level = [&](size_t i) { return size_t(std::lround((double(i) + 0.5 - low) / step)); };
-  std::vector<double> mass(256, 0), filled(256, 0);
+  std::vector<double> mass(kObservedLevels, 0), filled(kObservedLevels, 0);
   double inside = 0;
   for (size_t i = lower; i < upper; ++i) mass[level(i)] += double(c[i]), filled[level(i)] += c[i] > 0, inside += double(c[i]);
   double below = 0, above = 0, total = inside;
@@ -802,13 +806,13 @@ static double clipped_divergence(const std::vector<uint64_t>& c, size_t lower, s
 
 Range entropy_range(const Histogram& h) {
   // Candidates shrink the observed range towards zero by one factor on both sides, from the whole
-  // range down to 256 bins (one bin per int8 level: narrower, the histogram cannot see the loss).
+  // range down to kObservedLevels bins (one bin per int8 level: narrower, the histogram cannot see the loss).
   const std::vector<uint64_t>& c = h.counts();
   const size_t n = c.size();
   const double zero = -double(h.lo()) / ((double(h.hi()) - double(h.lo())) / double(n));
   double best = std::numeric_limits<double>::infinity();
   size_t best_lower = 0, best_upper = n;
-  for (size_t span = n; span >= 256; --span) {
+  for (size_t span = n; span >= size_t(kObservedLevels); --span) {
     const double factor = double(span) / double(n);
     const size_t lower = size_t(std::clamp(std::round(zero - zero * factor), 0.0, double(n - 1)));
     const size_t upper = std::max(lower + 1, size_t(std::clamp(std::round(zero + (double(n) - zero) * factor),

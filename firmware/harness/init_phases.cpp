@@ -1,4 +1,4 @@
-// The init-phase harness (`mcuflow bench`'s init breakdown, issue 22): built with
+// The init-phase harness (`mcuflow bench`'s init breakdown): built with
 // MCUFLOW_LOAD_PROFILE, so Program::load, the adapters' checks and Session::bind mark each phase
 // (mcuflow/runtime/load_profile.h); this harness counts the instructions between marks with
 // board_counter(). One load + bind of the embedded program at each verification level (prefix

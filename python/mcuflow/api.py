@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import struct
 import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -18,13 +17,13 @@ import numpy as np
 
 from . import _core, program_metadata
 from .errors import DeviceError, InputError, UnsupportedModelError, run_failure
+from .firmware_sources import PROGRAM_MAGIC, FirmwareSourcesError, op_kernel_ids
 from .fit import flash_advice
 from .inputs import arrays_by_input_name
 from .options import CompileOptions
 from .outputs import write_file
 from .progress import PROGRESS_MIN_SAMPLES, CountingBar
 
-MAGIC = b"MFP1"
 # Program metadata "source" key listing the calibration samples' hashes (see sample_hash).
 CALIBRATION_SAMPLES_KEY = "calibration_sample_sha256"
 
@@ -54,10 +53,11 @@ def load_failure_message(failure: str, data: bytes) -> str:
     metadata = program_metadata.readable(data)
     if "op" in where:
         i = where["op"]
-        try:  # the op record's kernel id (OpRecord: 28 bytes from Header.ops_offset)
-            kernel = _KERNEL_NAMES.get(struct.unpack_from("<H", data, struct.unpack_from("<I", data, 32)[0] + 28 * i)[0], "?")
-        except struct.error:
-            kernel = "?"
+        try:
+            kernel_ids = op_kernel_ids(data)
+        except FirmwareSourcesError:
+            kernel_ids = []
+        kernel = _KERNEL_NAMES.get(kernel_ids[i], "?") if i < len(kernel_ids) else "?"
         ops = metadata.get("ops", [])
         source = ops[i].get("source") if i < len(ops) and isinstance(ops[i], dict) else None
         text = f"op {i} {kernel}" + (f" ({source})" if source else "")
@@ -81,7 +81,7 @@ class Program:
             raise InputError(f"verify is 'full' or 'structure', got {verify!r}")
         if not isinstance(data, (bytes, bytearray)):
             raise InputError(f"a program is bytes, got {type(data).__name__}")
-        if data[:4] != MAGIC:
+        if data[:4] != PROGRAM_MAGIC:
             raise InputError("not an mcuflow program (bad magic; expected an .mfp file)")
         try:
             self._host = _core.HostProgram(bytes(data), verify)

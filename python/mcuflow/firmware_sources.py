@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 __all__ = ["source_root", "TIERS", "RUNTIME_OPS", "FirmwareSourcesError", "kernel_tier", "kernel_tiers", "runtime_sources",
-           "kernel_sources", "kernel_ids", "program_kernels", "KERNELS_HEADER", "kernel_table_source"]
+           "kernel_sources", "kernel_ids", "PROGRAM_MAGIC", "op_kernel_ids", "program_kernels", "KERNELS_HEADER",
+           "kernel_table_source"]
 
 TIERS = ("reference", "scalar", "dsp", "mve")
 # Ops Session::run performs itself (runtime/src/ops): no kernels/ source of their own.
@@ -48,7 +49,7 @@ KERNEL_ID_HEADER = Path("runtime") / "include" / "mcuflow" / "runtime" / "kernel
 
 # docs/program_format.md: op_count u16 at 22, ops_offset u32 at 32, arena_bytes u32 at 64; each
 # 28-byte op record starts with its u16 kernel id.
-_MAGIC = b"MFP1"
+PROGRAM_MAGIC = b"MFP1"
 _OP_RECORD_BYTES = 28
 
 
@@ -114,9 +115,10 @@ def kernel_ids(root: Path) -> Dict[str, int]:
     return {name: int(i) for name, i in re.findall(r"X\(([a-z0-9_]+), ([0-9]+)[,)]", text)}
 
 
-def program_kernels(data: bytes, ids: Dict[str, int], where: str = "the program") -> List[str]:
-    """The kernels a program's op records name, sorted, each once."""
-    if data[:4] != _MAGIC:
+def op_kernel_ids(data: bytes, where: str = "the program") -> List[int]:
+    """The kernel id of each of a program's op records, in op order (read before any check of the
+    program, so a refused program's ops can be named too)."""
+    if data[:4] != PROGRAM_MAGIC:
         raise FirmwareSourcesError(f"{where} is not an mcuflow program (.mfp)")
     if len(data) < 68:
         raise FirmwareSourcesError(f"{where} is truncated (no program header)")
@@ -124,10 +126,14 @@ def program_kernels(data: bytes, ids: Dict[str, int], where: str = "the program"
     (ops_offset,) = struct.unpack_from("<I", data, 32)
     if ops_offset + op_count * _OP_RECORD_BYTES > len(data):
         raise FirmwareSourcesError(f"{where} is truncated (its {op_count} op records do not fit)")
+    return [struct.unpack_from("<H", data, ops_offset + _OP_RECORD_BYTES * i)[0] for i in range(op_count)]
+
+
+def program_kernels(data: bytes, ids: Dict[str, int], where: str = "the program") -> List[str]:
+    """The kernels a program's op records name, sorted, each once."""
     names = {i: name for name, i in ids.items()}
     kernels = set()
-    for i in range(op_count):
-        (kid,) = struct.unpack_from("<H", data, ops_offset + _OP_RECORD_BYTES * i)
+    for i, kid in enumerate(op_kernel_ids(data, where)):
         if kid not in names:
             raise FirmwareSourcesError(f"{where}: op {i} uses kernel id {kid}, unknown to this mcuflow")
         kernels.add(names[kid])

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 __all__ = ["ram_advice", "flash_advice"]
 
-# Ops whose peak the compiler can lower by running them in horizontal bands (the patches option).
-_BANDED_KINDS = {"conv2d", "depthwise_conv2d", "max_pool2d", "avg_pool2d", "quantize_input"}
+# Ops whose peak the compiler can lower by running them in horizontal bands (the patches option):
+# the chain of convolutions (depthwise ones too) from the first input and the quantize of that
+# input (compiler/src/passes/split_into_patches.cpp, conv_chain); no pool is banded.
+_BANDED_KINDS = {"conv2d", "quantize_input"}
 
 
 def _op_name(d: dict, index: int) -> str:

@@ -95,7 +95,7 @@ def test_a_dequantize_overlapping_its_input_is_refused_by_host_and_board(tmp_pat
     assert placed, "no room in the arena for an overlapping placement"
     struct.pack_into("<I", image, offset_at, placed[0])
     altered = with_crc(image)
-    # Host and board name the op, its kernel and its model source line alike (item 6 of issue 13).
+    # Host and board name the op, its kernel and its model source line alike.
     named = rf"op {op} dequantize_s8_f32_mve( \(.*\))?: bad_aliasing"  # the model's line, where it has one
     with pytest.raises(mcuflow.InputError, match=f"invalid program: {named}$"):
         mcuflow.Program(altered)

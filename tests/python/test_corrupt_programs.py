@@ -1,6 +1,6 @@
 """Every bit of a program flipped with its CRC recomputed (a writer bug or a deliberate edit), read
 by the tools as `mcuflow inspect` and `mcuflow run` read it: each variant is a clean InputError
-or a program that describes and runs — never another exception (issue 19).
+or a program that describes and runs — never another exception.
 
 A small CNN's program: every bit outside the constants (header, records, I/O table, params,
 metadata) and every 8th bit of the constants (their flips reach only the kernels' arithmetic and

@@ -1,5 +1,5 @@
 """A program too big for its board gets an error that names what sets the size and what would
-shrink it (issue 18 item 4), from the arena's peak tensors and the largest constants."""
+shrink it, from the arena's peak tensors and the largest constants."""
 
 import re
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import mcuflow
-from mcuflow import device
+from mcuflow import device, fit
 from mcuflow.boards import board_named
 from mcuflow.errors import DeviceError
 
@@ -42,6 +42,17 @@ def test_ram_error_names_the_peak_tensors_and_the_overage():
     largest = max(peak, key=lambda n: _tensor_bytes(program, n))
     assert f"{largest} ({_tensor_bytes(program, largest)} B)" in msg
     assert "patches=2" in msg  # the peak is at the first convolution, which bands can split
+
+
+def test_ram_advice_offers_bands_only_where_the_compiler_bands():
+    def advice(kind):
+        d = {"ops": [{"kind": kind}], "tensors": [{"name": "x", "bytes": 4096, "dtype": "int8"}],
+             "plan": {"peak_tensors": ["x"], "peak_op": 0}, "precision": "int8", "inputs": [], "outputs": [],
+             "arena_bytes": 4096, "arena_lower_bound": 4096}
+        return fit.ram_advice(d, 1024)
+
+    assert "patches=2" in advice("conv2d")
+    assert "patches=2" not in advice("max_pool2d")  # split_into_patches bands convolutions only
 
 
 def test_ram_error_of_float_io_suggests_int8_io():

@@ -5,6 +5,7 @@ lines. Read from the source with ``ast`` (imports inside functions count), nothi
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "python" / "mcuflow"
@@ -118,6 +119,28 @@ def test_only_the_cli_parses_command_lines():
                      or isinstance(n, ast.Attribute) and n.attr == "add_parser"
                      for n in ast.walk(ast.parse(p.read_text())))]
     assert not users, f"argparse outside cli.py: {users}"
+
+
+def documented_layers(text: str) -> list[tuple[list[str], set[str]]]:
+    """The layer table of docs/architecture.md: per row, its layer names and the modules it names
+    (`x.py`, a package as `zoo/`)."""
+    table = text[text.index("| layer | modules |"):].split("\n\n")[0].splitlines()[2:]
+    rows = []
+    for row in table:
+        layers, modules = row.strip("|").split("|", 1)
+        named = set()
+        for m in re.findall(r"`([\w/]+)(?:\.py|/)`", modules):
+            named |= {n for n in LAYER_OF if n == m or n.startswith(m + ".")}
+        rows.append(([name.strip() for name in layers.split(",")], named))
+    return rows
+
+
+def test_the_architecture_doc_lists_the_layers_in_order():
+    rows = documented_layers((PACKAGE.parents[1] / "docs" / "architecture.md").read_text())
+    documented = [name for names, _ in rows for name in names]
+    assert documented == [name for name, _ in LAYERS if name != "package"]
+    for names, modules in rows:
+        assert modules == set().union(*(dict(LAYERS)[n] for n in names)), names
 
 
 def test_the_checks_see_a_circle_and_an_upward_import():

@@ -1,4 +1,4 @@
-"""A program the verifier refuses is named where it fails (issue 13 item 6): Program::load reports
+"""A program the verifier refuses is named where it fails: Program::load reports
 the record as codes (op index and input slot, or tensor index; no strings on the device) and the
 host names it from the program — the op's kernel and model source line, the tensor's name."""
 

@@ -1,6 +1,6 @@
 """bench/models/: two of its family definitions compile for the scalar, DSP and MVE tiers and name
 their kernels as the model-family benchmark reports them (bench/models/run.py's kernel_report):
-MobileNetV3-Small 0.5 at 96×96 runs every op on MVE kernels on cortex-m55 (issue 18's target), and
+MobileNetV3-Small 0.5 at 96×96 runs every op on MVE kernels on cortex-m55 (the family benchmark's target), and
 EfficientNet-B0 0.35 (SiLU, sigmoid-gated squeeze-and-excite, 5×5 depthwise) leaves no op on a
 reference kernel on cortex-m4 or cortex-m55 without the tier kernel's refusal; ShuffleNetV2's data
 movement, which has no MVE kernel yet, is what bench/models/results.md explains."""

@@ -51,7 +51,7 @@ def with_classifier_clamp(program: mcuflow.Program, act_max: int) -> mcuflow.Pro
     it passes the device's verifier, but inputs with a logit above the clamp now compute otherwise."""
     data = bytearray(program.data)
     # docs/program_format.md: header u32 ops_offset at 32 and params_offset at 40; 28-byte OpRecords
-    # with their params_offset at byte 20; kernels/.../params.h: FcParams.act_max at byte 28.
+    # with their params_offset at byte 20; kernels/include/mcuflow/kernels/params.h: FcParams.act_max at byte 28.
     ops_offset, params_offset = struct.unpack_from("<I", data, 32)[0], struct.unpack_from("<I", data, 40)[0]
     fc = next(op["index"] for op in program.describe()["ops"] if op["kernel"].startswith("fc_s8"))
     fc_params = struct.unpack_from("<I", data, ops_offset + 28 * fc + 20)[0]

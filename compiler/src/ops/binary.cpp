@@ -1,5 +1,6 @@
 // Element-wise binary ops with NumPy broadcasting: add, sub, mul, minimum, maximum.
 #include <algorithm>
+#include <functional>
 
 #include "families.h"
 #include "lowering.h"
@@ -69,17 +70,31 @@ struct BinaryLowering : Lowering {
   }
 };
 
+// add and mul of constants, broadcast as the kernels broadcast.
+template <typename Combine>
+std::vector<float> fold_binary(const Graph& g, const Op& op, const Shape& out_shape) {
+  const Tensor& x = g.tensors[size_t(op.inputs[0])];
+  const Tensor& y = g.tensors[size_t(op.inputs[1])];
+  int64_t n = 1;
+  for (int64_t d : out_shape) n *= d;
+  std::vector<float> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    out[size_t(i)] = Combine{}(x.data[size_t(broadcast_index(out_shape, x.shape, i))],
+                               y.data[size_t(broadcast_index(out_shape, y.shape, i))]);
+  return out;
+}
+
 }  // namespace
 
 std::vector<OpDef> binary_ops() {
   // add_s16 and mul_s16: the int16 kernels.
-  const auto binary = [](const char* kind, uint32_t more_traits = 0, Int16Rule int16 = nullptr) {
+  const auto binary = [](const char* kind, Int16Rule int16 = nullptr, FoldRule fold = nullptr) {
     return OpDef{kind,          infer_binary,         lower_with<BinaryLowering, &BinaryLowering::lower_binary>,
-                 kBinary | more_traits, OutputQuant::kObserved, RowLift::kElementwise,
-                 ConstantQuant::kOperandRange, nullptr, int16};
+                 kBinary, OutputQuant::kObserved, RowLift::kElementwise,
+                 ConstantQuant::kOperandRange, nullptr, int16, nullptr, fold};
   };
-  return {binary("add", kFoldable, always_int16), binary("sub"), binary("mul", kFoldable, always_int16),
-          binary("minimum"), binary("maximum")};
+  return {binary("add", always_int16, fold_binary<std::plus<float>>), binary("sub"),
+          binary("mul", always_int16, fold_binary<std::multiplies<float>>), binary("minimum"), binary("maximum")};
 }
 
 }  // namespace mcuflow::compiler

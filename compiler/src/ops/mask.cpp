@@ -3,6 +3,7 @@
 // where), embedding (rows of a constant table by int32 ids) and the internal mask_to_number (a
 // mask read as the numbers 0.0 and 1.0). Every case has an int8 kernel.
 #include <bitset>
+#include <limits>
 
 #include "families.h"
 #include "lowering.h"
@@ -46,8 +47,7 @@ bool is_constant_bool(const Graph& g, int t) {
 // Whether `op` reads the mask in input `slot` as a mask: the ops that move bytes, comparisons
 // with a mask or a constant, where's condition, and where / cat picking between masks.
 bool takes_mask(const Graph& g, const Op& op, size_t slot) {
-  static const char* const kMovers[] = {"reshape", "permute", "identity", "slice", "expand", "upsample_nearest2d"};
-  if (std::find(std::begin(kMovers), std::end(kMovers), op.kind) != std::end(kMovers)) return slot == 0;
+  if (has_trait(op.kind, kMovesBytes)) return slot == 0;
   if (is_comparison(op.kind)) {
     const int other = op.inputs[1 - slot];
     return is_mask(g, other) || g.tensors[size_t(other)].constant;
@@ -87,26 +87,32 @@ bool compare_values(k::CompareOp op, double a, double b) {
   }
 }
 
-// The thresholds compare_s8 can stand for: t in [-129, 128], where -129 stands for every t <= -129
-// and 128 for every t >= 128 (they compare alike with every int8 q).
-constexpr int kLowestThreshold = -129, kHighestThreshold = 128;
+// The int8 codes compare_s8 compares, and a set of them (bit q - kCodeMin for code q).
+constexpr int kCodeMin = std::numeric_limits<int8_t>::min(), kCodeMax = std::numeric_limits<int8_t>::max();
+constexpr int kCodes = kCodeMax - kCodeMin + 1;
+using Codes = std::bitset<kCodes>;
+
+// The thresholds compare_s8 can stand for: t in [kCodeMin - 1, kCodeMax + 1], where the lowest
+// stands for every t below the codes and the highest for every t above them (they compare alike
+// with every int8 q).
+constexpr int kLowestThreshold = kCodeMin - 1, kHighestThreshold = kCodeMax + 1;
 
 // Per threshold t from kLowestThreshold: which int8 q pass `q cmp t`.
-std::vector<std::bitset<256>> threshold_patterns(k::CompareOp cmp) {
-  std::vector<std::bitset<256>> patterns;
+std::vector<Codes> threshold_patterns(k::CompareOp cmp) {
+  std::vector<Codes> patterns;
   for (int t = kLowestThreshold; t <= kHighestThreshold; ++t) {
-    std::bitset<256> passing;
-    for (int q = -128; q <= 127; ++q) passing[size_t(q + 128)] = compare_values(cmp, q, t);
+    Codes passing;
+    for (int q = kCodeMin; q <= kCodeMax; ++q) passing[size_t(q - kCodeMin)] = compare_values(cmp, q, t);
     patterns.push_back(passing);
   }
   return patterns;
 }
 
-// The int8 code in [-128, 127] of one of the `agreeing` thresholds when t = code + k, or false.
+// The int8 code of one of the `agreeing` thresholds when t = code + k, or false.
 bool code_for(const std::vector<int>& agreeing, int k, int32_t& code) {
   for (int t : agreeing) {
     const int lo = t == kLowestThreshold ? -1000 : t, hi = t == kHighestThreshold ? 1000 : t;
-    const int c = std::clamp(lo - k, -128, 127);
+    const int c = std::clamp(lo - k, kCodeMin, kCodeMax);
     if (c + k >= lo && c + k <= hi) {
       code = c;
       return true;
@@ -122,22 +128,22 @@ bool code_for(const std::vector<int>& agreeing, int k, int32_t& code) {
 // is. False when no zero point serves every value (constants on both sides of x's range).
 bool exact_codes(k::CompareOp cmp, const Quant& xq, const std::vector<float>& values, std::vector<float>& codes,
                  Quant& spec) {
-  const std::vector<std::bitset<256>> patterns = threshold_patterns(cmp);
+  const std::vector<Codes> patterns = threshold_patterns(cmp);
   std::map<float, std::vector<int>> agreeing;  // per distinct value: the thresholds giving its truth
   for (float v : values) {
     if (std::isnan(v)) return false;
     if (agreeing.count(v)) continue;
-    std::bitset<256> truth;
-    for (int q = -128; q <= 127; ++q)
-      truth[size_t(q + 128)] = compare_values(cmp, double(xq.scale) * double(q - xq.zero_point), double(v));
+    Codes truth;
+    for (int q = kCodeMin; q <= kCodeMax; ++q)
+      truth[size_t(q - kCodeMin)] = compare_values(cmp, double(xq.scale) * double(q - xq.zero_point), double(v));
     std::vector<int>& ts = agreeing[v];
     for (size_t i = 0; i < patterns.size(); ++i) {
       if (patterns[i] == truth) ts.push_back(kLowestThreshold + int(i));
     }
   }
-  for (int distance = 0; distance < 256; ++distance) {  // the codes' zero point nearest x's first
+  for (int distance = 0; distance < kCodes; ++distance) {  // the codes' zero point nearest x's first
     for (int zp : {xq.zero_point - distance, xq.zero_point + distance}) {
-      if (zp < -128 || zp > 127) continue;
+      if (zp < kCodeMin || zp > kCodeMax) continue;
       codes.clear();
       int32_t code = 0;
       for (float v : values) {

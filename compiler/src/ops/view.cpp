@@ -6,6 +6,35 @@
 namespace mcuflow::compiler {
 namespace {
 
+// reshape and identity: the values in their order.
+std::vector<float> fold_same_values(const Graph& g, const Op& op, const Shape&) {
+  return g.tensors[size_t(op.inputs[0])].data;
+}
+
+std::vector<int64_t> strides_of(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (int i = int(s.size()) - 2; i >= 0; --i) st[i] = st[i + 1] * s[i + 1];
+  return st;
+}
+
+std::vector<float> fold_permute(const Graph& g, const Op& op, const Shape& out_shape) {
+  const Tensor& x = g.tensors[size_t(op.inputs[0])];
+  const auto& perm = op.ints_attr("perm");
+  const auto in_strides = strides_of(x.shape), out_strides = strides_of(out_shape);
+  int64_t n = 1;
+  for (int64_t d : out_shape) n *= d;
+  std::vector<float> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t src = 0;
+    for (size_t d = 0; d < out_shape.size(); ++d) {
+      const int64_t p = perm[d] < 0 ? perm[d] + int64_t(perm.size()) : perm[d];
+      src += ((i / out_strides[d]) % out_shape[d]) * in_strides[p];
+    }
+    out[size_t(i)] = x.data[size_t(src)];
+  }
+  return out;
+}
+
 Shape infer_reshape(const Graph& g, const Op& op) {
   const Shape& x = in_shape(g, op, 0);
   Shape out = op.ints_attr("shape");
@@ -109,12 +138,13 @@ struct ViewLowering : Lowering {
 
 std::vector<OpDef> view_ops() {
   return {
-      {"reshape", infer_reshape, lower_with<ViewLowering, &ViewLowering::lower_reshape>, kFoldable,
-       OutputQuant::kInput, RowLift::kNo, ConstantQuant::kNone, nullptr, moves_int16},
-      {"permute", infer_permute, lower_with<ViewLowering, &ViewLowering::lower_permute>, kFoldable,
-       OutputQuant::kInput, RowLift::kNo, ConstantQuant::kNone, nullptr, moves_int16},
-      {"identity", same_as_input, lower_with<ViewLowering, &ViewLowering::lower_identity>, kFoldable | kLayoutAgnostic,
-       OutputQuant::kInput, RowLift::kElementwise, ConstantQuant::kNone, nullptr, always_int16},
+      {"reshape", infer_reshape, lower_with<ViewLowering, &ViewLowering::lower_reshape>, kMovesBytes,
+       OutputQuant::kInput, RowLift::kNo, ConstantQuant::kNone, nullptr, moves_int16, nullptr, fold_same_values},
+      {"permute", infer_permute, lower_with<ViewLowering, &ViewLowering::lower_permute>, kMovesBytes,
+       OutputQuant::kInput, RowLift::kNo, ConstantQuant::kNone, nullptr, moves_int16, nullptr, fold_permute},
+      {"identity", same_as_input, lower_with<ViewLowering, &ViewLowering::lower_identity>, kLayoutAgnostic | kMovesBytes,
+       OutputQuant::kInput, RowLift::kElementwise, ConstantQuant::kNone, nullptr, always_int16, nullptr,
+       fold_same_values},
   };
 }
 

@@ -10,7 +10,6 @@
 
 namespace mcuflow::compiler {
 
-void append_softmax_exp_table(LoweredProgram& p, ProgramOp& op);          // scalar_rules.cpp
 namespace {
 
 using format::DType;

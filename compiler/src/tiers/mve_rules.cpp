@@ -9,9 +9,6 @@
 
 namespace mcuflow::compiler {
 
-void append_requantize_table(LoweredProgram& p, ProgramOp& op);  // dsp_rules.cpp
-void append_softmax_exp_table(LoweredProgram& p, ProgramOp& op);          // scalar_rules.cpp
-
 namespace {
 
 using format::DType;

@@ -28,6 +28,16 @@ TEST(OpRegistry, FrontEndVocabularyLeavesOutKindsOnlyPassesMake) {
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "conv2d"), 1);
 }
 
+TEST(OpRegistry, ByteMoversAreTheViewsAndCopiesThatKeepTheirInputsSpec) {
+  std::set<std::string> movers;
+  for (const OpDef& def : op_registry()) {
+    if ((def.traits & kMovesBytes) == 0) continue;
+    movers.insert(def.kind);
+    EXPECT_EQ(def.output_quant, OutputQuant::kInput) << def.kind << " moves bytes, so its values keep their spec";
+  }
+  EXPECT_EQ(movers, (std::set<std::string>{"expand", "identity", "permute", "reshape", "slice", "upsample_nearest2d"}));
+}
+
 TEST(OpRegistry, ClampBoundsOfReluAndClampOnly) {
   float lo = 0, hi = 0;
   Op relu{"relu", {}, {}, {}, ""};

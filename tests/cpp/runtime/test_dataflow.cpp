@@ -2,7 +2,7 @@
 // an op's output, or is a program input or a copied constant. A tier kernel's scratch is written
 // on a board and never by the host's reference, and bytes nothing wrote hold whatever the memory
 // held: a program reading either would give different outputs on host and board although both
-// accept it (issue 23's bit flip of the DS-CNN program's output index onto a scratch).
+// accept it (as a bit flip of the DS-CNN program's output index onto a scratch once did).
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -56,7 +56,7 @@ TEST(Dataflow, CompiledProgramsLoad) {
   EXPECT_EQ(load_error(compile_fp32(mixed_graph())), Error::kOk);
 }
 
-// Issue 23's disagreement: the output index moved onto a tier kernel's scratch. The board
+// The host/board disagreement a bit flip found: the output index moved onto a tier kernel's scratch. The board
 // returned what its conv kernel left there, the host what the arena held before.
 TEST(Dataflow, AProgramOutputOnAScratchIsRefused) {
   AlignedBytes f(compile_int8(conv_relu_pool_linear_graph(), 1, 8, false, "cortex-m55"));

@@ -1,4 +1,4 @@
-// Result and Error hardened (issue 13 item 6): a failed Result's value is an empty object that
+// Result and Error hardened: a failed Result's value is an empty object that
 // every accessor handles (no undefined behaviour for code that skips ok()), and a Result is ok
 // only with a value.
 #include <gtest/gtest.h>

@@ -80,6 +80,10 @@ void append_table(LoweredProgram& p, ProgramOp& op, uint8_t slot, const std::str
 int add_scratch_tensor(LoweredProgram& p, const std::string& name, std::vector<int32_t> dims);
 // A candidate's `rejects` for a kernel that takes every op of its reference.
 std::string accepts_any(const LoweredProgram& p, const ProgramOp& op);
+// Preparations the tiers share: requantize_s8_dsp/_mve's table of every input byte's output
+// (dsp_rules.cpp), softmax_s8_scalar/_dsp/_mve's exp table (scalar_rules.cpp).
+void append_requantize_table(LoweredProgram& p, ProgramOp& op);
+void append_softmax_exp_table(LoweredProgram& p, ProgramOp& op);
 // "" when the weights, bias and requantization tables (kernels::kFirstConstantSlot ...
 // kLastConstantSlot) are constants, else the reason.
 std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op);

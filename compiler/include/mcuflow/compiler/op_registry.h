@@ -18,7 +18,7 @@ enum OpTrait : uint32_t {
   kImageOpOnRank4 = 1u << 2,     // an image op when its input has rank 4 (mean: a global average pool)
   kLayoutAgnostic = 1u << 3,     // works in any layout: element-wise, per channel, or along a named dim
   kFusesActivation = 1u << 4,    // a relu/clamp reading its output moves into its output stage
-  kFoldable = 1u << 5,           // fold_constants evaluates it when every input is constant
+  kMovesBytes = 1u << 5,         // its output is input 0's bytes moved (a view, a copy): reads a mask as a mask
 };
 
 // How the quantizer chooses the quantization of the op's output.
@@ -66,6 +66,9 @@ using ShapeRule = Shape (*)(const Graph& g, const Op& op);
 // Emits the op's kernel ops into the program being lowered (int8, or float32 in a float
 // program and in an int8 program's float fallback).
 using LowerRule = void (*)(Lowering& l, const Op& op);
+// The float values of the op's output (of `out_shape` elements, logical order) from its constant
+// inputs' values: how fold_constants evaluates the op when every input is constant.
+using FoldRule = std::vector<float> (*)(const Graph& g, const Op& op, const Shape& out_shape);
 // Why an int8 kernel cannot take this op ("" when it can): the op then runs in float.
 using Int8Rejection = std::string (*)(Lowering& l, const Op& op);
 // Whether an int16 kernel (or a byte copy that moves int16 values exactly) takes this op: in an
@@ -86,6 +89,7 @@ struct OpDef {
   Int8Rejection int8_rejection = nullptr;  // none: an int8 kernel takes every such op
   Int16Rule int16 = nullptr;               // none: only int8 kernels take it
   Int4Rejection int4 = nullptr;            // none: no int4-weight kernel for the kind
+  FoldRule fold = nullptr;                 // none: fold_constants keeps the op
 };
 
 // An Int16Rule for the kinds whose int16 kernels take every such op.

@@ -1,4 +1,4 @@
-// Where initialization spends its instructions (issue 22): Program::load, the kernel adapters'
+// Where initialization spends its instructions: Program::load, the kernel adapters'
 // checks and Session::bind mark the start of each phase. The marks exist only in a build with
 // MCUFLOW_LOAD_PROFILE (the init_phases firmware harness behind `mcuflow bench`); every other
 // build, the runtime footprint included, compiles them to nothing.

@@ -106,7 +106,8 @@ int64_t window_shift(const Window& w, uint32_t element_bytes, bool above) {
   return lead > 0 ? int64_t(lead) * element_bytes : 0;
 }
 
-bool onto_source_shift(KernelId k, const void* params, int64_t* output_minus_input) {
+bool onto_source_shift(KernelId kernel, const void* params, int64_t* output_minus_input) {
+  const KernelId k = reference_of(kernel);
   // The kernel's unit, whatever the tensors' type (strided_copy_b8 moves int16 as byte pairs).
   const uint32_t element_bytes = k == KernelId::concat_slice_s8 || k == KernelId::strided_copy_b8 ? 1 : 4;
   if (k == KernelId::concat_slice_s8 || k == KernelId::concat_slice_f32) {

@@ -12,18 +12,6 @@
 namespace mcuflow::compiler {
 namespace {
 
-KernelId reference_of(KernelId k) {
-  switch (k) {
-#define MCUFLOW_TIER_REFERENCE(name, id, reference) \
-  case KernelId::name:                               \
-    return KernelId::reference;
-    MCUFLOW_TIER_KERNELS(MCUFLOW_TIER_REFERENCE)
-#undef MCUFLOW_TIER_REFERENCE
-    default:
-      return k;
-  }
-}
-
 // Writers of disjoint slices of one tensor (the ops of a cat) may run in any order.
 bool writes_a_slice(KernelId k) {
   const KernelId r = reference_of(k);

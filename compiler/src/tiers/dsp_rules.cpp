@@ -11,6 +11,7 @@
 namespace mcuflow::compiler {
 
 void append_softmax_exp_table(LoweredProgram& p, ProgramOp& op);          // scalar_rules.cpp
+void append_concat_table(LoweredProgram& p, ProgramOp& op);               // scalar_rules.cpp
 namespace {
 
 using format::DType;
@@ -227,6 +228,10 @@ std::vector<TierCandidate> dsp_candidates() {
        kMveF},
       {KernelId::fc_f32_dsp, KernelId::fc_f32, accepts_any, nullptr,
        "float linear: 2 rows x 4 channels per pass, VLDM + VMLA.F32 in the reference's order", kDspFloatCore, kMveF},
+      {KernelId::concat_slice_s8_dsp, KernelId::concat_slice_s8, accepts_any, append_concat_table,
+       "cat slice: rows moved two words per step, requantized by a 256-entry table a word at a time", kDspCore},
+      {KernelId::strided_copy_b8_dsp, KernelId::strided_copy_b8, accepts_any, nullptr,
+       "strided copy: unit-step rows moved two words per step, fills as words", kDspCore},
   };
 }
 

@@ -797,9 +797,9 @@ bool write_update_in_place(LoweredProgram& p, const StateUpdate& s) {
   }
   if (writer < 0) return false;
   const ProgramOp& op = p.ops[size_t(writer)];
-  const KernelId computes = reference_of(op.kernel);
-  const bool copies = computes == KernelId::strided_copy_b8 || computes == KernelId::strided_copy_b32 ||
-                      computes == KernelId::concat_slice_s8 || computes == KernelId::concat_slice_f32;
+  const KernelId k = op.kernel;
+  const bool copies = computes<KernelId::strided_copy_b8>(k) || computes<KernelId::strided_copy_b32>(k) ||
+                      computes<KernelId::concat_slice_s8>(k) || computes<KernelId::concat_slice_f32>(k);
   if (copies || op.outputs.size() != 1) return false;
   for (size_t i = size_t(writer); i < p.ops.size(); ++i) {
     for (int t : p.ops[i].inputs) {
@@ -940,8 +940,7 @@ std::vector<Embedding> embeddings(const LoweredProgram& p) {
     if (!is_root(p.tensors[in]) || !is_root(p.tensors[out]) || in == out) continue;
     Embedding e{int(i), -1, -1, 0};
     if (contract_of(op).walk != aliasing::Walk::kOntoSource) continue;
-    const KernelId computes = reference_of(op.kernel);
-    const bool copy = computes == KernelId::strided_copy_b8 || computes == KernelId::strided_copy_b32;
+    const bool copy = computes<KernelId::strided_copy_b8>(op.kernel) || computes<KernelId::strided_copy_b32>(op.kernel);
     if (op.params.size() != (copy ? sizeof(kernels::StridedCopyParams) : sizeof(kernels::ConcatSliceParams))) continue;
     int64_t output_minus_input = 0;
     if (!aliasing::onto_source_shift(op.kernel, op.params.data(), &output_minus_input)) continue;

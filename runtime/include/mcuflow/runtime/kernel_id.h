@@ -185,15 +185,15 @@ constexpr uint16_t kKernelIdCount = [] {
   return count;
 }();
 
-// The reference kernel `k` computes: itself for a reference kernel, the one its tier entry names
-// for a tier kernel. Code that recognises an op by what it computes (a cat slice writes only its
-// channels of the output) asks this, so a tier id works wherever its reference's does.
-constexpr KernelId reference_of(KernelId k) {
-#define MCUFLOW_TIER_REFERENCE(name, id, reference) \
-  if (k == KernelId::name) return KernelId::reference;
-  MCUFLOW_TIER_KERNELS(MCUFLOW_TIER_REFERENCE)
-#undef MCUFLOW_TIER_REFERENCE
-  return k;
+// Whether `k` computes kReference: is it, or is a tier kernel whose entry names it. Code that
+// recognises an op by what it computes (a cat slice writes only its channels of the output) asks
+// this, so a tier id works wherever its reference's does. A template: the other references' terms
+// fold away, leaving a few compares (the runtime core's flash).
+template <KernelId kReference>
+constexpr bool computes(KernelId k) {
+#define MCUFLOW_TIER_COMPUTES(name, id, reference) || (KernelId::reference == kReference && k == KernelId::name)
+  return k == kReference MCUFLOW_TIER_KERNELS(MCUFLOW_TIER_COMPUTES);
+#undef MCUFLOW_TIER_COMPUTES
 }
 
 }  // namespace mcuflow

@@ -67,9 +67,12 @@ void append_prepared(LoweredProgram& p, ProgramOp& op, uint8_t slot, Walk walk) 
     std::memcpy(&bytes[bytes.size() - 4], &v, 4);
     return true;
   });
+  // A 1x1 conv of 192 -> 1024 channels (ShuffleNetV2's last) widens to more words than one dim holds.
   const int32_t words = int32_t(bytes.size() / 4);
+  const std::vector<int32_t> dims = table_dims(words);
   const std::string name = p.tensors[op.inputs[kernels::kWeightsSlot]].name + ".dsp_prepared";
-  append_input(op, slot, add_constant_tensor(p, name, DType::kInt32, {words}, std::move(bytes)));
+  append_input(op, slot, add_constant_tensor(p, name, DType::kInt32, dims.empty() ? std::vector<int32_t>{words} : dims,
+                                             std::move(bytes)));
   op.streamed_input = slot;
 }
 

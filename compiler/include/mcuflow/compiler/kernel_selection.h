@@ -76,6 +76,9 @@ void append_table(LoweredProgram& p, ProgramOp& op, uint8_t slot, const std::str
   append_input(op, slot, add_constant_tensor(p, p.tensors[op.outputs[0]].name + suffix, dtype, std::move(dims),
                                              std::move(bytes)));
 }
+// A shape of `elements` within the program format's per-dimension limit (kernels read prepared
+// tables flat): one dimension, or two whose product is exact; empty when there is none.
+std::vector<int32_t> table_dims(int32_t elements);
 // An int8 arena tensor for one op's own use: the planner gives it that op's lifetime.
 int add_scratch_tensor(LoweredProgram& p, const std::string& name, std::vector<int32_t> dims);
 // A candidate's `rejects` for a kernel that takes every op of its reference.

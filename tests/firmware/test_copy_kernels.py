@@ -25,8 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 import mcuflow  # noqa: E402
 from mcuflow import device  # noqa: E402
-from fwutil import SideBySide, requires_cross  # noqa: E402
+from fwutil import requires_cross  # noqa: E402
 from program_bytes import constants_offset, with_crc  # noqa: E402
+from test_elementwise_kernels import compile_cases  # noqa: E402  (layers side by side, int8 I/O)
 
 pytestmark = requires_cross
 
@@ -96,16 +97,6 @@ def cases(seed):
         ch, (h, w) = 2 * int(rng.randint(2, 30)) + int(rng.randint(0, 2)), hw()
         out.append((f"{how} {ch} {h}x{w}", Slice(how), [(1, ch, h, w)], [1.0]))
     return out
-
-
-def compile_cases(cs, core):
-    model = SideBySide([m for _, m, _, _ in cs], [len(shapes) for _, _, shapes, _ in cs]).eval()
-    rng = np.random.RandomState(1)
-    scaled = [(shape, scale) for _, _, shapes, scales in cs for shape, scale in zip(shapes, scales)]
-    calibration = [tuple((rng.standard_normal(shape) * scale).astype(np.float32) for shape, scale in scaled)
-                   for _ in range(4)]
-    ep = torch.export.export(model, tuple(torch.from_numpy(x) for x in calibration[0]))
-    return mcuflow.compile(ep, target=core, calibration=calibration, io="int8")
 
 
 def copy_ops(program):

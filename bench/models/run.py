@@ -47,19 +47,10 @@ HERE = Path(__file__).resolve().parent
 # What stands in the way of a tier kernel for the reference kernels these models leave with "no <tier>
 # kernel for this op yet" (results.md lists the ones a run still finds).
 MISSING_TIER_KERNELS = {
-    "concat_slice_s8": "a cat input whose spec differs from the output's is requantized element by element "
-                       "(multiply_by_quantized_multiplier per byte). A tier kernel would look each byte up in a "
-                       "256-entry table as requantize_s8_<tier> does, but the runtime's dataflow check "
-                       "(runtime/src/program.cpp) and aliasing contract (runtime/src/aliasing.cpp) and the "
-                       "compiler's planner, schedule and drop_self_copies recognise a cat slice, which writes only "
-                       "its channels of the output, by the reference kernel id: a tier id must be taught to each.",
     "permute_b8": "a general byte permutation (an odometer gather, one byte a step). ShuffleNet's channel "
                   "shuffle arrives as reshape, transpose, reshape, and on NHWC tensors both reshapes of the 5-D "
                   "view are permutes too: three passes where one channel-shuffle gather would do. Missing: that "
                   "fusion in the compiler, then a gather kernel per tier (MVE: VLDRB with a vector of offsets).",
-    "strided_copy_b8": "ShuffleNet's x.chunk(2, dim=1) takes half the channels of an NHWC tensor, a strided slice "
-                       "that cannot live inside its input as a contiguous slice does (drop_self_copies); the "
-                       "reference moves each pixel's channels as one block, so a tier kernel would gain little.",
     "quantize_f32_s8": "the float32 input conversion; only the MVE tier has a kernel (quantize_f32_s8_mve, "
                        "VRINTA on float lanes). None is written for Cortex-M4's FPv4 (no VRINT: round half away "
                        "from zero by hand) or the FPU-less scalar cores. io=\"int8\" removes the op.",

@@ -66,6 +66,15 @@ std::string refusal_words(kernels::Refusal r) {
   return "refused";
 }
 
+std::vector<int32_t> table_dims(int32_t elements) {
+  using format::kMaxDim;
+  if (elements <= kMaxDim) return {elements};
+  for (int32_t inner = kMaxDim; inner * int64_t(kMaxDim) >= elements; --inner) {
+    if (elements % inner == 0) return {elements / inner, inner};
+  }
+  return {};
+}
+
 const char* tier_name(CoreFeatures features) {
   if (features & kMve) return "mve";
   if (features & kDsp) return "dsp";

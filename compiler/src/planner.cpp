@@ -797,8 +797,9 @@ bool write_update_in_place(LoweredProgram& p, const StateUpdate& s) {
   }
   if (writer < 0) return false;
   const ProgramOp& op = p.ops[size_t(writer)];
-  const bool copies = op.kernel == KernelId::strided_copy_b8 || op.kernel == KernelId::strided_copy_b32 ||
-                      op.kernel == KernelId::concat_slice_s8 || op.kernel == KernelId::concat_slice_f32;
+  const KernelId k = op.kernel;
+  const bool copies = computes<KernelId::strided_copy_b8>(k) || computes<KernelId::strided_copy_b32>(k) ||
+                      computes<KernelId::concat_slice_s8>(k) || computes<KernelId::concat_slice_f32>(k);
   if (copies || op.outputs.size() != 1) return false;
   for (size_t i = size_t(writer); i < p.ops.size(); ++i) {
     for (int t : p.ops[i].inputs) {
@@ -932,12 +933,14 @@ std::vector<Embedding> embeddings(const LoweredProgram& p) {
   for (const Embedding& e : p.dropped_copies) part[e.part] = dropped_host[e.host] = true;
   for (size_t i = 0; i < p.ops.size(); ++i) {
     const ProgramOp& op = p.ops[i];
-    if (op.inputs.size() != 1 || op.outputs.size() != 1) continue;
+    // One tensor in, one out; a tier kernel's later inputs are its constants (a cat's table).
+    if (op.inputs.empty() || op.outputs.size() != 1) continue;
+    if (!std::all_of(op.inputs.begin() + 1, op.inputs.end(), [&](int t) { return p.tensors[t].constant; })) continue;
     const int in = root_of(p, op.inputs[0]), out = root_of(p, op.outputs[0]);
     if (!is_root(p.tensors[in]) || !is_root(p.tensors[out]) || in == out) continue;
     Embedding e{int(i), -1, -1, 0};
     if (contract_of(op).walk != aliasing::Walk::kOntoSource) continue;
-    const bool copy = op.kernel == KernelId::strided_copy_b8 || op.kernel == KernelId::strided_copy_b32;
+    const bool copy = computes<KernelId::strided_copy_b8>(op.kernel) || computes<KernelId::strided_copy_b32>(op.kernel);
     if (op.params.size() != (copy ? sizeof(kernels::StridedCopyParams) : sizeof(kernels::ConcatSliceParams))) continue;
     int64_t output_minus_input = 0;
     if (!aliasing::onto_source_shift(op.kernel, op.params.data(), &output_minus_input)) continue;

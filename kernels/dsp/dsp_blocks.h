@@ -688,5 +688,26 @@ inline void fc_rows(const FcParams& p, int32_t out_c, int32_t out_stride, const 
   else fc_rows_pass<false>(p, out_c, out_stride, o, t, input, weights, scratch, output);
 }
 
+// n bytes from `from` to `to`, two words per step (LDR and STR take any alignment here), then
+// the last bytes. Each step reads before it writes: onto itself it stays correct.
+inline void copy_bytes(int32_t n, const int8_t* from, int8_t* to) {
+  int32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const int32_t a = read_word(from + i), b = read_word(from + i + 4);
+    write_word(to + i, uint32_t(a));
+    write_word(to + i + 4, uint32_t(b));
+  }
+  if (i + 4 <= n) write_word(to + i, uint32_t(read_word(from + i))), i += 4;
+  for (; i < n; ++i) to[i] = from[i];
+}
+
+// n bytes of `value` from `to`, a word of four at a time.
+inline void fill_bytes(int32_t n, int8_t value, int8_t* to) {
+  const uint32_t word = uint8_t(value) * 0x01010101u;
+  int32_t i = 0;
+  for (; i + 4 <= n; i += 4) write_word(to + i, word);
+  for (; i < n; ++i) to[i] = value;
+}
+
 }  // namespace mcuflow::kernels::dsp
 #endif  // __ARM_FEATURE_DSP

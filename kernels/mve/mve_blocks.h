@@ -538,5 +538,24 @@ inline void lookup_bytes(int32_t n, const int8_t* input, const int8_t* table, in
   }
 }
 
+// n bytes from `from` to `to`: whole vectors unpredicated, then one predicated tail (as
+// lookup_bytes). Each vector is read before it is written: onto itself it stays correct.
+inline void copy_bytes(int32_t n, const int8_t* from, int8_t* to) {
+  int32_t i = 0;
+  for (; i + kMveChunk <= n; i += kMveChunk) vstrbq_s8(to + i, vldrbq_s8(from + i));
+  if (i < n) {
+    const mve_pred16_t valid = vctp8q(uint32_t(n - i));
+    vstrbq_p_s8(to + i, vldrbq_z_s8(from + i, valid), valid);
+  }
+}
+
+// n bytes of `value` from `to`.
+inline void fill_bytes(int32_t n, int8_t value, int8_t* to) {
+  const int8x16_t v = vdupq_n_s8(value);
+  int32_t i = 0;
+  for (; i + kMveChunk <= n; i += kMveChunk) vstrbq_s8(to + i, v);
+  if (i < n) vstrbq_p_s8(to + i, v, vctp8q(uint32_t(n - i)));
+}
+
 }  // namespace mcuflow::kernels::mve
 #endif  // __ARM_FEATURE_MVE

@@ -1,7 +1,8 @@
-// Shared loop of strided_copy_b8 / strided_copy_b32: walks the output in order and keeps, per
-// dim, the source index floor(o * num / den) as a quotient and remainder that advance by
-// num / den per step, so the loop itself never divides. A row whose source advances one element
-// per element (slices, pads, concatenations: num == den) is moved as one block between fills.
+// Shared loop of strided_copy_b8 / strided_copy_b32 and the strided_copy_b8 tier kernels: walks
+// the output in order and keeps, per dim, the source index floor(o * num / den) as a quotient and
+// remainder that advance by num / den per step, so the loop itself never divides. A row whose
+// source advances one element per element (slices, pads, concatenations: num == den) is moved as
+// one block between fills, by the Moves a tier passes (ElementMoves for the references).
 #pragma once
 #include <cstdint>
 
@@ -28,7 +29,20 @@ struct SourceIndex {
   }
 };
 
-template <typename T>
+// A unit-step row's runs, element by element. In place (output onto its source) each element
+// lands on itself.
+struct ElementMoves {
+  template <typename T>
+  static void copy(const T* from, T* to, int32_t n) {
+    for (int32_t i = 0; i < n; ++i) to[i] = from[i];
+  }
+  template <typename T>
+  static void fill(T* to, int32_t n, T value) {
+    for (int32_t i = 0; i < n; ++i) to[i] = value;
+  }
+};
+
+template <typename T, typename Moves = ElementMoves>
 void strided_copy(const StridedCopyParams& p, const T* input, T* output, T fill) {
   constexpr int kRank = int(kMaxRank);
   int32_t in_stride[kRank];
@@ -36,6 +50,33 @@ void strided_copy(const StridedCopyParams& p, const T* input, T* output, T fill)
   for (int d = kRank - 2; d >= 0; --d) in_stride[d] = in_stride[d + 1] * p.in_dims[d + 1];
   auto inside = [&](const SourceIndex& s, int d) { return s.index >= 0 && s.index < p.in_dims[d]; };
   const bool unit_step = p.num[kRank - 1] == p.den[kRank - 1];  // source index start + i along the row
+  const int32_t n = p.out_dims[kRank - 1];
+  // One output row from input row `row` (null: the row lies outside the input, all fill).
+  auto write_row = [&](const T* row, T* out) {
+    if (unit_step) {  // one run of the input between fills: a block move, not an index per element
+      const int32_t first = p.start[kRank - 1];
+      const int32_t begin = row != nullptr ? clamp_i32(-first, 0, n) : n;
+      const int32_t end = row != nullptr ? clamp_i32(p.in_dims[kRank - 1] - first, begin, n) : n;
+      if (begin > 0) Moves::fill(out, begin, fill);
+      if (end > begin) Moves::copy(row + first + begin, out + begin, end - begin);
+      if (n > end) Moves::fill(out + end, n - end, fill);
+    } else {
+      SourceIndex s(p, kRank - 1);
+      for (int32_t i = 0; i < n; ++i, s.advance()) out[i] = row != nullptr && inside(s, kRank - 1) ? row[s.index] : fill;
+    }
+  };
+  // Every dim before the last whole and in order (a slice or pad of the last dim alone): rows
+  // follow each other in both tensors, no odometer.
+  bool whole_rows = true;
+  int32_t rows = 1;
+  for (int d = 0; d < kRank - 1; ++d) {
+    whole_rows = whole_rows && p.start[d] == 0 && p.num[d] == p.den[d] && p.out_dims[d] == p.in_dims[d];
+    rows *= p.out_dims[d];
+  }
+  if (whole_rows) {
+    for (int32_t r = 0; r < rows; ++r) write_row(input + r * in_stride[kRank - 2], output + r * n);
+    return;
+  }
   // An odometer over the outer dims; each step writes one row of the innermost dim.
   SourceIndex source[kRank];
   int32_t index[kRank - 1] = {};
@@ -45,19 +86,8 @@ void strided_copy(const StridedCopyParams& p, const T* input, T* output, T fill)
     for (int d = 0; d < kRank - 1 && row_inside; ++d) row_inside = inside(source[d], d);
     const T* row = input;
     for (int d = 0; d < kRank - 1 && row_inside; ++d) row += source[d].index * in_stride[d];
-    const int32_t n = p.out_dims[kRank - 1];
-    if (unit_step) {  // the row is one run of the input between fills: a block move, not an index per element
-      const int32_t first = source[kRank - 1].index;
-      const int32_t begin = row_inside ? clamp_i32(-first, 0, n) : n;
-      const int32_t end = row_inside ? clamp_i32(p.in_dims[kRank - 1] - first, begin, n) : n;
-      for (int32_t i = 0; i < begin; ++i) output[i] = fill;
-      for (int32_t i = begin; i < end; ++i) output[i] = row[first + i];  // in place: each element onto itself
-      for (int32_t i = end; i < n; ++i) output[i] = fill;
-      output += n;
-    } else {
-      SourceIndex s = source[kRank - 1];
-      for (int32_t i = 0; i < n; ++i, s.advance()) *output++ = row_inside && inside(s, kRank - 1) ? row[s.index] : fill;
-    }
+    write_row(row_inside ? row : nullptr, output);
+    output += n;
     int d = kRank - 2;
     for (; d >= 0; --d) {
       source[d].advance();

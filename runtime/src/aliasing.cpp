@@ -107,14 +107,15 @@ int64_t window_shift(const Window& w, uint32_t element_bytes, bool above) {
 }
 
 bool onto_source_shift(KernelId k, const void* params, int64_t* output_minus_input) {
+  const bool cat_s8 = computes<KernelId::concat_slice_s8>(k), copy_b8 = computes<KernelId::strided_copy_b8>(k);
   // The kernel's unit, whatever the tensors' type (strided_copy_b8 moves int16 as byte pairs).
-  const uint32_t element_bytes = k == KernelId::concat_slice_s8 || k == KernelId::strided_copy_b8 ? 1 : 4;
-  if (k == KernelId::concat_slice_s8 || k == KernelId::concat_slice_f32) {
+  const uint32_t element_bytes = cat_s8 || copy_b8 ? 1 : 4;
+  if (cat_s8 || computes<KernelId::concat_slice_f32>(k)) {
     const auto& c = *static_cast<const kernels::ConcatSliceParams*>(params);
     *output_minus_input = -int64_t(c.offset_c) * element_bytes;
     return c.outer == 1;
   }
-  if (k != KernelId::strided_copy_b8 && k != KernelId::strided_copy_b32) return false;
+  if (!copy_b8 && !computes<KernelId::strided_copy_b32>(k)) return false;
   // One block: the dims before the first partial one hold a single index, those after it are
   // whole; no stepping, no fill.
   const auto& c = *static_cast<const kernels::StridedCopyParams*>(params);

@@ -226,8 +226,8 @@ Error verify_written(const Records& r, uint32_t before, const TensorRecord& t) {
         const TensorRecord& w = r.tensors[op.tensors[s]];
         const bool by_scratch = s < op.input_count;  // an input slot writes only as the scratch
         if (by_scratch && (s == 0 || s != scratch_slot)) continue;
-        if (!by_scratch && (op.kernel == uint16_t(KernelId::concat_slice_s8) ||
-                            op.kernel == uint16_t(KernelId::concat_slice_f32))) {
+        const KernelId k = KernelId(op.kernel);
+        if (!by_scratch && (computes<KernelId::concat_slice_s8>(k) || computes<KernelId::concat_slice_f32>(k))) {
           const auto& c = *reinterpret_cast<const kernels::ConcatSliceParams*>(r.params + op.params_offset);
           const uint32_t e = format::element_bytes(w.dtype);
           l.see(w, uint32_t(c.offset_c) * e, uint32_t(c.in_c) * e, uint32_t(c.out_c) * e, uint32_t(c.outer), false);

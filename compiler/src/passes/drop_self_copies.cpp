@@ -13,7 +13,7 @@ void drop_self_copies(LoweredProgram& p) {
     if (e.op < 0) continue;  // dropped before
     const ProgramOp& op = p.ops[size_t(e.op)];
     // A cat slice that requantizes rewrites its bytes: not a copy.
-    const bool cat = op.kernel == KernelId::concat_slice_s8 || op.kernel == KernelId::concat_slice_f32;
+    const bool cat = computes<KernelId::concat_slice_s8>(op.kernel) || computes<KernelId::concat_slice_f32>(op.kernel);
     if (cat && params_of<kernels::ConcatSliceParams>(op).requantize != 0) continue;
     dropped[size_t(e.op)] = true;
     e.op = -1;

@@ -12,22 +12,9 @@
 namespace mcuflow::compiler {
 namespace {
 
-KernelId reference_of(KernelId k) {
-  switch (k) {
-#define MCUFLOW_TIER_REFERENCE(name, id, reference) \
-  case KernelId::name:                               \
-    return KernelId::reference;
-    MCUFLOW_TIER_KERNELS(MCUFLOW_TIER_REFERENCE)
-#undef MCUFLOW_TIER_REFERENCE
-    default:
-      return k;
-  }
-}
-
 // Writers of disjoint slices of one tensor (the ops of a cat) may run in any order.
 bool writes_a_slice(KernelId k) {
-  const KernelId r = reference_of(k);
-  return r == KernelId::concat_slice_s8 || r == KernelId::concat_slice_f32;
+  return computes<KernelId::concat_slice_s8>(k) || computes<KernelId::concat_slice_f32>(k);
 }
 
 using Bits = std::vector<uint64_t>;

@@ -65,9 +65,12 @@ void append_prepared(LoweredProgram& p, ProgramOp& op, uint8_t slot, Walk walk) 
     std::memcpy(&bytes[bytes.size() - 4], &v, 4);
     return true;
   });
+  // A 1x1 conv of 192 -> 1024 channels (ShuffleNetV2's last) widens to more words than one dim holds.
   const int32_t words = int32_t(bytes.size() / 4);
+  const std::vector<int32_t> dims = table_dims(words);
   const std::string name = p.tensors[op.inputs[kernels::kWeightsSlot]].name + ".dsp_prepared";
-  append_input(op, slot, add_constant_tensor(p, name, DType::kInt32, {words}, std::move(bytes)));
+  append_input(op, slot, add_constant_tensor(p, name, DType::kInt32, dims.empty() ? std::vector<int32_t>{words} : dims,
+                                             std::move(bytes)));
   op.streamed_input = slot;
 }
 
@@ -226,6 +229,10 @@ std::vector<TierCandidate> dsp_candidates() {
        kMveF},
       {KernelId::fc_f32_dsp, KernelId::fc_f32, accepts_any, nullptr,
        "float linear: 2 rows x 4 channels per pass, VLDM + VMLA.F32 in the reference's order", kDspFloatCore, kMveF},
+      {KernelId::concat_slice_s8_dsp, KernelId::concat_slice_s8, accepts_any, append_concat_table,
+       "cat slice: rows moved two words per step, requantized by a 256-entry table a word at a time", kDspCore},
+      {KernelId::strided_copy_b8_dsp, KernelId::strided_copy_b8, accepts_any, nullptr,
+       "strided copy: unit-step rows moved two words per step, fills as words", kDspCore},
   };
 }
 

@@ -226,6 +226,11 @@ std::vector<TierCandidate> mve_candidates() {
       {KernelId::fc_f32_mve, KernelId::fc_f32, accepts_any, nullptr,
        "float linear: MVE, 8 output channels per pass, weights gathered, VMUL + VADD in the reference's order",
        kMveCore | kMveF},
+      {KernelId::concat_slice_s8_mve, KernelId::concat_slice_s8, accepts_any, append_concat_table,
+       "cat slice: MVE VLDRB/VSTRB of 16 per step, predicated tail; requantized by a byte gather of 16 per step",
+       kMveCore},
+      {KernelId::strided_copy_b8_mve, KernelId::strided_copy_b8, accepts_any, nullptr,
+       "strided copy: unit-step rows and fills by MVE VLDRB/VSTRB of 16 per step, predicated tail", kMveCore},
   };
 }
 

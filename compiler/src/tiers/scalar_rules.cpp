@@ -22,17 +22,6 @@ const int32_t* table(const LoweredProgram& p, const ProgramOp& op, int slot) {
   return reinterpret_cast<const int32_t*>(p.tensors[op.inputs[slot]].bytes.data());
 }
 
-// A shape of `words` elements within the program format's per-dimension limit (the kernels read
-// the table flat): one dimension, or two whose product is exact; empty when there is none.
-std::vector<int32_t> table_dims(int32_t words) {
-  using format::kMaxDim;
-  if (words <= kMaxDim) return {words};
-  for (int32_t inner = kMaxDim; inner * int64_t(kMaxDim) >= words; --inner) {
-    if (words % inner == 0) return {words / inner, inner};
-  }
-  return {};
-}
-
 // Appends the prepared input, constant int32 of `words` elements word(i) (table_dims(words) is
 // not empty).
 template <typename Word>
@@ -182,6 +171,15 @@ void append_softmax_exp_table(LoweredProgram& p, ProgramOp& op) {
                         {kernels::kSoftmaxTableEntries}, [&s](int32_t i) { return kernels::softmax_exp_table_entry(s, i); });
 }
 
+// concat_slice_s8_scalar, _dsp, _mve: any cat slice; one that requantizes gets its table, the
+// reference's output for each input byte (elementwise_tiers.h); a plain copy nothing.
+void append_concat_table(LoweredProgram& p, ProgramOp& op) {
+  const auto c = params_of<kernels::ConcatSliceParams>(op);
+  if (c.requantize == 0) return;
+  append_table<int8_t>(p, op, kernels::kRequantizeTableSlot, ".concat_requantize_table", DType::kInt8,
+                       {kernels::kByteValues}, [&c](int32_t i) { return kernels::concat_requantize_table_entry(c, i); });
+}
+
 // Thumb-1 code runs on every core, but DSP and MVE cores do not take scalar kernels: the only
 // ops their own kernels leave to the reference (windows of fewer than four values) ran slower
 // with them on qemu-m4 and qemu-m55, where the reference's 64-bit requantization multiply is
@@ -219,6 +217,12 @@ std::vector<TierCandidate> scalar_candidates() {
        "table-lookup activation: Thumb-1, signed bytes index the table from its middle", kScalarCore, kFasterCore},
       {KernelId::softmax_s8_scalar, KernelId::softmax_s8, accepts_any, append_softmax_exp_table,
        "softmax: Thumb-1, exp table lookup, outputs from a 16x16-bit MULS (64-bit product only near a rounding step)", kScalarCore, kFasterCore},
+      {KernelId::concat_slice_s8_scalar, KernelId::concat_slice_s8, accepts_any, append_concat_table,
+       "cat slice: Thumb-1, rows moved as words where aligned alike, requantized by a 256-entry table", kScalarCore,
+       kFasterCore},
+      {KernelId::strided_copy_b8_scalar, KernelId::strided_copy_b8, accepts_any, nullptr,
+       "strided copy: Thumb-1, unit-step rows moved as words where aligned alike, fills as words", kScalarCore,
+       kFasterCore},
   };
 }
 

@@ -19,8 +19,13 @@ Error check_concat(const OpCheck& c, DType dtype) {
                p.multiplier >= 0 && in_range(p.shift, -31, 30));
 }
 
-Error check_s8(const OpCheck& c) { return check_concat(c, DType::kInt8); }
 Error check_f32(const OpCheck& c) { return check_concat(c, DType::kFloat32); }
+
+}  // namespace
+
+Error check_concat_slice_s8(const OpCheck& c) { return check_concat(c, DType::kInt8); }
+
+namespace {
 
 void eval_s8(const OpCall& c) {
   kernels::concat_slice_s8(c.get_params<ConcatSliceParams>(), c.in<int8_t>(0), c.out<int8_t>(0));
@@ -33,7 +38,7 @@ void eval_f32(const OpCall& c) {
 
 // Access order: the planner lays a one-row slice inside the tensor it is copied into, at the
 // place it is copied to: each element then lands where it is read from.
-extern const KernelEntry kernel_entry_concat_slice_s8 = {sizeof(ConcatSliceParams), 1, 1, check_s8, eval_s8,
+extern const KernelEntry kernel_entry_concat_slice_s8 = {sizeof(ConcatSliceParams), 1, 1, check_concat_slice_s8, eval_s8,
                                                          aliasing::kOntoSource};
 extern const KernelEntry kernel_entry_concat_slice_f32 = {sizeof(ConcatSliceParams), 1, 1, check_f32, eval_f32,
                                                           aliasing::kOntoSource};

@@ -28,8 +28,13 @@ Error check_strided_copy(const OpCheck& c, uint32_t element_bytes) {
   return ok_if(copied_units(in, out, element_bytes, in_n, out_n));
 }
 
-Error check_b8(const OpCheck& c) { return check_strided_copy(c, 1); }
 Error check_b32(const OpCheck& c) { return check_strided_copy(c, 4); }
+
+}  // namespace
+
+Error check_strided_copy_b8(const OpCheck& c) { return check_strided_copy(c, 1); }
+
+namespace {
 
 void eval_b8(const OpCall& c) {
   kernels::strided_copy_b8(c.get_params<StridedCopyParams>(), c.in<int8_t>(0), c.out<int8_t>(0));
@@ -42,7 +47,7 @@ void eval_b32(const OpCall& c) {
 
 // Access order: the planner lays a one-block copy inside the tensor it copies from, at the place
 // it copies: each element then lands where it is read from.
-extern const KernelEntry kernel_entry_strided_copy_b8 = {sizeof(StridedCopyParams), 1, 1, check_b8, eval_b8,
+extern const KernelEntry kernel_entry_strided_copy_b8 = {sizeof(StridedCopyParams), 1, 1, check_strided_copy_b8, eval_b8,
                                                          aliasing::kOntoSource};
 extern const KernelEntry kernel_entry_strided_copy_b32 = {sizeof(StridedCopyParams), 1, 1, check_b32, eval_b32,
                                                           aliasing::kOntoSource};

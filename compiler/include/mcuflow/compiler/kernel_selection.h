@@ -76,14 +76,19 @@ void append_table(LoweredProgram& p, ProgramOp& op, uint8_t slot, const std::str
   append_input(op, slot, add_constant_tensor(p, p.tensors[op.outputs[0]].name + suffix, dtype, std::move(dims),
                                              std::move(bytes)));
 }
+// A shape of `elements` within the program format's per-dimension limit (kernels read prepared
+// tables flat): one dimension, or two whose product is exact; empty when there is none.
+std::vector<int32_t> table_dims(int32_t elements);
 // An int8 arena tensor for one op's own use: the planner gives it that op's lifetime.
 int add_scratch_tensor(LoweredProgram& p, const std::string& name, std::vector<int32_t> dims);
 // A candidate's `rejects` for a kernel that takes every op of its reference.
 std::string accepts_any(const LoweredProgram& p, const ProgramOp& op);
 // Preparations the tiers share: requantize_s8_dsp/_mve's table of every input byte's output
-// (dsp_rules.cpp), softmax_s8_scalar/_dsp/_mve's exp table (scalar_rules.cpp).
+// (dsp_rules.cpp), softmax_s8_scalar/_dsp/_mve's exp table and concat_slice_s8_<tier>'s table of
+// a requantizing slice (scalar_rules.cpp).
 void append_requantize_table(LoweredProgram& p, ProgramOp& op);
 void append_softmax_exp_table(LoweredProgram& p, ProgramOp& op);
+void append_concat_table(LoweredProgram& p, ProgramOp& op);
 // "" when the weights, bias and requantization tables (kernels::kFirstConstantSlot ...
 // kLastConstantSlot) are constants, else the reason.
 std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op);

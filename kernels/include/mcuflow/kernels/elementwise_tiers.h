@@ -35,6 +35,21 @@ inline int8_t requantize_table_entry(const RequantizeParams& p, int32_t byte) {
   return int8_t(clamp_i32(v, p.act_min, p.act_max));
 }
 
+// A cat slice that requantizes (concat_slice_s8, requantize 1) computes requantize_s8's output
+// over the whole int8 range: its tier kernels' table holds entry b of that, as requantize's does.
+inline int8_t concat_requantize_table_entry(const ConcatSliceParams& p, int32_t byte) {
+  return requantize_table_entry(
+      RequantizeParams{0, p.input_offset, p.output_offset, p.multiplier, p.shift, -128, 127}, byte);
+}
+
+// ConcatSliceParams' walk as runs: run(in, out, n) for each outer row; one run over everything
+// when the slice is the whole output (in_c == out_c), whose rows follow each other.
+template <typename Run>
+void concat_runs(const ConcatSliceParams& p, const int8_t* input, int8_t* output, Run run) {
+  if (p.in_c == p.out_c) return run(input, output, p.outer * p.in_c);
+  for (int32_t o = 0; o < p.outer; ++o) run(input + o * p.in_c, output + o * p.out_c + p.offset_c, p.in_c);
+}
+
 // The output stage of add_s8 / mul_s8 on a doubled, already left-shifted value
 // v = 2 * (x << max(output_shift, 0)):
 //   multiply_by_quantized_multiplier(x, m, shift) = rounding_divide_by_pot(SMMULR(v, m), e),

@@ -416,4 +416,13 @@ void fc_f32_mve(const FcParams& p, const float* input, const float* weights, con
 // conv_f32_mve takes one group (ungrouped_refusal), dwconv_f32_mve channel multiplier 1
 // (unit_multiplier_refusal), fc_f32_mve any layer.
 
+// --- cat slice and strided copy: the references' params and inputs; in place as they are ---
+// concat_slice_s8: a slice that requantizes also takes its table (input kRequantizeTableSlot,
+// constant int8 [kByteValues], concat_requantize_table_entry, elementwise_tiers.h); a plain copy
+// takes nothing more (table null). strided_copy_b8: nothing prepared; rows of unit step move as
+// blocks, other rows element by element as the reference does. Each block is read before it is
+// written, so a copy onto its own source (the planner's in-place slices) stays correct.
+void concat_slice_s8_mve(const ConcatSliceParams& p, const int8_t* input, const int8_t* table, int8_t* output);
+void strided_copy_b8_mve(const StridedCopyParams& p, const int8_t* input, int8_t* output);
+
 }  // namespace mcuflow::kernels

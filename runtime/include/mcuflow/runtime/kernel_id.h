@@ -156,7 +156,13 @@ namespace mcuflow {
   X(clamp_s8_scalar, 139, clamp_s8)             \
   X(requantize_s8_scalar, 140, requantize_s8)   \
   X(lut_s8_scalar, 141, lut_s8)                 \
-  X(reduce_s8_scalar, 142, reduce_s8)
+  X(reduce_s8_scalar, 142, reduce_s8)           \
+  X(concat_slice_s8_dsp, 70, concat_slice_s8)   \
+  X(concat_slice_s8_mve, 123, concat_slice_s8)  \
+  X(concat_slice_s8_scalar, 133, concat_slice_s8) \
+  X(strided_copy_b8_dsp, 71, strided_copy_b8)   \
+  X(strided_copy_b8_mve, 124, strided_copy_b8)  \
+  X(strided_copy_b8_scalar, 134, strided_copy_b8)
 
 enum class KernelId : uint16_t {
 #define MCUFLOW_KERNEL_ENUM(name, id) name = id,
@@ -178,5 +184,16 @@ constexpr uint16_t kKernelIdCount = [] {
 #undef MCUFLOW_TIER_KERNEL_MAX
   return count;
 }();
+
+// Whether `k` computes kReference: is it, or is a tier kernel whose entry names it. Code that
+// recognises an op by what it computes (a cat slice writes only its channels of the output) asks
+// this, so a tier id works wherever its reference's does. A template: the other references' terms
+// fold away, leaving a few compares (the runtime core's flash).
+template <KernelId kReference>
+constexpr bool computes(KernelId k) {
+#define MCUFLOW_TIER_COMPUTES(name, id, reference) || (KernelId::reference == kReference && k == KernelId::name)
+  return k == kReference MCUFLOW_TIER_KERNELS(MCUFLOW_TIER_COMPUTES);
+#undef MCUFLOW_TIER_COMPUTES
+}
 
 }  // namespace mcuflow

@@ -99,4 +99,8 @@ inline constexpr KernelCheck kernel_check_dwconv_s16_dsp{sizeof(kernels::DwConvP
                                                          check_dwconv_s16_dsp};
 inline constexpr KernelCheck kernel_check_avgpool_s16_dsp{sizeof(kernels::PoolParams), 1, 1, check_avgpool_s16_dsp};
 
+// Cat slice and strided copy: the scalar tier's checks (the same inputs and table).
+inline constexpr KernelCheck kernel_check_concat_slice_s8_dsp = kernel_check_concat_slice_s8_scalar;
+inline constexpr KernelCheck kernel_check_strided_copy_b8_dsp = kernel_check_strided_copy_b8_scalar;
+
 }  // namespace mcuflow::ops

@@ -101,4 +101,8 @@ inline constexpr KernelCheck kernel_check_conv_f32_mve = kernel_check_conv_f32_u
 inline constexpr KernelCheck kernel_check_dwconv_f32_mve = kernel_check_dwconv_f32_unit_multiplier;
 inline constexpr KernelCheck kernel_check_fc_f32_mve = kernel_check_fc_f32_any;
 
+// Cat slice and strided copy: the scalar tier's checks (the same inputs and table).
+inline constexpr KernelCheck kernel_check_concat_slice_s8_mve = kernel_check_concat_slice_s8_scalar;
+inline constexpr KernelCheck kernel_check_strided_copy_b8_mve = kernel_check_strided_copy_b8_scalar;
+
 }  // namespace mcuflow::ops

@@ -65,4 +65,13 @@ inline constexpr KernelCheck kernel_check_softmax_s8_scalar{sizeof(kernels::Soft
                                                             kernels::kSoftmaxExpTableSlot + 1, 1,
                                                             check_softmax_s8_exp_table};
 
+// The cat slice and strided copy kernels of every tier (copy_check.cpp): the reference's input
+// and access (onto its own source: the planner's in-place slices), and for a cat slice that
+// requantizes its table after it (kernels_scalar.h), for a plain copy no table.
+Error check_concat_slice_s8_scalar(const OpCheck& c);
+inline constexpr KernelCheck kernel_check_concat_slice_s8_scalar{sizeof(kernels::ConcatSliceParams), 1, 1,
+                                                                 check_concat_slice_s8_scalar, aliasing::kOntoSource};
+inline constexpr KernelCheck kernel_check_strided_copy_b8_scalar{sizeof(kernels::StridedCopyParams), 1, 1,
+                                                                 check_strided_copy_b8, aliasing::kOntoSource};
+
 }  // namespace mcuflow::ops

@@ -386,9 +386,13 @@ struct Walk {
   // repeats the channels (MveDwLayout::repeats_channels) and adjacent outputs read adjacent inputs
   // (stride 1 along the row), so that a tap's 16 bytes are its input for each of them.
   int32_t pixels_per_pass;
+  int32_t pass_bytes, pass_blocks, pass_whole;  // a pass's outputs, its whole blocks and their channels
   uint32_t offset_and_range;  // dw3_run's pk
   // Outputs whose whole window lies inside the input: oy in [y_lo, y_hi), ox in [x_lo, x_hi).
   int32_t y_lo, y_hi, x_lo, x_hi;
+  // A 3x3 window's passes along a row oy in [y_lo, y_hi), and the pixels they cover forwards
+  // ([x_lo, forward_end)) and backwards ([backward_start, x_hi)).
+  int32_t row_passes, forward_end, backward_start;
 
   Walk(const DwConvParams& params, const int8_t* in, const uint8_t* prep, int8_t* out) : p(params), input(in), prepared(prep), output(out) {
     const MveDwLayout layout{p.in_c, p.k_h * p.k_w};
@@ -399,6 +403,9 @@ struct Walk {
     whole_blocks = p.in_c / kMveDwGroup;
     whole_channels = whole_blocks * kMveDwGroup;
     pixels_per_pass = layout.repeats_channels() && p.stride_w == 1 ? kMveDwGroup / p.in_c : 1;
+    pass_bytes = pixels_per_pass * p.in_c;
+    pass_whole = pixels_per_pass > 1 ? kMveDwGroup : whole_channels;
+    pass_blocks = pass_whole / kMveDwGroup;
     offset_and_range = uint32_t(p.out.output_offset & 0xFFFF) | uint32_t(p.out.act_min & 0xFF) << 16 |
                        uint32_t(p.out.act_max & 0xFF) << 24;
     auto first_inside = [](int32_t pad, int32_t stride) { return (pad + stride - 1) / stride; };
@@ -410,16 +417,19 @@ struct Walk {
     x_lo = first_inside(p.pad_left, p.stride_w);
     y_hi = end_inside(p.in_h, p.pad_top, (p.k_h - 1) * p.dil_h + 1, p.stride_h, p.out_h);
     x_hi = end_inside(p.in_w, p.pad_left, (p.k_w - 1) * p.dil_w + 1, p.stride_w, p.out_w);
+    row_passes = x_lo < x_hi ? (x_hi - x_lo) / pixels_per_pass : 0;
+    forward_end = x_lo + row_passes * pixels_per_pass;
+    backward_start = x_hi - row_passes * pixels_per_pass;
   }
 
-  // A run of `passes` passes of a 3x3 window whose first output is `out`, each of `pixels`
-  // adjacent pixels (1, or pixels_per_pass: one whole block) and `step` (+1 or -1) passes on from
-  // the one before: dw3_run leaves the pointers (and the output) at the pass's partial last block.
-  Run3x3 run_3x3(const int8_t* out, int32_t passes, int32_t step, int32_t pixels) const {
-    const int32_t bytes = pixels * p.in_c;  // a pass's outputs
-    const int32_t whole = pixels > 1 ? kMveDwGroup : whole_channels;
-    return {whole / kMveDwGroup, bytes - whole, step * p.stride_w * bytes - whole, step * bytes - whole, prepared,
-            out + (passes - 1) * step * bytes + whole};
+  // A run of `passes` passes of a 3x3 window whose first output is `out`, each `step` (+1 or -1)
+  // passes on from the one before: of pixels_per_pass pixels, or (kOnePixel) of one: dw3_run leaves
+  // the pointers (and the output) at the pass's partial last block.
+  template <bool kOnePixel>
+  Run3x3 run_3x3(const int8_t* out, int32_t passes, int32_t step) const {
+    const int32_t bytes = kOnePixel ? p.in_c : pass_bytes, whole = kOnePixel ? whole_channels : pass_whole;
+    return {kOnePixel ? whole_blocks : pass_blocks, bytes - whole, step * p.stride_w * bytes - whole,
+            step * bytes - whole, prepared, out + (passes - 1) * step * bytes + whole};
   }
 
   // `passes` passes of pixels_per_pass pixels of row oy of a 3x3 window, whose windows lie inside
@@ -431,7 +441,7 @@ struct Walk {
     const int32_t iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
     const InsideTaps taps{input + (iy0 * p.in_w + ix0) * in_c, row_step, column_step};
     int8_t* out = output + (oy * p.out_w + ox) * in_c;
-    dw3_run<kKind>(run_3x3(out, passes, step, pixels_per_pass), taps, out, offset_and_range);
+    dw3_run<kKind>(run_3x3<false>(out, passes, step), taps, out, offset_and_range);
   }
 
   // Output pixel (oy, ox) of a 3x3 window, touching the padding.
@@ -441,25 +451,25 @@ struct Walk {
     const BorderTaps taps{input, zero_points, oy * p.stride_h - p.pad_top, ox * p.stride_w - p.pad_left,
                           p.in_h, in_w, in_c, p.dil_h, p.dil_w};
     int8_t* out = output + (oy * p.out_w + ox) * in_c;
-    dw3_run<kKind>(run_3x3(out, 1, 1, 1), taps, out, offset_and_range);
+    dw3_run<kKind>(run_3x3<true>(out, 1, 1), taps, out, offset_and_range);
   }
 
   // Row oy of a 3x3 window, forwards or backwards: the passes whose windows lie inside the input
   // as one run, the other pixels one by one (border_pixel_3x3 also takes inside ones).
   template <RequantKind kKind>
   void row_3x3(int32_t oy, bool forward) const {
-    const int32_t out_w = p.out_w, pixels = pixels_per_pass;
-    const int32_t passes = oy < y_lo || oy >= y_hi || x_lo >= x_hi ? 0 : (x_hi - x_lo) / pixels;
-    // Output pixels [run_lo, run_hi) in passes: from x_lo forwards, or up to x_hi backwards (none:
-    // every pixel one by one).
-    const int32_t run_lo = passes == 0 ? 0 : forward ? x_lo : x_hi - passes * pixels, run_hi = run_lo + passes * pixels;
+    const int32_t out_w = p.out_w;
+    const int32_t passes = oy < y_lo || oy >= y_hi ? 0 : row_passes;
+    // Output pixels [run_lo, run_hi) in passes (none: every pixel one by one).
+    const int32_t run_lo = passes == 0 ? 0 : forward ? x_lo : backward_start;
+    const int32_t run_hi = passes == 0 ? 0 : forward ? forward_end : x_hi;
     if (forward) {
       for (int32_t ox = 0; ox < run_lo; ++ox) border_pixel_3x3<kKind>(oy, ox);
       if (passes > 0) inside_run_3x3<kKind>(oy, run_lo, passes, 1);
       for (int32_t ox = run_hi; ox < out_w; ++ox) border_pixel_3x3<kKind>(oy, ox);
     } else {
       for (int32_t ox = out_w - 1; ox >= run_hi; --ox) border_pixel_3x3<kKind>(oy, ox);
-      if (passes > 0) inside_run_3x3<kKind>(oy, run_hi - pixels, passes, -1);
+      if (passes > 0) inside_run_3x3<kKind>(oy, run_hi - pixels_per_pass, passes, -1);
       for (int32_t ox = run_lo - 1; ox >= 0; --ox) border_pixel_3x3<kKind>(oy, ox);
     }
   }

@@ -459,18 +459,18 @@ struct Walk {
   template <RequantKind kKind>
   void row_3x3(int32_t oy, bool forward) const {
     const int32_t out_w = p.out_w;
-    const int32_t passes = oy < y_lo || oy >= y_hi ? 0 : row_passes;
-    // Output pixels [run_lo, run_hi) in passes (none: every pixel one by one).
-    const int32_t run_lo = passes == 0 ? 0 : forward ? x_lo : backward_start;
-    const int32_t run_hi = passes == 0 ? 0 : forward ? forward_end : x_hi;
+    if (oy < y_lo || oy >= y_hi || row_passes == 0) {
+      for (int32_t i = 0; i < out_w; ++i) border_pixel_3x3<kKind>(oy, forward ? i : out_w - 1 - i);
+      return;
+    }
     if (forward) {
-      for (int32_t ox = 0; ox < run_lo; ++ox) border_pixel_3x3<kKind>(oy, ox);
-      if (passes > 0) inside_run_3x3<kKind>(oy, run_lo, passes, 1);
-      for (int32_t ox = run_hi; ox < out_w; ++ox) border_pixel_3x3<kKind>(oy, ox);
+      for (int32_t ox = 0; ox < x_lo; ++ox) border_pixel_3x3<kKind>(oy, ox);
+      inside_run_3x3<kKind>(oy, x_lo, row_passes, 1);
+      for (int32_t ox = forward_end; ox < out_w; ++ox) border_pixel_3x3<kKind>(oy, ox);
     } else {
-      for (int32_t ox = out_w - 1; ox >= run_hi; --ox) border_pixel_3x3<kKind>(oy, ox);
-      if (passes > 0) inside_run_3x3<kKind>(oy, run_hi - pixels_per_pass, passes, -1);
-      for (int32_t ox = run_lo - 1; ox >= 0; --ox) border_pixel_3x3<kKind>(oy, ox);
+      for (int32_t ox = out_w - 1; ox >= x_hi; --ox) border_pixel_3x3<kKind>(oy, ox);
+      inside_run_3x3<kKind>(oy, x_hi - pixels_per_pass, row_passes, -1);
+      for (int32_t ox = backward_start - 1; ox >= 0; --ox) border_pixel_3x3<kKind>(oy, ox);
     }
   }
 

@@ -14,7 +14,10 @@
 // A 3x3 window runs a row at a time through one assembly loop (dw3_run) over a run of pixels:
 // the nine tap pointers in core registers, each block's taps, requantization, narrowing and
 // store, every constant addressed from the block's prepared bytes, a partial last block under
-// predication. docs/kernels_dsp.md counts its instructions and says why it is exact.
+// predication. With 2, 4 or 8 channels at stride 1 along the row, a pass of the run is one whole
+// block of 16 / in_c adjacent pixels (the prepared block repeats the channels in every lane): a
+// tap's 16 bytes are that tap's input for each of them. docs/kernels_dsp.md counts its
+// instructions and says why it is exact.
 #include "../reference/raster_order.h"
 #include "mcuflow/kernels/arith.h"
 #include "mve_blocks.h"
@@ -216,7 +219,7 @@ static_assert(MveDwLayout{kMveDwGroup, 9}.block_bytes() == kDw3BlockBytes);
   : [t0] "+r"(t0), [t1] "+r"(t1), [t2] "+r"(t2), [t3] "+r"(t3), [t4] "+r"(t4), [t5] "+r"(t5),          \
     [t6] "+r"(t6), [t7] "+r"(t7), [t8] "+r"(t8), [blk] "+r"(blk), [out] "+r"(out), [pk] "+r"(pk)       \
   : [blocks] "m"(run.blocks), [partial] "m"(run.partial), [tap_delta] "m"(run.tap_delta),              \
-    [out_delta] "m"(run.out_delta), [first_block] "m"(run.first_block), [out_end] "m"(run.out_end)       \
+    [out_delta] "m"(run.out_delta), [first_block] "m"(run.first_block), [out_end] "m"(out_end)           \
   : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "lr", "memory", "cc"
 
 // How an op's requantization may be shortened (decided once per op from its table).
@@ -225,19 +228,20 @@ enum class RequantKind {
   kRightShiftsOnly,  // every channel shifts right (so none left), activation range [-128, 127]
 };
 
-// A run of output pixels along a row (>= 1), each the same steps on from the one before.
+// The steps of a run of output pixels (or passes) along a row, each the same steps on from the
+// one before; the same for every run of an op in one direction (Walk keeps them).
 struct Run3x3 {
   int32_t blocks, partial;       // whole blocks, channels of a partial last block (0: none)
   int32_t tap_delta, out_delta;  // bytes from where a pixel leaves the pointers to the next pixel's
   const uint8_t* first_block;
-  const int8_t* out_end;         // where the last pixel leaves the output pointer
 };
 
 // The outputs of a run's whole blocks; taps(ky, kx): the first pixel's tap pointers at channel 0
-// (input pixels, or the zero point row for padding taps), out: its output; pk: the output offset
-// in its low half, act_min and act_max in bytes 2 and 3.
+// (input pixels, or the zero point row for padding taps), out: its output, out_end: where the last
+// pixel leaves the output pointer; pk: the output offset in its low half, act_min and act_max in
+// bytes 2 and 3.
 template <RequantKind kKind, typename Taps>
-inline void dw3_run(const Run3x3& run, const Taps& taps, int8_t* out, uint32_t pk) {
+inline void dw3_run(const Run3x3& run, const int8_t* out_end, const Taps& taps, int8_t* out, uint32_t pk) {
   const int8_t *t0 = taps(0, 0), *t1 = taps(0, 1), *t2 = taps(0, 2), *t3 = taps(1, 0), *t4 = taps(1, 1),
                *t5 = taps(1, 2), *t6 = taps(2, 0), *t7 = taps(2, 1), *t8 = taps(2, 2);
   const uint8_t* blk = run.first_block;
@@ -382,9 +386,20 @@ struct Walk {
   const int8_t* zero_points;  // the prepared zero point row
   int32_t block_bytes, row_step, column_step;
   int32_t whole_blocks, whole_channels;
+  // Adjacent output pixels a pass of a 3x3 window computes in one block: 16 / in_c when the block
+  // repeats the channels (MveDwLayout::repeats_channels) and adjacent outputs read adjacent inputs
+  // (stride 1 along the row), so that a tap's 16 bytes are its input for each of them.
+  int32_t pixels_per_pass;
+  int32_t pass_bytes, pass_whole;  // a pass's outputs and its whole blocks' channels
+  // The runs' steps: a pixel alone (whose steps past its last block are never taken), passes
+  // forwards and backwards.
+  Run3x3 pixel_steps, forward_steps, backward_steps;
   uint32_t offset_and_range;  // dw3_run's pk
   // Outputs whose whole window lies inside the input: oy in [y_lo, y_hi), ox in [x_lo, x_hi).
   int32_t y_lo, y_hi, x_lo, x_hi;
+  // A 3x3 window's passes along a row oy in [y_lo, y_hi), and the pixels they cover forwards
+  // ([x_lo, forward_end)) and backwards ([backward_start, x_hi)).
+  int32_t row_passes, forward_end, backward_start;
 
   Walk(const DwConvParams& params, const int8_t* in, const uint8_t* prep, int8_t* out) : p(params), input(in), prepared(prep), output(out) {
     const MveDwLayout layout{p.in_c, p.k_h * p.k_w};
@@ -394,6 +409,16 @@ struct Walk {
     column_step = p.dil_w * p.in_c;
     whole_blocks = p.in_c / kMveDwGroup;
     whole_channels = whole_blocks * kMveDwGroup;
+    pixels_per_pass = layout.repeats_channels() && p.stride_w == 1 ? kMveDwGroup / p.in_c : 1;
+    pass_bytes = pixels_per_pass * p.in_c;
+    pass_whole = pixels_per_pass > 1 ? kMveDwGroup : whole_channels;
+    pixel_steps = {whole_blocks, p.in_c - whole_channels, 0, 0, prepared};
+    const auto pass_steps = [&](int32_t step) {
+      return Run3x3{pass_whole / kMveDwGroup, pass_bytes - pass_whole, step * p.stride_w * pass_bytes - pass_whole,
+                    step * pass_bytes - pass_whole, prepared};
+    };
+    forward_steps = pass_steps(1);
+    backward_steps = pass_steps(-1);
     offset_and_range = uint32_t(p.out.output_offset & 0xFFFF) | uint32_t(p.out.act_min & 0xFF) << 16 |
                        uint32_t(p.out.act_max & 0xFF) << 24;
     auto first_inside = [](int32_t pad, int32_t stride) { return (pad + stride - 1) / stride; };
@@ -405,26 +430,23 @@ struct Walk {
     x_lo = first_inside(p.pad_left, p.stride_w);
     y_hi = end_inside(p.in_h, p.pad_top, (p.k_h - 1) * p.dil_h + 1, p.stride_h, p.out_h);
     x_hi = end_inside(p.in_w, p.pad_left, (p.k_w - 1) * p.dil_w + 1, p.stride_w, p.out_w);
+    row_passes = x_lo < x_hi ? (x_hi - x_lo) / pixels_per_pass : 0;
+    forward_end = x_lo + row_passes * pixels_per_pass;
+    backward_start = x_hi - row_passes * pixels_per_pass;
   }
 
-  // A run of `pixels` pixels of a 3x3 window whose first output is `out`, each `step` (+1 or -1)
-  // pixels on from the one before: dw3_run leaves the pointers (and the output) at the pixel's
-  // partial last block.
-  Run3x3 run_3x3(const int8_t* out, int32_t pixels, int32_t step) const {
-    const int32_t in_c = p.in_c, whole = whole_channels;
-    return {whole_blocks, in_c - whole, step * p.stride_w * in_c - whole, step * in_c - whole, prepared,
-            out + (pixels - 1) * step * in_c + whole};
-  }
-
-  // Output pixels ox, ox + step, ... (`pixels` of them, step +1 or -1) of row oy of a 3x3
-  // window, whose windows lie inside the input: one dw3_run.
+  // `passes` passes of pixels_per_pass pixels of row oy of a 3x3 window, whose windows lie inside
+  // the input, the first from output pixel ox on, each `step` (+1 or -1) passes on from the one
+  // before: one dw3_run.
   template <RequantKind kKind>
-  __attribute__((noinline)) void inside_run_3x3(int32_t oy, int32_t ox, int32_t pixels, int32_t step) const {
+  __attribute__((noinline)) void inside_run_3x3(int32_t oy, int32_t ox, int32_t passes, int32_t step) const {
     const int32_t in_c = p.in_c;
     const int32_t iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
     const InsideTaps taps{input + (iy0 * p.in_w + ix0) * in_c, row_step, column_step};
     int8_t* out = output + (oy * p.out_w + ox) * in_c;
-    dw3_run<kKind>(run_3x3(out, pixels, step), taps, out, offset_and_range);
+    // dw3_run leaves the pointers (and the output) at a pass's partial last block.
+    const int8_t* out_end = out + (passes - 1) * step * pass_bytes + pass_whole;
+    dw3_run<kKind>(step > 0 ? forward_steps : backward_steps, out_end, taps, out, offset_and_range);
   }
 
   // Output pixel (oy, ox) of a 3x3 window, touching the padding.
@@ -434,26 +456,26 @@ struct Walk {
     const BorderTaps taps{input, zero_points, oy * p.stride_h - p.pad_top, ox * p.stride_w - p.pad_left,
                           p.in_h, in_w, in_c, p.dil_h, p.dil_w};
     int8_t* out = output + (oy * p.out_w + ox) * in_c;
-    dw3_run<kKind>(run_3x3(out, 1, 1), taps, out, offset_and_range);
+    dw3_run<kKind>(pixel_steps, out + whole_channels, taps, out, offset_and_range);
   }
 
-  // Row oy of a 3x3 window, forwards or backwards: the pixels whose windows lie inside the input
-  // as one run, the others one by one.
+  // Row oy of a 3x3 window, forwards or backwards: the passes whose windows lie inside the input
+  // as one run, the other pixels one by one (border_pixel_3x3 also takes inside ones).
   template <RequantKind kKind>
   void row_3x3(int32_t oy, bool forward) const {
     const int32_t out_w = p.out_w;
-    if (oy < y_lo || oy >= y_hi || x_lo >= x_hi) {
+    if (oy < y_lo || oy >= y_hi || row_passes == 0) {
       for (int32_t i = 0; i < out_w; ++i) border_pixel_3x3<kKind>(oy, forward ? i : out_w - 1 - i);
       return;
     }
     if (forward) {
       for (int32_t ox = 0; ox < x_lo; ++ox) border_pixel_3x3<kKind>(oy, ox);
-      inside_run_3x3<kKind>(oy, x_lo, x_hi - x_lo, 1);
-      for (int32_t ox = x_hi; ox < out_w; ++ox) border_pixel_3x3<kKind>(oy, ox);
+      inside_run_3x3<kKind>(oy, x_lo, row_passes, 1);
+      for (int32_t ox = forward_end; ox < out_w; ++ox) border_pixel_3x3<kKind>(oy, ox);
     } else {
       for (int32_t ox = out_w - 1; ox >= x_hi; --ox) border_pixel_3x3<kKind>(oy, ox);
-      inside_run_3x3<kKind>(oy, x_hi - 1, x_hi - x_lo, -1);
-      for (int32_t ox = x_lo - 1; ox >= 0; --ox) border_pixel_3x3<kKind>(oy, ox);
+      inside_run_3x3<kKind>(oy, x_hi - pixels_per_pass, row_passes, -1);
+      for (int32_t ox = backward_start - 1; ox >= 0; --ox) border_pixel_3x3<kKind>(oy, ox);
     }
   }
 

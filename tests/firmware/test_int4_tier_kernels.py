@@ -29,13 +29,14 @@ SAMPLES = 4
 
 def fixed_cases():
     """Shapes seed 0 adds: a grouped conv, strided convs, single-row and multi-row linears, a 5x5
-    depthwise; each with its kernel family."""
+    depthwise, an 8-channel 3x3 depthwise; each with its kernel family."""
     return [
         (conv(10, 15, (5, 6), 3, pad=1), "conv_s8_w4"),
         grouped_conv(),
         (conv(6, 9, (6, 5), 3, stride=2, pad=1), "conv_s8_w4"),
         (conv(7, 11, (7, 5), 1, stride=2), "conv_s8_w4_1x1"),
         (dwconv(13, (6, 7), 5, pad=2), "dwconv_s8_w4"),
+        (dwconv(8, (5, 9), 3, pad=1), "dwconv_s8_w4"),  # MVE: two pixels a pass from the block it builds
         (linear(1, 37, 9), "fc_s8_w4"),
         (linear(5, 21, 13), "fc_s8_w4"),
     ]

@@ -119,6 +119,9 @@ def families():
             dwconv(32, (9, 9), 3, stride=2, pad=2, dil=2), dwconv(16, (6, 7), 3, pad=1, act=nn.ReLU6),
             dwconv(48, (5, 6), 3, stride=(1, 2)), dwconv(8, (12, 12), 3, pad=1), dwconv(8, (9, 10), 3, stride=2, pad=1),
             dwconv(24, (7, 5), 3, pad=1, act=nn.ReLU6),
+            # 2, 4 and 8 channels: 8, 4 and 2 pixels a pass, a pixel left over after the passes
+            dwconv(4, (6, 11), 3, pad=1), dwconv(2, (5, 19), 3, pad=1, act=nn.ReLU6),
+            dwconv(8, (7, 12), 3, stride=(2, 1), pad=(1, 2), dil=(1, 2)),
         ],
         "add_s8_mve": [
             add((1, 16, 8, 8)), add((1, 3, 5, 7)), add((1, 1, 1, 1)), add((1, 32, 4, 4), relu=True),

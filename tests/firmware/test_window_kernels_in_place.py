@@ -8,7 +8,8 @@ peak the planner must lower, with 20 channels (a partial 16-channel block) on 13
 count: the 1x1 kernel's single-pixel tail), are compiled for cortex-m55 and cortex-m4; the plan
 must put each kernel in place, the forward-only ones below their input, and the board's outputs
 must equal the host's on random inputs. A DS-CNN-like chain of depthwise and pointwise layers on
-qemu-m55 makes the planner alternate directions, so the backward walks run too. Each also with
+qemu-m55 makes the planner alternate directions, so the backward walks run too, also on 8 channels (two
+pixels a dwconv_s8_mve pass). Each also with
 int4 weights: the int4 tier kernels keep their int8 kernels' contracts.
 """
 
@@ -91,13 +92,14 @@ def test_board_equals_host_in_place(board_and_program):
 
 
 class DepthwiseChain(nn.Module):
-    """DS-CNN's block structure: depthwise 3x3 and pointwise layers on 64 channels, 25x5."""
+    """DS-CNN's block structure: depthwise 3x3 and pointwise layers (64 channels, 25x5 for DS-CNN)."""
 
-    def __init__(self):
+    def __init__(self, channels=64):
         super().__init__()
         layers = []
         for _ in range(3):
-            layers += [nn.Conv2d(64, 64, 3, padding=1, groups=64), nn.ReLU(), nn.Conv2d(64, 64, 1), nn.ReLU()]
+            layers += [nn.Conv2d(channels, channels, 3, padding=1, groups=channels), nn.ReLU(),
+                       nn.Conv2d(channels, channels, 1), nn.ReLU()]
         self.layers = nn.Sequential(*layers)
 
     def forward(self, x):
@@ -116,6 +118,21 @@ def test_mve_chain_alternates_directions_and_equals_the_host(weights):
     above = {d["ops"][s["op"]]["kernel"] for s in d["plan"]["in_place"] if s["shift"] < 0}
     both_ways = {"conv_s8_1x1_mve", "dwconv_s8_mve"}
     assert above & ({int4_kernel(k) for k in both_ways} if weights == "int4" else both_ways), d["plan"]["in_place"]
+    xs = rng.randint(-128, 128, size=(2,) + shape[1:]).astype(np.int8)
+    np.testing.assert_array_equal(device.run_on_board(program, xs, "qemu-m55", timeout=300)[0], program.run(xs)[0])
+
+
+def test_mve_depthwise_of_8_channels_runs_in_place_both_ways_and_equals_the_host():
+    """8 channels: dwconv_s8_mve computes two adjacent pixels a pass, and still runs in place both ways."""
+    torch.manual_seed(7)
+    rng = np.random.RandomState(7)
+    shape = (1, 8, 14, 15)
+    calibration = [rng.standard_normal(shape).astype(np.float32) for _ in range(8)]
+    ep = torch.export.export(DepthwiseChain(8).eval(), (torch.from_numpy(calibration[0]),))
+    program = mcuflow.compile(ep, target="cortex-m55", calibration=calibration, io="int8")
+    d = program.describe()
+    shifts = {s["shift"] for s in d["plan"]["in_place"] if d["ops"][s["op"]]["kernel"] == "dwconv_s8_mve"}
+    assert any(s < 0 for s in shifts) and any(s >= 0 for s in shifts), d["plan"]["in_place"]
     xs = rng.randint(-128, 128, size=(2,) + shape[1:]).astype(np.int8)
     np.testing.assert_array_equal(device.run_on_board(program, xs, "qemu-m55", timeout=300)[0], program.run(xs)[0])
 

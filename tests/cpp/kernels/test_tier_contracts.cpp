@@ -269,12 +269,35 @@ TEST(TierContracts, MvePreparedInputsMatchOnlyTheBytesTheyEmit) {
       for (bool per_channel : {true, false}) expect_matches_only_its_bytes(layout, ref.inputs(per_channel, 37), first_sum, rng);
     }
   }
-  for (int32_t channels : {5, 16, 40}) {
+  for (int32_t channels : {1, 4, 5, 8, 16, 40}) {  // 1, 4 and 8 repeated in every lane
     const MveDwLayout layout{channels, 9};
     const RandomReference ref = random_reference(rng, channels * 9, channels);
     int32_t first_sum = 0;
     for (int32_t t = 0; t < 9; ++t) first_sum += ref.weights[size_t(t * channels)];
     expect_matches_only_its_bytes(layout, ref.inputs(true, -5), first_sum, rng);
+  }
+}
+
+// A depthwise layer of 1, 2, 4 or 8 channels fills its one block with them repeated (the kernel
+// computes 16 / channels pixels a pass); others pad their last block with zeros.
+TEST(TierContracts, MveDepthwiseLayoutRepeatsFewChannelsInEveryLane) {
+  std::mt19937 rng(5);
+  for (int32_t channels : {1, 2, 4, 8, 5, 24}) {
+    const MveDwLayout layout{channels, 9};
+    const RandomReference ref = random_reference(rng, channels * 9, channels);
+    std::vector<uint8_t> bytes;
+    mve_emit_prepared(layout, ref.inputs(true, 3), [&](uint8_t b) { return bytes.push_back(b), true; });
+    const int32_t last = layout.blocks() - 1;
+    const uint8_t* weights = bytes.data() + last * layout.block_bytes() + layout.table_bytes();
+    for (int32_t lane = 0; lane < kMveDwGroup; ++lane) {
+      const int32_t c = last * kMveDwGroup + lane;
+      const int32_t expected = c < channels ? c : 16 % channels == 0 ? lane % channels : -1;
+      ASSERT_EQ(layout.lane_channel(last, lane), expected) << channels << " channels, lane " << lane;
+      for (int32_t t = 0; t < 9; ++t) {
+        const uint8_t weight = expected < 0 ? 0 : uint8_t(ref.weights[size_t(t * channels + expected)]);
+        EXPECT_EQ(weights[t * kMveDwGroup + lane], weight) << channels << " channels, lane " << lane << " tap " << t;
+      }
+    }
   }
 }
 

@@ -19,6 +19,8 @@
 //     left shift max(shift, 0), minus right shift min(shift, 0) (padding channels: zero);
 //     depthwise lists each row's channels in the kernel's accumulator order;
 //   depthwise only, the block's weights, int8 [k_h * k_w taps][16 channels], zero padded.
+// Depthwise with 1, 2, 4 or 8 channels: the one block repeats them in every lane (table entries
+// and weights), so that one pass computes 16 / channels adjacent pixels (MveDwLayout::lane_channel).
 // Depthwise only, after the blocks: a zero point row, int8 [16 * blocks] of the input zero
 // point, which padding taps read in place of an input pixel (any channel offset stays inside it).
 //
@@ -106,10 +108,18 @@ struct MveDwLayout {
   constexpr int32_t block_bytes() const { return table_bytes() + taps * kMveDwGroup; }
   constexpr int32_t zero_point_row_at() const { return blocks() * block_bytes(); }
   constexpr int32_t total_bytes() const { return zero_point_row_at() + blocks() * kMveDwGroup; }
+  // Whether a block holds several pixels: fewer channels than a block that divide it (1, 2, 4,
+  // 8), whose one block repeats them in every lane, so that the kernel may compute
+  // kMveDwGroup / channels adjacent pixels in one pass.
+  constexpr bool repeats_channels() const { return channels < kMveDwGroup && kMveDwGroup % channels == 0; }
+  // The channel of lane `lane` of a block; -1: padding (zero).
+  constexpr int32_t lane_channel(int32_t block, int32_t lane) const {
+    const int32_t c = block * kMveDwGroup + lane;
+    return c < channels ? c : repeats_channels() ? lane % channels : -1;
+  }
   // Each row lists the four accumulators' lanes in turn.
   constexpr int32_t table_channel(int32_t block, int32_t e) const {
-    const int32_t c = block * kMveDwGroup + kMveDwFirstChannel[e / 4] + 4 * (e % 4);
-    return c < channels ? c : -1;
+    return lane_channel(block, kMveDwFirstChannel[e / 4] + 4 * (e % 4));
   }
   int32_t weight_sum(const int8_t* weights, int32_t c) const {
     int32_t sum = 0;
@@ -120,8 +130,9 @@ struct MveDwLayout {
   template <typename Emit>
   bool emit_weights(int32_t block, const int8_t* weights, Emit& emit) const {
     for (int32_t t = 0; t < taps; ++t) {
-      for (int32_t c = block * kMveDwGroup; c < (block + 1) * kMveDwGroup; ++c) {
-        if (!emit(c < channels ? uint8_t(weights[t * channels + c]) : uint8_t{0})) return false;
+      for (int32_t lane = 0; lane < kMveDwGroup; ++lane) {
+        const int32_t c = lane_channel(block, lane);
+        if (!emit(c >= 0 ? uint8_t(weights[t * channels + c]) : uint8_t{0})) return false;
       }
     }
     return true;

@@ -137,19 +137,24 @@ inline bool pointwise_prepared_match(const MvePointwiseLayout& layout, const Mve
 }
 
 // Whether `prepared` holds exactly the depthwise layout's prepared input: per block of 16
-// channels, each tap's 16 weights compared (zero past the channels) and summed in 16-bit lanes
-// (|sum| <= kMveDwMaxTaps * 128), widened in the accumulators' channel order
-// (kMveDwFirstChannel: VMOVLB/T of VMOVLB/T), the table rows gathered in that order; then the
-// zero point row.
+// channels, each tap's 16 weights compared (zero past the channels, or the channels repeated:
+// MveDwLayout::lane_channel) and summed in 16-bit lanes (|sum| <= kMveDwMaxTaps * 128), widened
+// in the accumulators' channel order (kMveDwFirstChannel: VMOVLB/T of VMOVLB/T), the table rows
+// gathered in that order; then the zero point row.
 inline bool dw_prepared_match(const MveDwLayout& layout, const MveReferenceInputs& r, const uint8_t* prepared) {
   const int32x4_t zero = vdupq_n_s32(0);
+  // A lane's channel from the block's first: the lane, or the lane modulo a repeated block's channels.
+  const bool repeats = layout.repeats_channels();
+  const uint8x16_t weight_lanes = vandq_u8(vidupq_n_u8(0, 1), vdupq_n_u8(uint8_t(repeats ? layout.channels - 1 : 0xFF)));
+  const uint32x4_t table_mask = vdupq_n_u32(uint32_t(repeats ? layout.channels - 1 : 0xFF));
   for (int32_t block = 0; block < layout.blocks(); ++block, prepared += layout.block_bytes()) {
     const int32_t first = block * kMveDwGroup;
-    const mve_pred16_t lanes = vctp8q(uint32_t(layout.channels - first));
+    const int32_t held_channels = repeats ? kMveDwGroup : layout.channels - first;  // lanes holding a channel
+    const mve_pred16_t lanes = vctp8q(uint32_t(held_channels));
     int16x8_t even = vdupq_n_s16(0), odd = vdupq_n_s16(0);  // channels 0, 2 ... 14 and 1, 3 ... 15
     const uint8_t* taps = prepared + layout.table_bytes();
     for (int32_t t = 0; t < layout.taps; ++t) {
-      const int8x16_t w = vldrbq_z_s8(r.weights + t * layout.channels + first, lanes);
+      const int8x16_t w = vldrbq_gather_offset_z_s8(r.weights + t * layout.channels + first, weight_lanes, lanes);
       if (vcmpneq_s8(w, vldrbq_s8(reinterpret_cast<const int8_t*>(taps + t * kMveDwGroup))) != 0) return false;
       even = vaddq_s16(even, vmovlbq_s8(w));
       odd = vaddq_s16(odd, vmovltq_s8(w));
@@ -157,8 +162,9 @@ inline bool dw_prepared_match(const MveDwLayout& layout, const MveReferenceInput
     const int32x4_t sums[4] = {vmovlbq_s16(even), vmovltq_s16(even), vmovlbq_s16(odd), vmovltq_s16(odd)};
     const auto* table = reinterpret_cast<const int32_t*>(prepared);
     for (int32_t a = 0; a < 4; ++a) {
-      const uint32x4_t offsets = vidupq_n_u32(uint32_t(kMveDwFirstChannel[a]), 4);  // its channels in the block
-      const mve_pred16_t valid = vcmphiq_u32(vdupq_n_u32(uint32_t(layout.channels - first)), offsets);
+      const uint32x4_t lane = vidupq_n_u32(uint32_t(kMveDwFirstChannel[a]), 4);  // its lanes in the block
+      const uint32x4_t offsets = vandq_u32(lane, table_mask);
+      const mve_pred16_t valid = vcmphiq_u32(vdupq_n_u32(uint32_t(held_channels)), lane);
       const int32x4_t bias = vldrwq_gather_shifted_offset_z_s32(r.bias + first, offsets, valid);
       const int32x4_t multiplier =
           r.per_channel_requant ? vldrwq_gather_shifted_offset_z_s32(r.multipliers + first, offsets, valid)

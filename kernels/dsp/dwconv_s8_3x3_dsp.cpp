@@ -1,7 +1,8 @@
 // Depthwise 3x3 convolution (ch_mult 1, stride_w 1), int8, DSP extension: input rows are
 // transposed once into channel-major int16 rows (kernels_dsp.h); then per channel, each pair
-// of output pixels takes per kernel row two word loads (columns x..x+1, x+2..x+3) and four
-// multiplies: an SMLAD and an SMLAxy for each pixel (dw3_output_row).
+// of output pixels takes per kernel row the words of columns x..x+1 and x+2..x+3 and four
+// multiplies: an SMLAD and an SMLAxy for each pixel (fast_row, which requantizes the pair in
+// registers; dw3_output_row on the general path).
 #include "dsp_blocks.h"
 
 namespace mcuflow::kernels {
@@ -58,58 +59,14 @@ struct Dw3 {
 
 // Channels first..first+count-1 of one output row from their accumulators (channel after
 // channel, acc_stride apart) and their requantization (channels[0 .. count), derived once per
-// chunk), stored at out[x * pixel_stride + channel]. Not inlined: the caller's loops hold on
-// to registers this loop wants.
-template <bool kFast>
-__attribute__((noinline)) void requantize_row(const dsp::Output& o, const DspChannel* channels, int32_t first,
-                                              int32_t count, const int32_t* acc, int32_t acc_stride, int32_t out_w,
-                                              int32_t pixel_stride, int8_t* out) {
-  if constexpr (kFast) {
-    // dsp::output_value<true> written out, ten instructions per output: GCC's set-up of each
-    // channel's loop cost about as much as five of its outputs. count >= 1, out_w >= 1.
-    const int32_t skip = 4 * (acc_stride - out_w);  // bytes of unused accumulators after a channel's
-    const int32_t* a = acc;
-    int8_t* dst = out + first;
-    const DspChannel* const end = channels + count;
-    int32_t init, multiplier, rounding, right_shift, v, t, r, n;
-    __asm__ volatile(
-        "1:\n\t"
-        "ldrd %[init], %[multiplier], [%[ch]]\n\t"
-        "ldrd %[rounding], %[right_shift], [%[ch], #8]\n\t"
-        "mov %[r], %[dst]\n\t"
-        "ldr %[n], %[out_w]\n\t"
-        "2:\n\t"
-        "ldr %[v], [%[a]], #4\n\t"
-        "add %[v], %[v], %[init]\n\t"
-        "smmlar %[t], %[v], %[multiplier], %[rounding]\n\t"
-        "add %[v], %[t], %[v], asr #31\n\t"
-        "asr %[v], %[v], %[right_shift]\n\t"
-        "ssat %[v], #8, %[v]\n\t"
-        "strb %[v], [%[r]]\n\t"
-        "add %[r], %[r], %[pixel_stride]\n\t"
-        "subs %[n], %[n], #1\n\t"
-        "bne 2b\n\t"
-        "ldr %[v], %[skip]\n\t"
-        "add %[a], %[a], %[v]\n\t"
-        "add %[dst], %[dst], #1\n\t"
-        "add %[ch], %[ch], %[record]\n\t"
-        "ldr %[v], %[end]\n\t"
-        "cmp %[ch], %[v]\n\t"
-        "bne 1b"
-        : [a] "+r"(a), [dst] "+r"(dst), [ch] "+r"(channels), [init] "=&r"(init), [multiplier] "=&r"(multiplier),
-          [rounding] "=&r"(rounding), [right_shift] "=&r"(right_shift), [v] "=&r"(v), [t] "=&r"(t), [r] "=&r"(r),
-          [n] "=&r"(n)
-        : [end] "m"(end), [out_w] "m"(out_w), [pixel_stride] "r"(pixel_stride), [skip] "m"(skip),
-          [record] "i"(sizeof(DspChannel))
-        : "cc", "memory");
-    (void)o;
-    return;
-  }
+// chunk), stored at out[x * pixel_stride + channel]: the general path.
+void requantize_row(const dsp::Output& o, const DspChannel* channels, int32_t first, int32_t count, const int32_t* acc,
+                    int32_t acc_stride, int32_t out_w, int32_t pixel_stride, int8_t* out) {
   for (int32_t c = first; c < first + count; ++c, acc += acc_stride, ++channels) {
     const DspChannel ch = *channels;
     const int32_t* a = acc;
     int8_t* dst = out + c;
-    auto value = [&](int32_t acc2) { return int8_t(dsp::output_value<kFast>(acc2 + ch.acc_init, ch, o)); };
+    auto value = [&](int32_t acc2) { return int8_t(dsp::output_value<false>(acc2 + ch.acc_init, ch, o)); };
     int32_t x = out_w;
     for (; x >= 2; x -= 2, a += 2, dst += 2 * pixel_stride) {  // two at a time: half the loop steps
       dst[0] = value(a[0]);
@@ -119,18 +76,118 @@ __attribute__((noinline)) void requantize_row(const dsp::Output& o, const DspCha
   }
 }
 
+// What fast_row's assembly reads from memory: every register is taken by its loops.
+struct FastRowFrame {
+  int32_t pairs;        // whole pairs of output pixels
+  int32_t odd;          // 1 when a last pixel follows them
+  int32_t back;         // from past a channel's last pair to the next channel's first output
+  int32_t row_advance;  // from past a channel's last word read to the next channel's row
+  const int32_t* records_end;
+};
+
+// One output row of the chunk's channels on the fast path, each channel's outputs requantized
+// as soon as its pair is summed (records: kernels_dsp.h). Per pair x, x+1 and kernel row y one
+// LDRD of the words A = (x, x+1), C = (x+2, x+3) (C is the next pair's A: the row pointer moves
+// on by one word) and of the weight pairs (wy0, wy1), (wy1, wy2): pixel x is SMLAD(A, (wy0, wy1))
+// + C.bottom * wy2, pixel x+1 A.top * wy0 + SMLAD(C, (wy1, wy2)); kernel row 0's LDM also loads
+// acc_init into the accumulator both pixels start from. Then per output SMMLAR, the tie step,
+// ASR, SSAT and a byte store: 33 instructions per pair, an odd last pixel takes a pair's
+// multiplies and one store. Not inlined: the caller's registers would leave the assembly one short.
+__attribute__((noinline)) void fast_row(const FastRowFrame& frame, const int16_t* r0, const int16_t* r1, const int16_t* r2,
+              const int32_t* records, int32_t pixel_stride, int8_t* out) {
+  const FastRowFrame f = frame;  // on the stack: the assembly reads it relative to sp
+  register int32_t a1 __asm__("r4"), p __asm__("r5"), q __asm__("r6");  // LDM list order
+  int32_t a0, a, c, y, n;
+#define MCUFLOW_DSP_DW3_MACS(row)                 \
+  "ldrd %[a], %[c], [%[" row "]], #4\n\t"         \
+  "smlad %[a0], %[a], %[p], %[a0]\n\t"            \
+  "smlatb %[a1], %[a], %[p], %[a1]\n\t"           \
+  "smlabt %[a0], %[c], %[q], %[a0]\n\t"           \
+  "smlad %[a1], %[c], %[q], %[a1]\n\t"
+#define MCUFLOW_DSP_DW3_PAIR_SUMS                 \
+  "ldm %[rec], {%[a1], %[p], %[q]}\n\t"           \
+  "ldrd %[a], %[c], [%[r0]], #4\n\t"              \
+  "smlad %[a0], %[a], %[p], %[a1]\n\t"            \
+  "smlatb %[a1], %[a], %[p], %[a1]\n\t"           \
+  "smlabt %[a0], %[c], %[q], %[a0]\n\t"           \
+  "smlad %[a1], %[c], %[q], %[a1]\n\t"            \
+  "ldrd %[p], %[q], [%[rec], #12]\n\t"            \
+  MCUFLOW_DSP_DW3_MACS("r1")                      \
+  "ldrd %[p], %[q], [%[rec], #20]\n\t"            \
+  MCUFLOW_DSP_DW3_MACS("r2")                      \
+  "ldrd %[p], %[q], [%[rec], #28]\n\t" /* multiplier, rounding */ \
+  "ldr %[a], [%[rec], #36]\n\t"        /* right_shift */
+#define MCUFLOW_DSP_DW3_OUTPUT(acc)               \
+  "smmlar %[y], %[" acc "], %[p], %[q]\n\t"       \
+  "add %[y], %[y], %[" acc "], asr #31\n\t"       \
+  "asr %[y], %[y], %[a]\n\t"                      \
+  "ssat %[y], #8, %[y]\n\t"
+  __asm__ volatile(  // volatile: its results are the bytes stored
+      "0:\n\t"
+      "ldr %[n], %[pairs]\n\t"
+      "b 3f\n\t"
+      "1:\n\t" MCUFLOW_DSP_DW3_PAIR_SUMS
+      MCUFLOW_DSP_DW3_OUTPUT("a0") "strb %[y], [%[out]]\n\t"
+      MCUFLOW_DSP_DW3_OUTPUT("a1") "strb %[y], [%[out], %[stride]]\n\t"
+      "add %[out], %[out], %[stride], lsl #1\n\t"
+      "3:\n\t"
+      "subs %[n], %[n], #1\n\t"
+      "bpl 1b\n\t"
+      "ldr %[n], %[odd]\n\t"
+      "cmp %[n], #0\n\t"
+      "beq 2f\n\t" MCUFLOW_DSP_DW3_PAIR_SUMS
+      MCUFLOW_DSP_DW3_OUTPUT("a0") "strb %[y], [%[out]]\n\t"
+      "2:\n\t"
+      "ldr %[y], %[back]\n\t"
+      "sub %[out], %[out], %[y]\n\t"
+      "ldr %[y], %[row_advance]\n\t"
+      "add %[r0], %[r0], %[y]\n\t"
+      "add %[r1], %[r1], %[y]\n\t"
+      "add %[r2], %[r2], %[y]\n\t"
+      "add %[rec], %[rec], %[record]\n\t"
+      "ldr %[y], %[end]\n\t"
+      "cmp %[rec], %[y]\n\t"
+      "bne 0b"
+      : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [rec] "+r"(records), [out] "+r"(out), [a0] "=&r"(a0),
+        [a1] "=&r"(a1), [p] "=&r"(p), [q] "=&r"(q), [a] "=&r"(a), [c] "=&r"(c), [y] "=&r"(y), [n] "=&r"(n)
+      : [stride] "r"(pixel_stride), [pairs] "m"(f.pairs), [odd] "m"(f.odd), [back] "m"(f.back),
+        [row_advance] "m"(f.row_advance), [end] "m"(f.records_end), [record] "i"(kDspDw3RecordWords * 4)
+      : "cc", "memory");
+#undef MCUFLOW_DSP_DW3_MACS
+#undef MCUFLOW_DSP_DW3_PAIR_SUMS
+#undef MCUFLOW_DSP_DW3_OUTPUT
+}
+
 template <bool kFast>
 void run(const DwConvParams& params, const dsp::Output& o, const DspTables& t, const int8_t* input,
          const int32_t* weights, int16_t* scratch, int8_t* output) {
   Dw3 d{params, input, scratch, dsp_dw3_row_length(params), 0, 0};
   const DwConvParams& p = d.p;
   const int32_t chunk = dsp_dw3_chunk(p), pixel_stride = p.out_c;
+  // Whole pairs of output pixels and an odd last one.
+  const int32_t pairs = p.out_w / 2, odd = p.out_w % 2;
   for (d.chunk_first = 0; d.chunk_first < p.out_c; d.chunk_first += chunk) {
     d.chunk_size = p.out_c - d.chunk_first < chunk ? p.out_c - d.chunk_first : chunk;
     int32_t held[3] = {kInt32Min, kInt32Min, kInt32Min};  // the input row in each slot
     int32_t* acc = reinterpret_cast<int32_t*>(scratch + chunk * 3 * d.row_length);
+    const int32_t* chunk_weights = weights + kDspDw3WeightWords * d.chunk_first;
     DspChannel* channels = reinterpret_cast<DspChannel*>(acc + chunk * dsp_dw3_accumulators(p));
-    for (int32_t c = 0; c < d.chunk_size; ++c) channels[c] = dsp::channel<kFast>(t, d.chunk_first + c, o);
+    int32_t* records = acc;
+    for (int32_t c = 0; c < d.chunk_size; ++c) {
+      const DspChannel ch = dsp::channel<kFast>(t, d.chunk_first + c, o);
+      if constexpr (kFast) {
+        int32_t* record = records + kDspDw3RecordWords * c;
+        record[0] = ch.acc_init;
+        std::memcpy(record + 1, chunk_weights + kDspDw3WeightWords * c, kDspDw3WeightWords * sizeof(int32_t));
+        record[7] = ch.multiplier;
+        record[8] = ch.rounding;
+        record[9] = ch.right_shift;
+      } else {
+        channels[c] = ch;
+      }
+    }
+    const FastRowFrame frame{pairs, odd, 2 * pairs * pixel_stride - 1, 3 * d.row_length * 2 - 4 * (pairs + odd),
+                             records + kDspDw3RecordWords * d.chunk_size};
     for (int32_t oy = 0; oy < p.out_h; ++oy) {
       int32_t slot[3];
       for (int32_t ky = 0; ky < 3; ++ky) {
@@ -141,13 +198,19 @@ void run(const DwConvParams& params, const dsp::Output& o, const DspTables& t, c
           held[slot[ky]] = iy;
         }
       }
-      // Whole pairs of output pixels and an odd last one (a single pixel: one pair, half used).
-      const int32_t pairs = p.out_w > 1 ? p.out_w / 2 : 1;
-      const bool odd = p.out_w > 1 && p.out_w % 2;
-      dsp::dw3_output_row(d.chunk_size, pairs, odd, d.row(0, slot[0]), d.row(0, slot[1]), d.row(0, slot[2]),
-                          3 * d.row_length, weights + kDspDw3WeightWords * d.chunk_first, acc);
-      requantize_row<kFast>(o, channels, d.chunk_first, d.chunk_size, acc, 2 * (pairs + odd), p.out_w, pixel_stride,
-                            output + oy * p.out_w * pixel_stride);
+      int8_t* out_row = output + oy * p.out_w * pixel_stride;
+      if constexpr (kFast) {
+        fast_row(frame, d.row(0, slot[0]), d.row(0, slot[1]), d.row(0, slot[2]), records, pixel_stride,
+                 out_row + d.chunk_first);
+      } else {
+        // A single pixel runs as one pair, half used.
+        const int32_t whole = p.out_w > 1 ? pairs : 1;
+        const bool last = p.out_w > 1 && odd;
+        dsp::dw3_output_row(d.chunk_size, whole, last, d.row(0, slot[0]), d.row(0, slot[1]), d.row(0, slot[2]),
+                            3 * d.row_length, chunk_weights, acc);
+        requantize_row(o, channels, d.chunk_first, d.chunk_size, acc, 2 * (whole + last), p.out_w, pixel_stride,
+                       out_row);
+      }
     }
   }
 }

@@ -8,6 +8,42 @@
 namespace mcuflow::kernels {
 namespace {
 
+// Columns j, j+1 of `groups` >= 1 groups of four channels from the words at src0 and src1
+// (moving on by step0 and step1 bytes a group: 4 for an input pixel, 0 for a padding word): per
+// group one word of each, four SXTAB16 and four PKH, a word stored in each of the four channels'
+// rows (word_bytes apart): 20 instructions per group, as GCC spilled half of them.
+__attribute__((noinline)) void fill_pair(const int8_t* src0, const int8_t* src1, int32_t step0, int32_t step1,
+                                         int32_t groups, int32_t offset_pair, int32_t word_bytes, int32_t* dst) {
+  int32_t* dst2 = dst + 2 * (word_bytes / 4);  // channel 4g + 2's row
+  int32_t v0, v1, e0, e1, t;
+  __asm__ volatile(  // volatile: its results are the words stored
+      "1:\n\t"
+      "ldr %[v0], [%[src0]]\n\t"
+      "ldr %[v1], [%[src1]]\n\t"
+      "add %[src0], %[src0], %[step0]\n\t"
+      "add %[src1], %[src1], %[step1]\n\t"
+      "sxtab16 %[e0], %[off], %[v0]\n\t"
+      "sxtab16 %[v0], %[off], %[v0], ror #8\n\t"
+      "sxtab16 %[e1], %[off], %[v1]\n\t"
+      "sxtab16 %[v1], %[off], %[v1], ror #8\n\t"
+      "pkhbt %[t], %[e0], %[e1], lsl #16\n\t"  // channel 4g
+      "str %[t], [%[dst]]\n\t"
+      "pkhbt %[t], %[v0], %[v1], lsl #16\n\t"  // 4g + 1
+      "str %[t], [%[dst], %[one]]\n\t"
+      "pkhtb %[t], %[e1], %[e0], asr #16\n\t"  // 4g + 2
+      "str %[t], [%[dst2]]\n\t"
+      "pkhtb %[t], %[v1], %[v0], asr #16\n\t"  // 4g + 3
+      "str %[t], [%[dst2], %[one]]\n\t"
+      "add %[dst], %[dst], %[one], lsl #2\n\t"
+      "add %[dst2], %[dst2], %[one], lsl #2\n\t"
+      "subs %[groups], %[groups], #1\n\t"
+      "bne 1b"
+      : [src0] "+r"(src0), [src1] "+r"(src1), [dst] "+r"(dst), [dst2] "+r"(dst2), [groups] "+r"(groups),
+        [v0] "=&r"(v0), [v1] "=&r"(v1), [e0] "=&r"(e0), [e1] "=&r"(e1), [t] "=&r"(t)
+      : [step0] "r"(step0), [step1] "r"(step1), [off] "r"(offset_pair), [one] "r"(word_bytes)
+      : "cc", "memory");
+}
+
 struct Dw3 {
   DwConvParams p;
   const int8_t* input;
@@ -21,7 +57,7 @@ struct Dw3 {
   // Slot `slot` of every channel of the chunk takes input row iy (zeros outside the input).
   // Each pair of columns j, j+1 reads two pixels, a padding column a word of zero points
   // that stays in place (step 0) while an input pixel's pointer moves on by four channels:
-  // every pair takes the same branch-free loop.
+  // every pair takes the same branch-free loop (fill_pair).
   void fill(int32_t iy, int32_t slot) const {
     const int32_t offset = p.input_offset;
     if (iy < 0 || iy >= p.in_h) {
@@ -40,15 +76,7 @@ struct Dw3 {
       const int8_t* src1 = inside1 ? pixel_row + (ix + 1) * p.in_c : padding;
       const int32_t step0 = inside0 ? 4 : 0, step1 = inside1 ? 4 : 0;
       int32_t* dst = reinterpret_cast<int32_t*>(row(0, slot) + j);
-      for (int32_t g = groups; g > 0; --g, src0 += step0, src1 += step1, dst += 4 * word_stride) {
-        const int32_t v0 = dsp::read_word(src0), v1 = dsp::read_word(src1);
-        const int32_t e0 = __sxtab16(offset_pair, v0), o0 = dsp::sxtab16_odd(offset_pair, v0);
-        const int32_t e1 = __sxtab16(offset_pair, v1), o1 = dsp::sxtab16_odd(offset_pair, v1);
-        dst[0] = dsp::pack_low_halves(e0, e1);                    // channel 4g
-        dst[word_stride] = dsp::pack_low_halves(o0, o1);          // 4g + 1
-        dst[2 * word_stride] = dsp::pack_high_halves(e0, e1);     // 4g + 2
-        dst[3 * word_stride] = dsp::pack_high_halves(o0, o1);     // 4g + 3
-      }
+      if (groups > 0) fill_pair(src0, src1, step0, step1, groups, offset_pair, 4 * word_stride, dst);
       for (int32_t c = 4 * groups; c < chunk_size; ++c) {
         row(c, slot)[j] = int16_t(inside0 ? pixel_row[ix * p.in_c + c] + offset : 0);
         row(c, slot)[j + 1] = int16_t(inside1 ? pixel_row[(ix + 1) * p.in_c + c] + offset : 0);

@@ -107,7 +107,6 @@ void requantize_row(const dsp::Output& o, const DspChannel* channels, int32_t fi
 // What fast_row's assembly reads from memory: every register is taken by its loops.
 struct FastRowFrame {
   int32_t pairs;        // whole pairs of output pixels
-  int32_t odd;          // 1 when a last pixel follows them
   int32_t back;         // from past a channel's last pair to the next channel's first output
   int32_t row_advance;  // from past a channel's last word read to the next channel's row
   const int32_t* records_end;
@@ -119,8 +118,9 @@ struct FastRowFrame {
 // on by one word) and of the weight pairs (wy0, wy1), (wy1, wy2): pixel x is SMLAD(A, (wy0, wy1))
 // + C.bottom * wy2, pixel x+1 A.top * wy0 + SMLAD(C, (wy1, wy2)); kernel row 0's LDM also loads
 // acc_init into the accumulator both pixels start from. Then per output SMMLAR, the tie step,
-// ASR, SSAT and a byte store: 33 instructions per pair, an odd last pixel takes a pair's
-// multiplies and one store. Not inlined: the caller's registers would leave the assembly one short.
+// ASR, SSAT and a byte store: 33 instructions per pair; a last pixel (kOdd) takes two multiplies
+// per kernel row, 19 in all. Not inlined: the caller's registers would leave the assembly one short.
+template <bool kOdd>
 __attribute__((noinline)) void fast_row(const FastRowFrame& frame, const int16_t* r0, const int16_t* r1, const int16_t* r2,
               const int32_t* records, int32_t pixel_stride, int8_t* out) {
   const FastRowFrame f = frame;  // on the stack: the assembly reads it relative to sp
@@ -132,6 +132,23 @@ __attribute__((noinline)) void fast_row(const FastRowFrame& frame, const int16_t
   "smlatb %[a1], %[a], %[p], %[a1]\n\t"           \
   "smlabt %[a0], %[c], %[q], %[a0]\n\t"           \
   "smlad %[a1], %[c], %[q], %[a1]\n\t"
+#define MCUFLOW_DSP_DW3_PIXEL_MACS(row)           \
+  "ldrd %[a], %[c], [%[" row "]], #4\n\t"         \
+  "smlad %[a0], %[a], %[p], %[a0]\n\t"            \
+  "smlabt %[a0], %[c], %[q], %[a0]\n\t"
+#define MCUFLOW_DSP_DW3_CONSTANTS                 \
+  "ldrd %[p], %[q], [%[rec], #28]\n\t" /* multiplier, rounding */ \
+  "ldr %[a], [%[rec], #36]\n\t"        /* right_shift */
+#define MCUFLOW_DSP_DW3_PIXEL_SUMS                \
+  "ldm %[rec], {%[a1], %[p], %[q]}\n\t"           \
+  "ldrd %[a], %[c], [%[r0]], #4\n\t"              \
+  "smlad %[a0], %[a], %[p], %[a1]\n\t"            \
+  "smlabt %[a0], %[c], %[q], %[a0]\n\t"           \
+  "ldrd %[p], %[q], [%[rec], #12]\n\t"            \
+  MCUFLOW_DSP_DW3_PIXEL_MACS("r1")                \
+  "ldrd %[p], %[q], [%[rec], #20]\n\t"            \
+  MCUFLOW_DSP_DW3_PIXEL_MACS("r2")                \
+  MCUFLOW_DSP_DW3_CONSTANTS
 #define MCUFLOW_DSP_DW3_PAIR_SUMS                 \
   "ldm %[rec], {%[a1], %[p], %[q]}\n\t"           \
   "ldrd %[a], %[c], [%[r0]], #4\n\t"              \
@@ -143,8 +160,7 @@ __attribute__((noinline)) void fast_row(const FastRowFrame& frame, const int16_t
   MCUFLOW_DSP_DW3_MACS("r1")                      \
   "ldrd %[p], %[q], [%[rec], #20]\n\t"            \
   MCUFLOW_DSP_DW3_MACS("r2")                      \
-  "ldrd %[p], %[q], [%[rec], #28]\n\t" /* multiplier, rounding */ \
-  "ldr %[a], [%[rec], #36]\n\t"        /* right_shift */
+  MCUFLOW_DSP_DW3_CONSTANTS
 #define MCUFLOW_DSP_DW3_OUTPUT(acc)               \
   "smmlar %[y], %[" acc "], %[p], %[q]\n\t"       \
   "add %[y], %[y], %[" acc "], asr #31\n\t"       \
@@ -161,11 +177,9 @@ __attribute__((noinline)) void fast_row(const FastRowFrame& frame, const int16_t
       "3:\n\t"
       "subs %[n], %[n], #1\n\t"
       "bpl 1b\n\t"
-      "ldr %[n], %[odd]\n\t"
-      "cmp %[n], #0\n\t"
-      "beq 2f\n\t" MCUFLOW_DSP_DW3_PAIR_SUMS
+      ".if %c[odd]\n\t" MCUFLOW_DSP_DW3_PIXEL_SUMS
       MCUFLOW_DSP_DW3_OUTPUT("a0") "strb %[y], [%[out]]\n\t"
-      "2:\n\t"
+      ".endif\n\t"
       "ldr %[y], %[back]\n\t"
       "sub %[out], %[out], %[y]\n\t"
       "ldr %[y], %[row_advance]\n\t"
@@ -178,11 +192,14 @@ __attribute__((noinline)) void fast_row(const FastRowFrame& frame, const int16_t
       "bne 0b"
       : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [rec] "+r"(records), [out] "+r"(out), [a0] "=&r"(a0),
         [a1] "=&r"(a1), [p] "=&r"(p), [q] "=&r"(q), [a] "=&r"(a), [c] "=&r"(c), [y] "=&r"(y), [n] "=&r"(n)
-      : [stride] "r"(pixel_stride), [pairs] "m"(f.pairs), [odd] "m"(f.odd), [back] "m"(f.back),
+      : [stride] "r"(pixel_stride), [pairs] "m"(f.pairs), [odd] "i"(kOdd ? 1 : 0), [back] "m"(f.back),
         [row_advance] "m"(f.row_advance), [end] "m"(f.records_end), [record] "i"(kDspDw3RecordWords * 4)
       : "cc", "memory");
 #undef MCUFLOW_DSP_DW3_MACS
 #undef MCUFLOW_DSP_DW3_PAIR_SUMS
+#undef MCUFLOW_DSP_DW3_PIXEL_MACS
+#undef MCUFLOW_DSP_DW3_PIXEL_SUMS
+#undef MCUFLOW_DSP_DW3_CONSTANTS
 #undef MCUFLOW_DSP_DW3_OUTPUT
 }
 
@@ -214,7 +231,7 @@ void run(const DwConvParams& params, const dsp::Output& o, const DspTables& t, c
         channels[c] = ch;
       }
     }
-    const FastRowFrame frame{pairs, odd, 2 * pairs * pixel_stride - 1, 3 * d.row_length * 2 - 4 * (pairs + odd),
+    const FastRowFrame frame{pairs, 2 * pairs * pixel_stride - 1, 3 * d.row_length * 2 - 4 * (pairs + odd),
                              records + kDspDw3RecordWords * d.chunk_size};
     for (int32_t oy = 0; oy < p.out_h; ++oy) {
       int32_t slot[3];
@@ -228,8 +245,9 @@ void run(const DwConvParams& params, const dsp::Output& o, const DspTables& t, c
       }
       int8_t* out_row = output + oy * p.out_w * pixel_stride;
       if constexpr (kFast) {
-        fast_row(frame, d.row(0, slot[0]), d.row(0, slot[1]), d.row(0, slot[2]), records, pixel_stride,
-                 out_row + d.chunk_first);
+        const auto row = odd ? fast_row<true> : fast_row<false>;
+        row(frame, d.row(0, slot[0]), d.row(0, slot[1]), d.row(0, slot[2]), records, pixel_stride,
+            out_row + d.chunk_first);
       } else {
         // A single pixel runs as one pair, half used.
         const int32_t whole = p.out_w > 1 ? pairs : 1;

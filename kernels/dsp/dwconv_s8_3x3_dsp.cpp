@@ -51,7 +51,7 @@ struct Dw3 {
   int32_t row_length, chunk_first, chunk_size;
 
   int16_t* row(int32_t channel_in_chunk, int32_t slot) const {
-    return scratch + (channel_in_chunk * 3 + slot) * row_length;
+    return scratch + (slot * chunk_size + channel_in_chunk) * row_length;
   }
 
   // Slot `slot` of every channel of the chunk takes input row iy (zeros outside the input).
@@ -61,13 +61,13 @@ struct Dw3 {
   void fill(int32_t iy, int32_t slot) const {
     const int32_t offset = p.input_offset;
     if (iy < 0 || iy >= p.in_h) {
-      for (int32_t c = 0; c < chunk_size; ++c) std::memset(row(c, slot), 0, size_t(row_length) * sizeof(int16_t));
+      std::memset(row(0, slot), 0, size_t(chunk_size * row_length) * sizeof(int16_t));
       return;
     }
     const int32_t offset_pair = int32_t((uint32_t(offset) & 0xFFFFu) * 0x10001u);
     const int32_t zero_points = int32_t(uint32_t(uint8_t(-offset)) * 0x01010101u);  // x - zero point = 0
     const int8_t* padding = reinterpret_cast<const int8_t*>(&zero_points);
-    const int32_t groups = chunk_size / 4, word_stride = 3 * row_length / 2;  // between channels' rows, in words
+    const int32_t groups = chunk_size / 4, word_stride = row_length / 2;  // between channels' rows, in words
     const int8_t* pixel_row = input + iy * p.in_w * p.in_c + chunk_first;
     for (int32_t j = 0; j < row_length; j += 2) {  // columns j, j+1: input columns ix, ix+1
       const int32_t ix = j - p.pad_left;
@@ -108,7 +108,6 @@ void requantize_row(const dsp::Output& o, const DspChannel* channels, int32_t fi
 struct FastRowFrame {
   int32_t pairs;        // whole pairs of output pixels
   int32_t back;         // from past a channel's last pair to the next channel's first output
-  int32_t row_advance;  // from past a channel's last word read to the next channel's row
   const int32_t* records_end;
 };
 
@@ -133,7 +132,7 @@ __attribute__((noinline)) void fast_row(const FastRowFrame& frame, const int16_t
   "smlabt %[a0], %[c], %[q], %[a0]\n\t"           \
   "smlad %[a1], %[c], %[q], %[a1]\n\t"
 #define MCUFLOW_DSP_DW3_PIXEL_MACS(row)           \
-  "ldrd %[a], %[c], [%[" row "]], #4\n\t"         \
+  "ldrd %[a], %[c], [%[" row "]], #8\n\t" /* on to the next channel's row */ \
   "smlad %[a0], %[a], %[p], %[a0]\n\t"            \
   "smlabt %[a0], %[c], %[q], %[a0]\n\t"
 #define MCUFLOW_DSP_DW3_CONSTANTS                 \
@@ -141,7 +140,7 @@ __attribute__((noinline)) void fast_row(const FastRowFrame& frame, const int16_t
   "ldr %[a], [%[rec], #36]\n\t"        /* right_shift */
 #define MCUFLOW_DSP_DW3_PIXEL_SUMS                \
   "ldm %[rec], {%[a1], %[p], %[q]}\n\t"           \
-  "ldrd %[a], %[c], [%[r0]], #4\n\t"              \
+  "ldrd %[a], %[c], [%[r0]], #8\n\t"              \
   "smlad %[a0], %[a], %[p], %[a1]\n\t"            \
   "smlabt %[a0], %[c], %[q], %[a0]\n\t"           \
   "ldrd %[p], %[q], [%[rec], #12]\n\t"            \
@@ -179,13 +178,13 @@ __attribute__((noinline)) void fast_row(const FastRowFrame& frame, const int16_t
       "bpl 1b\n\t"
       ".if %c[odd]\n\t" MCUFLOW_DSP_DW3_PIXEL_SUMS
       MCUFLOW_DSP_DW3_OUTPUT("a0") "strb %[y], [%[out]]\n\t"
+      ".else\n\t"  // on to the next channel's rows
+      "add %[r0], %[r0], #8\n\t"
+      "add %[r1], %[r1], #8\n\t"
+      "add %[r2], %[r2], #8\n\t"
       ".endif\n\t"
       "ldr %[y], %[back]\n\t"
       "sub %[out], %[out], %[y]\n\t"
-      "ldr %[y], %[row_advance]\n\t"
-      "add %[r0], %[r0], %[y]\n\t"
-      "add %[r1], %[r1], %[y]\n\t"
-      "add %[r2], %[r2], %[y]\n\t"
       "add %[rec], %[rec], %[record]\n\t"
       "ldr %[y], %[end]\n\t"
       "cmp %[rec], %[y]\n\t"
@@ -193,7 +192,7 @@ __attribute__((noinline)) void fast_row(const FastRowFrame& frame, const int16_t
       : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [rec] "+r"(records), [out] "+r"(out), [a0] "=&r"(a0),
         [a1] "=&r"(a1), [p] "=&r"(p), [q] "=&r"(q), [a] "=&r"(a), [c] "=&r"(c), [y] "=&r"(y), [n] "=&r"(n)
       : [stride] "r"(pixel_stride), [pairs] "m"(f.pairs), [odd] "i"(kOdd ? 1 : 0), [back] "m"(f.back),
-        [row_advance] "m"(f.row_advance), [end] "m"(f.records_end), [record] "i"(kDspDw3RecordWords * 4)
+        [end] "m"(f.records_end), [record] "i"(kDspDw3RecordWords * 4)
       : "cc", "memory");
 #undef MCUFLOW_DSP_DW3_MACS
 #undef MCUFLOW_DSP_DW3_PAIR_SUMS
@@ -231,8 +230,7 @@ void run(const DwConvParams& params, const dsp::Output& o, const DspTables& t, c
         channels[c] = ch;
       }
     }
-    const FastRowFrame frame{pairs, 2 * pairs * pixel_stride - 1, 3 * d.row_length * 2 - 4 * (pairs + odd),
-                             records + kDspDw3RecordWords * d.chunk_size};
+    const FastRowFrame frame{pairs, 2 * pairs * pixel_stride - 1, records + kDspDw3RecordWords * d.chunk_size};
     for (int32_t oy = 0; oy < p.out_h; ++oy) {
       int32_t slot[3];
       for (int32_t ky = 0; ky < 3; ++ky) {
@@ -253,7 +251,7 @@ void run(const DwConvParams& params, const dsp::Output& o, const DspTables& t, c
         const int32_t whole = p.out_w > 1 ? pairs : 1;
         const bool last = p.out_w > 1 && odd;
         dsp::dw3_output_row(d.chunk_size, whole, last, d.row(0, slot[0]), d.row(0, slot[1]), d.row(0, slot[2]),
-                            3 * d.row_length, chunk_weights, acc);
+                            d.row_length, chunk_weights, acc);
         requantize_row(o, channels, d.chunk_first, d.chunk_size, acc, 2 * (whole + last), p.out_w, pixel_stride,
                        out_row);
       }

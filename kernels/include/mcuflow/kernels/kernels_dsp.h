@@ -300,9 +300,10 @@ void dwconv_s8_dsp(const DwConvParams& p, const int8_t* input, const int32_t* pr
 // Prepared input, int32 [out_c][kDspDw3WeightWords]: per channel and kernel row y two int16
 // pairs of its weights, doubled like the other kernels' accumulators: (wy0, wy1), (wy1, wy2)
 // with wyx the tap at kernel row y, column x.
-// Scratch: channels in chunks of dsp_dw3_chunk; per channel of the chunk 3 rows (one per
-// input row held, slot iy mod 3) of dsp_dw3_row_length values x - input_zero_point, where
-// value j is input column j - pad_left (0 outside the input); then the int32 accumulators of
+// Scratch: channels in chunks of dsp_dw3_chunk; 3 slots (one per input row held, slot iy mod 3),
+// in each a row per channel of the chunk, channel after channel, of dsp_dw3_row_length values
+// x - input_zero_point, where value j is input column j - pad_left (0 outside the input): a
+// channel's row ends where the next one's starts. Then the int32 accumulators of
 // one output row of the chunk's channels (out_w rounded up to even, per channel); then each
 // channel's DspChannel. On the fast path (every channel on dsp_fast_channel, int8's own clamp)
 // that area holds instead each channel's record of kDspDw3RecordWords: acc_init, its six weight

@@ -50,6 +50,8 @@ struct Dw3 {
   int16_t* scratch;
   int32_t row_length, chunk_first, chunk_size;
 
+  void clear_rows() const { std::memset(scratch, 0, size_t(3 * chunk_size * row_length) * sizeof(int16_t)); }
+
   int16_t* row(int32_t channel_in_chunk, int32_t slot) const {
     return scratch + (slot * chunk_size + channel_in_chunk) * row_length;
   }
@@ -57,7 +59,8 @@ struct Dw3 {
   // Slot `slot` of every channel of the chunk takes input row iy (zeros outside the input).
   // Each pair of columns j, j+1 reads two pixels, a padding column a word of zero points
   // that stays in place (step 0) while an input pixel's pointer moves on by four channels:
-  // every pair takes the same branch-free loop (fill_pair).
+  // every pair takes the same branch-free loop (fill_pair). Pairs of two padding columns are
+  // left as they are: zero since the chunk began (clear_rows), as no row writes them.
   void fill(int32_t iy, int32_t slot) const {
     const int32_t offset = p.input_offset;
     if (iy < 0 || iy >= p.in_h) {
@@ -72,6 +75,7 @@ struct Dw3 {
     for (int32_t j = 0; j < row_length; j += 2) {  // columns j, j+1: input columns ix, ix+1
       const int32_t ix = j - p.pad_left;
       const bool inside0 = ix >= 0 && ix < p.in_w, inside1 = ix + 1 >= 0 && ix + 1 < p.in_w;
+      if (!inside0 && !inside1) continue;
       const int8_t* src0 = inside0 ? pixel_row + ix * p.in_c : padding;
       const int8_t* src1 = inside1 ? pixel_row + (ix + 1) * p.in_c : padding;
       const int32_t step0 = inside0 ? 4 : 0, step1 = inside1 ? 4 : 0;
@@ -213,6 +217,7 @@ void run(const DwConvParams& params, const dsp::Output& o, const DspTables& t, c
   for (d.chunk_first = 0; d.chunk_first < p.out_c; d.chunk_first += chunk) {
     d.chunk_size = p.out_c - d.chunk_first < chunk ? p.out_c - d.chunk_first : chunk;
     int32_t held[3] = {kInt32Min, kInt32Min, kInt32Min};  // the input row in each slot
+    d.clear_rows();
     int32_t* acc = reinterpret_cast<int32_t*>(scratch + chunk * 3 * d.row_length);
     const int32_t* chunk_weights = weights + kDspDw3WeightWords * d.chunk_first;
     DspChannel* channels = reinterpret_cast<DspChannel*>(acc + chunk * dsp_dw3_accumulators(p));

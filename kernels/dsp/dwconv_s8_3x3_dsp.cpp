@@ -115,7 +115,7 @@ struct FastRowFrame {
   const int32_t* records_end;
 };
 
-// One output row of the chunk's channels on the fast path, each channel's outputs requantized
+// One output row (out_w >= 2) of the chunk's channels on the fast path, each channel's outputs requantized
 // as soon as its pair is summed (records: kernels_dsp.h). Per pair x, x+1 and kernel row y one
 // LDRD of the words A = (x, x+1), C = (x+2, x+3) (C is the next pair's A: the row pointer moves
 // on by one word) and of the weight pairs (wy0, wy1), (wy1, wy2): pixel x is SMLAD(A, (wy0, wy1))
@@ -172,14 +172,12 @@ __attribute__((noinline)) void fast_row(const FastRowFrame& frame, const int16_t
   __asm__ volatile(  // volatile: its results are the bytes stored
       "0:\n\t"
       "ldr %[n], %[pairs]\n\t"
-      "b 3f\n\t"
       "1:\n\t" MCUFLOW_DSP_DW3_PAIR_SUMS
       MCUFLOW_DSP_DW3_OUTPUT("a0") "strb %[y], [%[out]]\n\t"
       MCUFLOW_DSP_DW3_OUTPUT("a1") "strb %[y], [%[out], %[stride]]\n\t"
       "add %[out], %[out], %[stride], lsl #1\n\t"
-      "3:\n\t"
       "subs %[n], %[n], #1\n\t"
-      "bpl 1b\n\t"
+      "bne 1b\n\t"
       ".if %c[odd]\n\t" MCUFLOW_DSP_DW3_PIXEL_SUMS
       MCUFLOW_DSP_DW3_OUTPUT("a0") "strb %[y], [%[out]]\n\t"
       ".else\n\t"  // on to the next channel's rows
@@ -270,7 +268,8 @@ void dwconv_s8_3x3_dsp(const DwConvParams& p, const int8_t* input, const int32_t
                        const int32_t* multipliers, const int32_t* shifts, int16_t* scratch, int8_t* output) {
   const dsp::Output o{p.out.output_offset, p.out.act_min, p.out.act_max, 9};
   const DspTables t{bias, multipliers, shifts, 1};
-  if (dsp::fast_outputs(o, t, p.out_c)) run<true>(p, o, t, input, prepared, scratch, output);
+  // A single output column has no pair for fast_row: the general path, on either requantization.
+  if (p.out_w > 1 && dsp::fast_outputs(o, t, p.out_c)) run<true>(p, o, t, input, prepared, scratch, output);
   else run<false>(p, o, t, input, prepared, scratch, output);
 }
 

@@ -44,6 +44,56 @@ __attribute__((noinline)) void fill_pair(const int8_t* src0, const int8_t* src1,
       : "cc", "memory");
 }
 
+// What fill_inside_pairs' assembly reads from memory: its loops take every register.
+struct InsidePairsFrame {
+  int32_t groups;
+  int32_t pixel_step;  // from past a pair's last group to the next pair's first pixel
+  int32_t dst_back;    // from past a pair's last group to the next pair's word in channel 0's row
+};
+
+// `pairs` >= 1 consecutive pairs of columns j, j+1 of one input row, both columns inside the
+// input (from the input pixel at `pixel` on, in_c bytes apart), `groups` >= 1 groups of four
+// channels each: as fill_pair, with the second pixel's word at a register offset from the
+// first's: 17 instructions per group.
+__attribute__((noinline)) void fill_inside_pairs(const int8_t* pixel, int32_t in_c, int32_t pairs, int32_t groups,
+                                                 int32_t offset_pair, int32_t word_bytes, int32_t* dst) {
+  const InsidePairsFrame f{groups, 2 * in_c - 4 * groups, 4 * word_bytes * groups - 4};  // on the stack
+  const int32_t two_words = 2 * word_bytes, three_words = 3 * word_bytes;
+  int32_t n, v0, v1, e0, e1, t;
+  __asm__ volatile(  // volatile: its results are the words stored
+      "0:\n\t"
+      "ldr %[n], %[groups]\n\t"
+      "1:\n\t"
+      "ldr %[v1], [%[pixel], %[in_c]]\n\t"
+      "ldr %[v0], [%[pixel]], #4\n\t"
+      "sxtab16 %[e0], %[off], %[v0]\n\t"
+      "sxtab16 %[v0], %[off], %[v0], ror #8\n\t"
+      "sxtab16 %[e1], %[off], %[v1]\n\t"
+      "sxtab16 %[v1], %[off], %[v1], ror #8\n\t"
+      "pkhbt %[t], %[e0], %[e1], lsl #16\n\t"  // channel 4g
+      "str %[t], [%[dst]]\n\t"
+      "pkhbt %[t], %[v0], %[v1], lsl #16\n\t"  // 4g + 1
+      "str %[t], [%[dst], %[one]]\n\t"
+      "pkhtb %[t], %[e1], %[e0], asr #16\n\t"  // 4g + 2
+      "str %[t], [%[dst], %[two]]\n\t"
+      "pkhtb %[t], %[v1], %[v0], asr #16\n\t"  // 4g + 3
+      "str %[t], [%[dst], %[three]]\n\t"
+      "add %[dst], %[dst], %[one], lsl #2\n\t"
+      "subs %[n], %[n], #1\n\t"
+      "bne 1b\n\t"
+      "ldr %[t], %[pixel_step]\n\t"
+      "add %[pixel], %[pixel], %[t]\n\t"
+      "ldr %[t], %[dst_back]\n\t"
+      "sub %[dst], %[dst], %[t]\n\t"
+      "subs %[pairs], %[pairs], #1\n\t"
+      "bne 0b"
+      : [pixel] "+r"(pixel), [dst] "+r"(dst), [pairs] "+r"(pairs), [n] "=&r"(n), [v0] "=&r"(v0), [v1] "=&r"(v1),
+        [e0] "=&r"(e0), [e1] "=&r"(e1), [t] "=&r"(t)
+      : [in_c] "r"(in_c), [off] "r"(offset_pair), [one] "r"(word_bytes), [two] "r"(two_words),
+        [three] "r"(three_words), [groups] "m"(f.groups), [pixel_step] "m"(f.pixel_step), [dst_back] "m"(f.dst_back)
+      : "cc", "memory");
+}
+
 struct Dw3 {
   DwConvParams p;
   const int8_t* input;
@@ -59,8 +109,9 @@ struct Dw3 {
   // Slot `slot` of every channel of the chunk takes input row iy (zeros outside the input).
   // Each pair of columns j, j+1 reads two pixels, a padding column a word of zero points
   // that stays in place (step 0) while an input pixel's pointer moves on by four channels:
-  // every pair takes the same branch-free loop (fill_pair). Pairs of two padding columns are
-  // left as they are: zero since the chunk began (clear_rows), as no row writes them.
+  // every pair takes the same branch-free loop (fill_pair; fill_inside_pairs for a run of pairs
+  // inside the input). Padding columns of the chunk's last channels and pairs of two padding
+  // columns are left as they are: zero since the chunk began (clear_rows), as no row writes them.
   void fill(int32_t iy, int32_t slot) const {
     const int32_t offset = p.input_offset;
     if (iy < 0 || iy >= p.in_h) {
@@ -72,18 +123,24 @@ struct Dw3 {
     const int8_t* padding = reinterpret_cast<const int8_t*>(&zero_points);
     const int32_t groups = chunk_size / 4, word_stride = row_length / 2;  // between channels' rows, in words
     const int8_t* pixel_row = input + iy * p.in_w * p.in_c + chunk_first;
-    for (int32_t j = 0; j < row_length; j += 2) {  // columns j, j+1: input columns ix, ix+1
+    int32_t* words = reinterpret_cast<int32_t*>(row(0, slot));  // channel 0's row, a pair per word
+    for (int32_t j = 0; groups > 0 && j < row_length; j += 2) {  // columns j, j+1: input columns ix, ix+1
       const int32_t ix = j - p.pad_left;
       const bool inside0 = ix >= 0 && ix < p.in_w, inside1 = ix + 1 >= 0 && ix + 1 < p.in_w;
-      if (!inside0 && !inside1) continue;
-      const int8_t* src0 = inside0 ? pixel_row + ix * p.in_c : padding;
-      const int8_t* src1 = inside1 ? pixel_row + (ix + 1) * p.in_c : padding;
-      const int32_t step0 = inside0 ? 4 : 0, step1 = inside1 ? 4 : 0;
-      int32_t* dst = reinterpret_cast<int32_t*>(row(0, slot) + j);
-      if (groups > 0) fill_pair(src0, src1, step0, step1, groups, offset_pair, 4 * word_stride, dst);
-      for (int32_t c = 4 * groups; c < chunk_size; ++c) {
-        row(c, slot)[j] = int16_t(inside0 ? pixel_row[ix * p.in_c + c] + offset : 0);
-        row(c, slot)[j + 1] = int16_t(inside1 ? pixel_row[(ix + 1) * p.in_c + c] + offset : 0);
+      if (inside0 && inside1) {  // this pair and the next ones inside the input, in one call
+        const int32_t in_input = (p.in_w - ix) / 2, in_row = (row_length - j) / 2;
+        const int32_t run = in_input < in_row ? in_input : in_row;
+        fill_inside_pairs(pixel_row + ix * p.in_c, p.in_c, run, groups, offset_pair, 4 * word_stride, words + j / 2);
+        j += 2 * (run - 1);
+      } else if (inside0 || inside1) {
+        fill_pair(inside0 ? pixel_row + ix * p.in_c : padding, inside1 ? pixel_row + (ix + 1) * p.in_c : padding,
+                  inside0 ? 4 : 0, inside1 ? 4 : 0, groups, offset_pair, 4 * word_stride, words + j / 2);
+      }
+    }
+    for (int32_t c = 4 * groups; c < chunk_size; ++c) {  // the last chunk_size % 4 channels' inside columns
+      for (int32_t j = 0; j < row_length; ++j) {
+        const int32_t ix = j - p.pad_left;
+        if (ix >= 0 && ix < p.in_w) row(c, slot)[j] = int16_t(pixel_row[ix * p.in_c + c] + offset);
       }
     }
   }

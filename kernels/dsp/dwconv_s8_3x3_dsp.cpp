@@ -165,27 +165,24 @@ void requantize_row(const dsp::Output& o, const DspChannel* channels, int32_t fi
   }
 }
 
-// What fast_row's assembly reads from memory: every register is taken by its loops.
-struct FastRowFrame {
-  int32_t pairs;        // whole pairs of output pixels
-  int32_t back;         // from past a channel's last pair to the next channel's first output
-  const int32_t* records_end;
-};
-
 // One output row (out_w >= 2) of the chunk's channels on the fast path, each channel's outputs requantized
 // as soon as its pair is summed (records: kernels_dsp.h). Per pair x, x+1 and kernel row y one
 // LDRD of the words A = (x, x+1), C = (x+2, x+3) (C is the next pair's A: the row pointer moves
 // on by one word) and of the weight pairs (wy0, wy1), (wy1, wy2): pixel x is SMLAD(A, (wy0, wy1))
 // + C.bottom * wy2, pixel x+1 A.top * wy0 + SMLAD(C, (wy1, wy2)); kernel row 0's LDM also loads
-// acc_init into the accumulator both pixels start from. Then per output SMMLAR, the tie step,
+// acc_init into the accumulator both pixels start from (and the record's pair count into y, unused
+// there). Then per output SMMLAR, the tie step,
 // ASR, SSAT and a byte store: 33 instructions per pair; a last pixel (kOdd) takes two multiplies
-// per kernel row, 19 in all. Not inlined: the caller's registers would leave the assembly one short.
+// per kernel row, 19 in all. Loading the next record's pair count moves on to that record, the
+// zero past the last one ending the loop. Not inlined: the caller's registers would leave the assembly one short.
 template <bool kOdd>
-__attribute__((noinline)) void fast_row(const FastRowFrame& frame, const int16_t* r0, const int16_t* r1, const int16_t* r2,
-              const int32_t* records, int32_t pixel_stride, int8_t* out) {
-  const FastRowFrame f = frame;  // on the stack: the assembly reads it relative to sp
-  register int32_t a1 __asm__("r4"), p __asm__("r5"), q __asm__("r6");  // LDM list order
-  int32_t a0, a, c, y, n;
+__attribute__((noinline)) void fast_row(int32_t back, const int16_t* r0, const int16_t* r1, const int16_t* r2,
+                                        const int32_t* records, int32_t pixel_stride, int8_t* out) {
+  // back: from past a channel's last pair to the next channel's first output; on the stack, as
+  // every register is taken by the loops.
+  const int32_t back_bytes = back;
+  register int32_t y __asm__("r3"), a1 __asm__("r4"), p __asm__("r5"), q __asm__("r6");  // LDM list order
+  int32_t a0, a, c, n;
 #define MCUFLOW_DSP_DW3_MACS(row)                 \
   "ldrd %[a], %[c], [%[" row "]], #4\n\t"         \
   "smlad %[a0], %[a], %[p], %[a0]\n\t"            \
@@ -197,28 +194,28 @@ __attribute__((noinline)) void fast_row(const FastRowFrame& frame, const int16_t
   "smlad %[a0], %[a], %[p], %[a0]\n\t"            \
   "smlabt %[a0], %[c], %[q], %[a0]\n\t"
 #define MCUFLOW_DSP_DW3_CONSTANTS                 \
-  "ldrd %[p], %[q], [%[rec], #28]\n\t" /* multiplier, rounding */ \
-  "ldr %[a], [%[rec], #36]\n\t"        /* right_shift */
+  "ldrd %[p], %[q], [%[rec], #32]\n\t" /* multiplier, rounding */ \
+  "ldr %[a], [%[rec], #40]\n\t"        /* right_shift */
 #define MCUFLOW_DSP_DW3_PIXEL_SUMS                \
-  "ldm %[rec], {%[a1], %[p], %[q]}\n\t"           \
+  "ldm %[rec], {%[y], %[a1], %[p], %[q]}\n\t"           \
   "ldrd %[a], %[c], [%[r0]], #8\n\t"              \
   "smlad %[a0], %[a], %[p], %[a1]\n\t"            \
   "smlabt %[a0], %[c], %[q], %[a0]\n\t"           \
-  "ldrd %[p], %[q], [%[rec], #12]\n\t"            \
+  "ldrd %[p], %[q], [%[rec], #16]\n\t"            \
   MCUFLOW_DSP_DW3_PIXEL_MACS("r1")                \
-  "ldrd %[p], %[q], [%[rec], #20]\n\t"            \
+  "ldrd %[p], %[q], [%[rec], #24]\n\t"            \
   MCUFLOW_DSP_DW3_PIXEL_MACS("r2")                \
   MCUFLOW_DSP_DW3_CONSTANTS
 #define MCUFLOW_DSP_DW3_PAIR_SUMS                 \
-  "ldm %[rec], {%[a1], %[p], %[q]}\n\t"           \
+  "ldm %[rec], {%[y], %[a1], %[p], %[q]}\n\t"           \
   "ldrd %[a], %[c], [%[r0]], #4\n\t"              \
   "smlad %[a0], %[a], %[p], %[a1]\n\t"            \
   "smlatb %[a1], %[a], %[p], %[a1]\n\t"           \
   "smlabt %[a0], %[c], %[q], %[a0]\n\t"           \
   "smlad %[a1], %[c], %[q], %[a1]\n\t"            \
-  "ldrd %[p], %[q], [%[rec], #12]\n\t"            \
+  "ldrd %[p], %[q], [%[rec], #16]\n\t"            \
   MCUFLOW_DSP_DW3_MACS("r1")                      \
-  "ldrd %[p], %[q], [%[rec], #20]\n\t"            \
+  "ldrd %[p], %[q], [%[rec], #24]\n\t"            \
   MCUFLOW_DSP_DW3_MACS("r2")                      \
   MCUFLOW_DSP_DW3_CONSTANTS
 #define MCUFLOW_DSP_DW3_OUTPUT(acc)               \
@@ -227,8 +224,7 @@ __attribute__((noinline)) void fast_row(const FastRowFrame& frame, const int16_t
   "asr %[y], %[y], %[a]\n\t"                      \
   "ssat %[y], #8, %[y]\n\t"
   __asm__ volatile(  // volatile: its results are the bytes stored
-      "0:\n\t"
-      "ldr %[n], %[pairs]\n\t"
+      "ldr %[n], [%[rec]]\n\t"
       "1:\n\t" MCUFLOW_DSP_DW3_PAIR_SUMS
       MCUFLOW_DSP_DW3_OUTPUT("a0") "strb %[y], [%[out]]\n\t"
       MCUFLOW_DSP_DW3_OUTPUT("a1") "strb %[y], [%[out], %[stride]]\n\t"
@@ -244,14 +240,13 @@ __attribute__((noinline)) void fast_row(const FastRowFrame& frame, const int16_t
       ".endif\n\t"
       "ldr %[y], %[back]\n\t"
       "sub %[out], %[out], %[y]\n\t"
-      "add %[rec], %[rec], %[record]\n\t"
-      "ldr %[y], %[end]\n\t"
-      "cmp %[rec], %[y]\n\t"
-      "bne 0b"
+      "ldr %[n], [%[rec], %[record]]!\n\t"
+      "cmp %[n], #0\n\t"
+      "bne 1b"
       : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [rec] "+r"(records), [out] "+r"(out), [a0] "=&r"(a0),
         [a1] "=&r"(a1), [p] "=&r"(p), [q] "=&r"(q), [a] "=&r"(a), [c] "=&r"(c), [y] "=&r"(y), [n] "=&r"(n)
-      : [stride] "r"(pixel_stride), [pairs] "m"(f.pairs), [odd] "i"(kOdd ? 1 : 0), [back] "m"(f.back),
-        [end] "m"(f.records_end), [record] "i"(kDspDw3RecordWords * 4)
+      : [stride] "r"(pixel_stride), [odd] "i"(kOdd ? 1 : 0), [back] "m"(back_bytes),
+        [record] "i"(kDspDw3RecordWords * 4)
       : "cc", "memory");
 #undef MCUFLOW_DSP_DW3_MACS
 #undef MCUFLOW_DSP_DW3_PAIR_SUMS
@@ -281,16 +276,19 @@ void run(const DwConvParams& params, const dsp::Output& o, const DspTables& t, c
       const DspChannel ch = dsp::channel<kFast>(t, d.chunk_first + c, o);
       if constexpr (kFast) {
         int32_t* record = records + kDspDw3RecordWords * c;
-        record[0] = ch.acc_init;
-        std::memcpy(record + 1, chunk_weights + kDspDw3WeightWords * c, kDspDw3WeightWords * sizeof(int32_t));
-        record[7] = ch.multiplier;
-        record[8] = ch.rounding;
-        record[9] = ch.right_shift;
+        record[0] = pairs;
+        record[1] = ch.acc_init;
+        const int32_t* w = chunk_weights + kDspDw3WeightWords * c;
+        for (int32_t k = 0; k < kDspDw3WeightWords; ++k) record[2 + k] = w[k];
+        record[8] = ch.multiplier;
+        record[9] = ch.rounding;
+        record[10] = ch.right_shift;
       } else {
         channels[c] = ch;
       }
     }
-    const FastRowFrame frame{pairs, 2 * pairs * pixel_stride - 1, records + kDspDw3RecordWords * d.chunk_size};
+    if constexpr (kFast) records[kDspDw3RecordWords * d.chunk_size] = 0;  // ends fast_row's channel loop
+    const int32_t back = 2 * pairs * pixel_stride - 1;
     for (int32_t oy = 0; oy < p.out_h; ++oy) {
       int32_t slot[3];
       for (int32_t ky = 0; ky < 3; ++ky) {
@@ -304,7 +302,7 @@ void run(const DwConvParams& params, const dsp::Output& o, const DspTables& t, c
       int8_t* out_row = output + oy * p.out_w * pixel_stride;
       if constexpr (kFast) {
         const auto row = odd ? fast_row<true> : fast_row<false>;
-        row(frame, d.row(0, slot[0]), d.row(0, slot[1]), d.row(0, slot[2]), records, pixel_stride,
+        row(back, d.row(0, slot[0]), d.row(0, slot[1]), d.row(0, slot[2]), records, pixel_stride,
             out_row + d.chunk_first);
       } else {
         // A single pixel runs as one pair, half used.

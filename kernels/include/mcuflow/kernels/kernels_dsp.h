@@ -306,9 +306,9 @@ void dwconv_s8_dsp(const DwConvParams& p, const int8_t* input, const int32_t* pr
 // channel's row ends where the next one's starts. Then the int32 accumulators of
 // one output row of the chunk's channels (out_w rounded up to even, per channel); then each
 // channel's DspChannel. On the fast path (every channel on dsp_fast_channel, int8's own clamp)
-// that area holds instead each channel's record of kDspDw3RecordWords: acc_init, its six weight
-// words, multiplier, rounding, right_shift, so one pointer feeds the multiplies and the
-// requantization of an output pair in registers.
+// that area holds instead each channel's record of kDspDw3RecordWords: out_w / 2, acc_init, its
+// six weight words, multiplier, rounding, right_shift, so one pointer feeds the multiplies and the
+// requantization of an output pair in registers; then a zero word.
 // Inputs: the reference's, the prepared input, then the scratch.
 constexpr uint8_t kDspDw3ScratchSlot = kDspDwPreparedSlot + 1;
 inline Refusal dwconv_s8_3x3_dsp_refusal(const DwConvParams& p) {
@@ -317,14 +317,14 @@ inline Refusal dwconv_s8_3x3_dsp_refusal(const DwConvParams& p) {
   if (p.dil_h != 1 || p.dil_w != 1) return Refusal::kDilation;
   return dwconv_s8_dsp_refusal(p);
 }
-constexpr int32_t kDspDw3ScratchBudget = 4096;  // bytes; more channels than fit are done in chunks
+constexpr int32_t kDspDw3ScratchBudget = 8192;  // bytes; more channels than fit are done in chunks
 constexpr int32_t kDspDw3WeightWords = 6;       // per channel
-constexpr int32_t kDspDw3RecordWords = 4 + kDspDw3WeightWords;
+constexpr int32_t kDspDw3RecordWords = 5 + kDspDw3WeightWords;
 inline int32_t dsp_dw3_row_length(const DwConvParams& p) { return (p.out_w + 4) & ~1; }
 inline int32_t dsp_dw3_accumulators(const DwConvParams& p) { return (p.out_w + 1) & ~1; }  // int32 per channel
 inline int32_t dsp_dw3_channel_bytes(const DwConvParams& p) {  // rows, then accumulators and requantization
   const int32_t general = dsp_dw3_accumulators(p) * int32_t(sizeof(int32_t)) + int32_t(sizeof(DspChannel));
-  const int32_t fast = kDspDw3RecordWords * int32_t(sizeof(int32_t));
+  const int32_t fast = (kDspDw3RecordWords + 1) * int32_t(sizeof(int32_t));  // room for the zero after them
   return 3 * dsp_dw3_row_length(p) * int32_t(sizeof(int16_t)) + (general > fast ? general : fast);
 }
 inline int32_t dsp_dw3_chunk(const DwConvParams& p) {

@@ -8,6 +8,23 @@
 namespace mcuflow::kernels {
 namespace {
 
+// The words v0, v1 of two pixels (four channels each) as the four channels' column pairs,
+// stored at the addresses at0 .. at3 (each with its brackets): four SXTAB16 adding the offset,
+// four PKH.
+#define MCUFLOW_DSP_DW3_TRANSPOSE(at0, at1, at2, at3)  \
+  "sxtab16 %[e0], %[off], %[v0]\n\t"                  \
+  "sxtab16 %[v0], %[off], %[v0], ror #8\n\t"          \
+  "sxtab16 %[e1], %[off], %[v1]\n\t"                  \
+  "sxtab16 %[v1], %[off], %[v1], ror #8\n\t"          \
+  "pkhbt %[t], %[e0], %[e1], lsl #16\n\t"             \
+  "str %[t], " at0 "\n\t" /* channel 4g */            \
+  "pkhbt %[t], %[v0], %[v1], lsl #16\n\t"             \
+  "str %[t], " at1 "\n\t" /* 4g + 1 */                \
+  "pkhtb %[t], %[e1], %[e0], asr #16\n\t"             \
+  "str %[t], " at2 "\n\t" /* 4g + 2 */                \
+  "pkhtb %[t], %[v1], %[v0], asr #16\n\t"             \
+  "str %[t], " at3 "\n\t" /* 4g + 3 */
+
 // Columns j, j+1 of `groups` >= 1 groups of four channels from the words at src0 and src1
 // (moving on by step0 and step1 bytes a group: 4 for an input pixel, 0 for a padding word): per
 // group one word of each, four SXTAB16 and four PKH, a word stored in each of the four channels'
@@ -22,18 +39,7 @@ __attribute__((noinline)) void fill_pair(const int8_t* src0, const int8_t* src1,
       "ldr %[v1], [%[src1]]\n\t"
       "add %[src0], %[src0], %[step0]\n\t"
       "add %[src1], %[src1], %[step1]\n\t"
-      "sxtab16 %[e0], %[off], %[v0]\n\t"
-      "sxtab16 %[v0], %[off], %[v0], ror #8\n\t"
-      "sxtab16 %[e1], %[off], %[v1]\n\t"
-      "sxtab16 %[v1], %[off], %[v1], ror #8\n\t"
-      "pkhbt %[t], %[e0], %[e1], lsl #16\n\t"  // channel 4g
-      "str %[t], [%[dst]]\n\t"
-      "pkhbt %[t], %[v0], %[v1], lsl #16\n\t"  // 4g + 1
-      "str %[t], [%[dst], %[one]]\n\t"
-      "pkhtb %[t], %[e1], %[e0], asr #16\n\t"  // 4g + 2
-      "str %[t], [%[dst2]]\n\t"
-      "pkhtb %[t], %[v1], %[v0], asr #16\n\t"  // 4g + 3
-      "str %[t], [%[dst2], %[one]]\n\t"
+      MCUFLOW_DSP_DW3_TRANSPOSE("[%[dst]]", "[%[dst], %[one]]", "[%[dst2]]", "[%[dst2], %[one]]")
       "add %[dst], %[dst], %[one], lsl #2\n\t"
       "add %[dst2], %[dst2], %[one], lsl #2\n\t"
       "subs %[groups], %[groups], #1\n\t"
@@ -66,18 +72,7 @@ __attribute__((noinline)) void fill_inside_pairs(const int8_t* pixel, int32_t in
       "1:\n\t"
       "ldr %[v1], [%[pixel], %[in_c]]\n\t"
       "ldr %[v0], [%[pixel]], #4\n\t"
-      "sxtab16 %[e0], %[off], %[v0]\n\t"
-      "sxtab16 %[v0], %[off], %[v0], ror #8\n\t"
-      "sxtab16 %[e1], %[off], %[v1]\n\t"
-      "sxtab16 %[v1], %[off], %[v1], ror #8\n\t"
-      "pkhbt %[t], %[e0], %[e1], lsl #16\n\t"  // channel 4g
-      "str %[t], [%[dst]]\n\t"
-      "pkhbt %[t], %[v0], %[v1], lsl #16\n\t"  // 4g + 1
-      "str %[t], [%[dst], %[one]]\n\t"
-      "pkhtb %[t], %[e1], %[e0], asr #16\n\t"  // 4g + 2
-      "str %[t], [%[dst], %[two]]\n\t"
-      "pkhtb %[t], %[v1], %[v0], asr #16\n\t"  // 4g + 3
-      "str %[t], [%[dst], %[three]]\n\t"
+      MCUFLOW_DSP_DW3_TRANSPOSE("[%[dst]]", "[%[dst], %[one]]", "[%[dst], %[two]]", "[%[dst], %[three]]")
       "add %[dst], %[dst], %[one], lsl #2\n\t"
       "subs %[n], %[n], #1\n\t"
       "bne 1b\n\t"
@@ -93,6 +88,7 @@ __attribute__((noinline)) void fill_inside_pairs(const int8_t* pixel, int32_t in
         [three] "r"(three_words), [groups] "m"(f.groups), [pixel_step] "m"(f.pixel_step), [dst_back] "m"(f.dst_back)
       : "cc", "memory");
 }
+#undef MCUFLOW_DSP_DW3_TRANSPOSE
 
 struct Dw3 {
   DwConvParams p;

@@ -115,8 +115,14 @@ def cases() -> list[tuple[Layer, str]]:
         (conv(64, 64, 1, (5, 5)), "conv_s8_1x1_dsp"),
         (conv(24, 6, 1, (3, 5), activation="tiny"), "conv_s8_1x1_dsp"),
         (spread_scales(conv(4, 64, 1, (5, 6))), "conv_s8_1x1_dsp"),
-        # the pair kernel's multiply loop entered at every step (groups % 8 = 0 ... 7), odd pixel
+        # the pair kernel's multiply loop entered at every step (groups % 16 = 0 ... 15), odd pixel
         # counts (a last pixel alone), odd channel counts, strides
+        (conv(28, 4, 1, (2, 3)), "conv_s8_1x1_dsp"),
+        (conv(32, 6, 1, (3, 2)), "conv_s8_1x1_dsp"),
+        (conv(44, 4, 1, (2, 2)), "conv_s8_1x1_dsp"),
+        (conv(48, 2, 1, (3, 3)), "conv_s8_1x1_dsp"),
+        (conv(52, 4, 1, (1, 3)), "conv_s8_1x1_dsp"),
+        (conv(56, 6, 1, (2, 2)), "conv_s8_1x1_dsp"),
         (conv(40, 10, 1, (3, 5)), "conv_s8_1x1_dsp"),
         (conv(36, 2, 1, (2, 3)), "conv_s8_1x1_dsp"),
         (conv(8, 6, 1, (7, 3), stride=(2, 1)), "conv_s8_1x1_dsp"),

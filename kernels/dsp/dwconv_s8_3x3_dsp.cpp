@@ -161,16 +161,16 @@ void requantize_row(const dsp::Output& o, const DspChannel* channels, int32_t fi
   }
 }
 
-// One output row (out_w >= 2) of the chunk's channels on the fast path, each channel's outputs requantized
-// as soon as its pair is summed (records: kernels_dsp.h). Per pair x, x+1 and kernel row y one
-// LDRD of the words A = (x, x+1), C = (x+2, x+3) (C is the next pair's A: the row pointer moves
-// on by one word) and of the weight pairs (wy0, wy1), (wy1, wy2): pixel x is SMLAD(A, (wy0, wy1))
-// + C.bottom * wy2, pixel x+1 A.top * wy0 + SMLAD(C, (wy1, wy2)); kernel row 0's LDM also loads
-// acc_init into the accumulator both pixels start from (and the record's pair count into y, unused
-// there). Then per output SMMLAR, the tie step,
-// ASR, SSAT and a byte store: 33 instructions per pair; a last pixel (kOdd) takes two multiplies
-// per kernel row, 19 in all. Loading the next record's pair count moves on to that record, the
-// zero past the last one ending the loop. Not inlined: the caller's registers would leave the assembly one short.
+// One output row (out_w >= 2) of the chunk's channels on the fast path, each channel's outputs
+// requantized as soon as its pair is summed (records: kernels_dsp.h). Per pair x, x+1 and kernel
+// row y one LDRD of the words A = (x, x+1), C = (x+2, x+3) (C is the next pair's A: the row
+// pointer moves on by one word) and of the weight pairs (wy0, wy1), (wy1, wy2): pixel x is
+// SMLAD(A, (wy0, wy1)) + C.bottom * wy2, pixel x+1 A.top * wy0 + SMLAD(C, (wy1, wy2)); kernel row
+// 0's LDM also loads acc_init into the accumulator both pixels start from (and the record's pair
+// count into y, unused there). Then per output SMMLAR, the tie step, ASR, SSAT and a byte store:
+// 33 instructions per pair; a last pixel (kOdd) takes two multiplies per kernel row, 19 in all.
+// Loading the next record's pair count moves on to that record, the zero past the last one ending
+// the loop. Not inlined: the caller's registers would leave the assembly one short.
 template <bool kOdd>
 __attribute__((noinline)) void fast_row(int32_t back, const int16_t* r0, const int16_t* r1, const int16_t* r2,
                                         const int32_t* records, int32_t pixel_stride, int8_t* out) {

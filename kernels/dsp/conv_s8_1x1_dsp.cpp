@@ -40,10 +40,12 @@ void expand_pair(const int8_t* a, const int8_t* b, int32_t in_c, int32_t offset,
   }
 }
 
+constexpr int32_t kPwSteps = 16;  // the multiply loop written out: DS-CNN's 64 channels in one pass of it
+
 // What the pass's assembly copies onto the stack (field offsets fixed in it): every register is
 // taken by the multiply loop.
 struct PwFrame {
-  int32_t entry;           // 0: the multiply loop's first step, (8 - groups % 8) % 8
+  int32_t entry;           // 0: the multiply loop's first step, (kPwSteps - groups % kPwSteps) % kPwSteps
   const int32_t* x_end;    // 4: past the pair's expanded inputs
   const int32_t* scratch;  // 8
   int8_t* out0;            // 12: pixel 0's output of the next channel pair
@@ -53,8 +55,8 @@ struct PwFrame {
 static_assert(sizeof(PwFrame) == 24, "the assembly addresses the fields by these offsets");
 
 // Every channel pair of one pass of two pixels on the fast path (all channels fast, int8's own
-// clamp, out_c even): accumulators from acc_init, the multiply loop (written out eight steps of
-// 10 instructions per 16 multiply-accumulates, entered at step `entry` by TBB), then per output
+// clamp, out_c even): accumulators from acc_init, the multiply loop (written out kPwSteps steps of
+// 10 instructions per 16 multiply-accumulates, entered at step `entry` by TBH), then per output
 // SMMLAR, the tie step, ASR, SSAT and a post-incremented byte store.
 inline void fast_pass(const PwFrame& frame, const int32_t* w) {
   register int32_t x0 __asm__("r4"), x1 __asm__("r5"), x2 __asm__("r6"), x3 __asm__("r8");  // LDM list order
@@ -88,12 +90,16 @@ inline void fast_pass(const PwFrame& frame, const int32_t* w) {
       "mov %[a11], %[a01]\n\t"
       "ldr %[x], [sp, #8]\n\t"
       "ldr %[x0], [sp]\n\t"
-      "tbb [pc, %[x0]]\n\t"
+      "tbh [pc, %[x0], lsl #1]\n\t"
       "5:\n\t"
-      ".byte (10f-5b)/2, (11f-5b)/2, (12f-5b)/2, (13f-5b)/2, (14f-5b)/2, (15f-5b)/2, (16f-5b)/2, (17f-5b)/2\n\t"
+      ".hword (10f-5b)/2, (11f-5b)/2, (12f-5b)/2, (13f-5b)/2, (14f-5b)/2, (15f-5b)/2, (16f-5b)/2, (17f-5b)/2\n\t"
+      ".hword (18f-5b)/2, (19f-5b)/2, (20f-5b)/2, (21f-5b)/2, (22f-5b)/2, (23f-5b)/2, (24f-5b)/2, (25f-5b)/2\n\t"
       "10:\n\t" MCUFLOW_DSP_PW_STEP "11:\n\t" MCUFLOW_DSP_PW_STEP "12:\n\t" MCUFLOW_DSP_PW_STEP
       "13:\n\t" MCUFLOW_DSP_PW_STEP "14:\n\t" MCUFLOW_DSP_PW_STEP "15:\n\t" MCUFLOW_DSP_PW_STEP
-      "16:\n\t" MCUFLOW_DSP_PW_STEP "17:\n\t" MCUFLOW_DSP_PW_STEP
+      "16:\n\t" MCUFLOW_DSP_PW_STEP "17:\n\t" MCUFLOW_DSP_PW_STEP "18:\n\t" MCUFLOW_DSP_PW_STEP
+      "19:\n\t" MCUFLOW_DSP_PW_STEP "20:\n\t" MCUFLOW_DSP_PW_STEP "21:\n\t" MCUFLOW_DSP_PW_STEP
+      "22:\n\t" MCUFLOW_DSP_PW_STEP "23:\n\t" MCUFLOW_DSP_PW_STEP "24:\n\t" MCUFLOW_DSP_PW_STEP
+      "25:\n\t" MCUFLOW_DSP_PW_STEP
       "ldr %[x0], [sp, #4]\n\t"
       "cmp %[x], %[x0]\n\t"
       "bne 10b\n\t"
@@ -158,7 +164,7 @@ void conv_s8_1x1_dsp(const ConvParams& p, const int8_t* input, const int32_t* pr
   const int32_t pixels = p.out_h * p.out_w, groups = dsp_pw_groups(p);
   const bool fast = all_fast(p, prepared);
   const auto* words = reinterpret_cast<const int32_t*>(scratch);
-  PwFrame frame{(8 - groups % 8) % 8, words + 4 * groups, words, nullptr, nullptr,
+  PwFrame frame{(kPwSteps - groups % kPwSteps) % kPwSteps, words + 4 * groups, words, nullptr, nullptr,
                 prepared + dsp_pw_prepared_words(p)};
   int32_t oy = 0, ox = 0;  // the next output pixel
   for (int32_t first = 0; first < pixels; first += kDspPwPixels) {

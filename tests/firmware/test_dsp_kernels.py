@@ -88,10 +88,24 @@ def spread_scales(layer: Layer) -> Layer:
     return layer
 
 
+def random_depthwise_3x3(seed: int, count: int) -> list[tuple[Layer, str]]:
+    """Seeded random layers for dwconv_s8_3x3_dsp: channel counts (tails of 1-3), heights, widths
+    (odd and even, pairs of columns straddling the padding or not), vertical strides, padding."""
+    rng = np.random.default_rng(seed)
+    layers = []
+    for _ in range(count):
+        c, h, w = int(rng.integers(1, 80)), int(rng.integers(3, 12)), int(rng.integers(3, 24))
+        padding = (int(rng.integers(0, 3)), int(rng.integers(0, 3)))
+        stride = (int(rng.integers(1, 3)), 1)
+        layers.append((conv(c, c, 3, (h, w), stride=stride, padding=padding, groups=c,
+                            activation=[None, "relu"][int(rng.integers(0, 2))]), "dwconv_s8_3x3_dsp"))
+    return layers
+
+
 # (layer, kernel the DSP target must select)
 def cases() -> list[tuple[Layer, str]]:
     torch.manual_seed(0)
-    return [
+    return random_depthwise_3x3(seed=17, count=4) + [
         # pointwise: channel tails (in_c % 4), partial pixel blocks, strides, activations
         (conv(16, 8, 1, (5, 7)), "conv_s8_1x1_dsp"),
         (conv(7, 5, 1, (9, 6), stride=2), "conv_s8_1x1_dsp"),
@@ -101,8 +115,14 @@ def cases() -> list[tuple[Layer, str]]:
         (conv(64, 64, 1, (5, 5)), "conv_s8_1x1_dsp"),
         (conv(24, 6, 1, (3, 5), activation="tiny"), "conv_s8_1x1_dsp"),
         (spread_scales(conv(4, 64, 1, (5, 6))), "conv_s8_1x1_dsp"),
-        # the pair kernel's multiply loop entered at every step (groups % 8 = 0 ... 7), odd pixel
+        # the pair kernel's multiply loop entered at every step (groups % 16 = 0 ... 15), odd pixel
         # counts (a last pixel alone), odd channel counts, strides
+        (conv(28, 4, 1, (2, 3)), "conv_s8_1x1_dsp"),
+        (conv(32, 6, 1, (3, 2)), "conv_s8_1x1_dsp"),
+        (conv(44, 4, 1, (2, 2)), "conv_s8_1x1_dsp"),
+        (conv(48, 2, 1, (3, 3)), "conv_s8_1x1_dsp"),
+        (conv(52, 4, 1, (1, 3)), "conv_s8_1x1_dsp"),
+        (conv(56, 6, 1, (2, 2)), "conv_s8_1x1_dsp"),
         (conv(40, 10, 1, (3, 5)), "conv_s8_1x1_dsp"),
         (conv(36, 2, 1, (2, 3)), "conv_s8_1x1_dsp"),
         (conv(8, 6, 1, (7, 3), stride=(2, 1)), "conv_s8_1x1_dsp"),

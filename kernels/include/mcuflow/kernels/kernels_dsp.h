@@ -300,11 +300,15 @@ void dwconv_s8_dsp(const DwConvParams& p, const int8_t* input, const int32_t* pr
 // Prepared input, int32 [out_c][kDspDw3WeightWords]: per channel and kernel row y two int16
 // pairs of its weights, doubled like the other kernels' accumulators: (wy0, wy1), (wy1, wy2)
 // with wyx the tap at kernel row y, column x.
-// Scratch: channels in chunks of dsp_dw3_chunk; per channel of the chunk 3 rows (one per
-// input row held, slot iy mod 3) of dsp_dw3_row_length values x - input_zero_point, where
-// value j is input column j - pad_left (0 outside the input); then the int32 accumulators of
+// Scratch: channels in chunks of dsp_dw3_chunk; 3 slots (one per input row held, slot iy mod 3),
+// in each a row per channel of the chunk, channel after channel, of dsp_dw3_row_length values
+// x - input_zero_point, where value j is input column j - pad_left (0 outside the input): a
+// channel's row ends where the next one's starts. Then the int32 accumulators of
 // one output row of the chunk's channels (out_w rounded up to even, per channel); then each
-// channel's DspChannel.
+// channel's DspChannel. On the fast path (every channel on dsp_fast_channel, int8's own clamp)
+// that area holds instead each channel's record of kDspDw3RecordWords: out_w / 2, acc_init, its
+// six weight words, multiplier, rounding, right_shift, so one pointer feeds the multiplies and the
+// requantization of an output pair in registers; then a zero word.
 // Inputs: the reference's, the prepared input, then the scratch.
 constexpr uint8_t kDspDw3ScratchSlot = kDspDwPreparedSlot + 1;
 inline Refusal dwconv_s8_3x3_dsp_refusal(const DwConvParams& p) {
@@ -313,13 +317,15 @@ inline Refusal dwconv_s8_3x3_dsp_refusal(const DwConvParams& p) {
   if (p.dil_h != 1 || p.dil_w != 1) return Refusal::kDilation;
   return dwconv_s8_dsp_refusal(p);
 }
-constexpr int32_t kDspDw3ScratchBudget = 4096;  // bytes; more channels than fit are done in chunks
+constexpr int32_t kDspDw3ScratchBudget = 8192;  // bytes; more channels than fit are done in chunks
 constexpr int32_t kDspDw3WeightWords = 6;       // per channel
+constexpr int32_t kDspDw3RecordWords = 5 + kDspDw3WeightWords;
 inline int32_t dsp_dw3_row_length(const DwConvParams& p) { return (p.out_w + 4) & ~1; }
 inline int32_t dsp_dw3_accumulators(const DwConvParams& p) { return (p.out_w + 1) & ~1; }  // int32 per channel
-inline int32_t dsp_dw3_channel_bytes(const DwConvParams& p) {  // rows, accumulators, requantization
-  return 3 * dsp_dw3_row_length(p) * int32_t(sizeof(int16_t)) + dsp_dw3_accumulators(p) * int32_t(sizeof(int32_t)) +
-         int32_t(sizeof(DspChannel));
+inline int32_t dsp_dw3_channel_bytes(const DwConvParams& p) {  // rows, then accumulators and requantization
+  const int32_t general = dsp_dw3_accumulators(p) * int32_t(sizeof(int32_t)) + int32_t(sizeof(DspChannel));
+  const int32_t fast = (kDspDw3RecordWords + 1) * int32_t(sizeof(int32_t));  // room for the zero after them
+  return 3 * dsp_dw3_row_length(p) * int32_t(sizeof(int16_t)) + (general > fast ? general : fast);
 }
 inline int32_t dsp_dw3_chunk(const DwConvParams& p) {
   const int32_t all = (p.out_c + 3) & ~3, fit = kDspDw3ScratchBudget / dsp_dw3_channel_bytes(p) & ~3;

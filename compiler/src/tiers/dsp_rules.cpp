@@ -227,6 +227,11 @@ std::vector<TierCandidate> dsp_candidates() {
        kMveF},
       {KernelId::fc_f32_dsp, KernelId::fc_f32, accepts_any, nullptr,
        "float linear: 2 rows x 4 channels per pass, VLDM + VMLA.F32 in the reference's order", kDspFloatCore, kMveF},
+      // int16 table activations and softmax: the reference's tables, nothing prepared.
+      {KernelId::lut_s16_dsp, KernelId::lut_s16, accepts_any, nullptr,
+       "int16 table activation: neighbouring entries as one word, one SMLAD blend", kDspCore},
+      {KernelId::softmax_s16_dsp, KernelId::softmax_s16, accepts_any, nullptr,
+       "int16 softmax: exp entries as one word, one SMLAD blend", kDspCore},
   };
 }
 

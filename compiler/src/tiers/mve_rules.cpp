@@ -229,6 +229,11 @@ std::vector<TierCandidate> mve_candidates() {
       {KernelId::fc_f32_mve, KernelId::fc_f32, accepts_any, nullptr,
        "float linear: MVE, 8 output channels per pass, weights gathered, VMUL + VADD in the reference's order",
        kMveCore | kMveF},
+      // int16 table activations and softmax: the reference's tables, nothing prepared.
+      {KernelId::lut_s16_mve, KernelId::lut_s16, accepts_any, nullptr,
+       "int16 table activation: both neighbouring entries gathered, 4 per step", kMveCore},
+      {KernelId::softmax_s16_mve, KernelId::softmax_s16, accepts_any, nullptr,
+       "int16 softmax: VMAXV row max, exp entries gathered 4 per step, VRSHL outputs", kMveCore},
   };
 }
 

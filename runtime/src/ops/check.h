@@ -142,6 +142,8 @@ Error check_softmax_f32(const OpCheck& c);
 Error check_clamp_s8(const OpCheck& c);
 Error check_requantize_s8(const OpCheck& c);
 Error check_lut_s8(const OpCheck& c);
+Error check_lut_s16(const OpCheck& c);
+Error check_softmax_s16(const OpCheck& c);
 Error check_reduce_s8(const OpCheck& c);  // sum, mean or max
 // The reduce tier kernels': check_reduce_s8, and a sum or a mean (tier_contract.h reduce_sum_refusal).
 Error check_reduce_sum_s8(const OpCheck& c);

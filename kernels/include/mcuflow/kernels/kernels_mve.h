@@ -416,4 +416,9 @@ void fc_f32_mve(const FcParams& p, const float* input, const float* weights, con
 // conv_f32_mve takes one group (ungrouped_refusal), dwconv_f32_mve channel multiplier 1
 // (unit_multiplier_refusal), fc_f32_mve any layer.
 
+// int16 table activations and softmax: the reference's inputs (the compiler's 513-entry tables,
+// lut_s16.h, softmax_s16.h) and check, nothing prepared; four lanes per step, both neighbouring entries gathered.
+void lut_s16_mve(const LutParams& p, const int16_t* input, const int16_t* table, int16_t* output);
+void softmax_s16_mve(const SoftmaxS16Params& p, const int16_t* input, const int16_t* exp_table, int16_t* output);
+
 }  // namespace mcuflow::kernels

@@ -80,6 +80,8 @@ namespace mcuflow {
   X(mul_s16, 168)                         \
   X(maxpool_s16, 169)                     \
   X(avgpool_s16, 170)                     \
+  X(lut_s16, 171)                         \
+  X(softmax_s16, 172)                     \
   X(fc_s8_w4, 176)                        \
   X(conv_s8_w4, 177)                      \
   X(dwconv_s8_w4, 178)
@@ -156,7 +158,11 @@ namespace mcuflow {
   X(clamp_s8_scalar, 139, clamp_s8)             \
   X(requantize_s8_scalar, 140, requantize_s8)   \
   X(lut_s8_scalar, 141, lut_s8)                 \
-  X(reduce_s8_scalar, 142, reduce_s8)
+  X(reduce_s8_scalar, 142, reduce_s8)           \
+  X(lut_s16_dsp, 150, lut_s16)                  \
+  X(softmax_s16_dsp, 151, softmax_s16)          \
+  X(lut_s16_mve, 127, lut_s16)                  \
+  X(softmax_s16_mve, 152, softmax_s16)
 
 enum class KernelId : uint16_t {
 #define MCUFLOW_KERNEL_ENUM(name, id) name = id,

@@ -99,4 +99,8 @@ inline constexpr KernelCheck kernel_check_dwconv_s16_dsp{sizeof(kernels::DwConvP
                                                          check_dwconv_s16_dsp};
 inline constexpr KernelCheck kernel_check_avgpool_s16_dsp{sizeof(kernels::PoolParams), 1, 1, check_avgpool_s16_dsp};
 
+// int16 table activations and softmax (s16_tables.cpp): the reference's inputs and checks.
+inline constexpr KernelCheck kernel_check_lut_s16_dsp{sizeof(kernels::LutParams), 2, 1, check_lut_s16};
+inline constexpr KernelCheck kernel_check_softmax_s16_dsp{sizeof(kernels::SoftmaxS16Params), 2, 1, check_softmax_s16};
+
 }  // namespace mcuflow::ops

@@ -101,4 +101,8 @@ inline constexpr KernelCheck kernel_check_conv_f32_mve = kernel_check_conv_f32_u
 inline constexpr KernelCheck kernel_check_dwconv_f32_mve = kernel_check_dwconv_f32_unit_multiplier;
 inline constexpr KernelCheck kernel_check_fc_f32_mve = kernel_check_fc_f32_any;
 
+// int16 table activations and softmax (s16_tables.cpp): the reference's inputs and checks.
+inline constexpr KernelCheck kernel_check_lut_s16_mve{sizeof(kernels::LutParams), 2, 1, check_lut_s16};
+inline constexpr KernelCheck kernel_check_softmax_s16_mve{sizeof(kernels::SoftmaxS16Params), 2, 1, check_softmax_s16};
+
 }  // namespace mcuflow::ops

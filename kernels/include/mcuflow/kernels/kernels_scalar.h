@@ -260,4 +260,8 @@ void requantize_s8_scalar(const RequantizeParams& p, const int8_t* input, const 
 // lut_s8: the reference's inputs (the 256-entry table, entry b + 128 for input b), nothing prepared.
 void lut_s8_scalar(const LutParams& p, const int8_t* input, const int8_t* table, int8_t* output);
 
+// lut_s16: the reference's inputs (the compiler's 513-entry table, lut_s16.h) and check, nothing
+// prepared; the table indexed from its middle by x >> 7.
+void lut_s16_scalar(const LutParams& p, const int16_t* input, const int16_t* table, int16_t* output);
+
 }  // namespace mcuflow::kernels

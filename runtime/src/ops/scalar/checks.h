@@ -65,4 +65,7 @@ inline constexpr KernelCheck kernel_check_softmax_s8_scalar{sizeof(kernels::Soft
                                                             kernels::kSoftmaxExpTableSlot + 1, 1,
                                                             check_softmax_s8_exp_table};
 
+// The int16 table activation (s16_tables.cpp): the reference's inputs and check.
+inline constexpr KernelCheck kernel_check_lut_s16_scalar{sizeof(kernels::LutParams), 2, 1, check_lut_s16};
+
 }  // namespace mcuflow::ops

@@ -2,7 +2,7 @@
 against float and instructions on emulated boards (docs/quantization.md "int16 table activations
 and softmax").
 
-    .venv/bin/python bench/int16_tables.py [--boards qemu-m55 qemu-m4] [--samples 16]
+    .venv/bin/python bench/int16_tables.py [--boards qemu-m55 qemu-m4] [--samples 16] [--channels 64] [--only TEXT ...]
 
 The layers run side by side in one program (float32 I/O), compiled for the board's core at int8
 and at int16 precision and for target "reference" at int16 (the int16 reference kernels), all on
@@ -10,7 +10,9 @@ the same calibration inputs (normal, scaled per layer as in the table). SNR: 10 
 over error energy of each layer's output on the host runtime against the eager float layer, over
 --samples inputs drawn like the calibration ones. Instructions (QEMU): each layer's op in the
 per-op profile of `mcuflow bench` (one run, no warm-up), and whether the board's outputs equal the
-host's bit for bit. Prints Markdown with the command and commit; progress to stderr.
+host's bit for bit. --channels sets the activations' channels (their 8x8 images), --only keeps the
+layers whose name contains one of the texts (qemu-m0's 16 KiB of RAM holds --channels 16 --only sigmoid).
+Prints Markdown with the command and commit; progress to stderr.
 """
 
 from __future__ import annotations
@@ -32,16 +34,23 @@ from mcuflow.boards import get_board
 
 from int16 import log, snr_db
 
-# (name, function, input shape, input scale): a layer's inputs are `scale` times standard normal.
-LAYERS = [
-    ("sigmoid 64x8x8", torch.sigmoid, (1, 64, 8, 8), 3.0),
-    ("tanh 64x8x8", torch.tanh, (1, 64, 8, 8), 2.0),
-    ("hardswish 64x8x8", F.hardswish, (1, 64, 8, 8), 3.0),
-    ("silu 64x8x8", F.silu, (1, 64, 8, 8), 3.0),
-    ("softmax 12 (DS-CNN head)", lambda x: torch.softmax(x, dim=-1), (1, 12), 4.0),
-    ("softmax 8 rows of 64 (attention)", lambda x: torch.softmax(x, dim=-1), (8, 64), 2.0),
-    ("softmax 1000", lambda x: torch.softmax(x, dim=-1), (1, 1000), 3.0),
-]
+
+
+def layers(channels: int) -> list[tuple]:
+    """(name, function, input shape, input scale): a layer's inputs are `scale` times standard normal."""
+    image = (1, channels, 8, 8)
+    return [
+        (f"sigmoid {channels}x8x8", torch.sigmoid, image, 3.0),
+        (f"tanh {channels}x8x8", torch.tanh, image, 2.0),
+        (f"hardswish {channels}x8x8", F.hardswish, image, 3.0),
+        (f"silu {channels}x8x8", F.silu, image, 3.0),
+        ("softmax 12 (DS-CNN head)", lambda x: torch.softmax(x, dim=-1), (1, 12), 4.0),
+        ("softmax 8 rows of 64 (attention)", lambda x: torch.softmax(x, dim=-1), (8, 64), 2.0),
+        ("softmax 1000", lambda x: torch.softmax(x, dim=-1), (1, 1000), 3.0),
+    ]
+
+
+LAYERS: list[tuple] = layers(64)  # the measured layers (main sets them)
 VARIANTS = [("int8", "int8", None), ("int16", "int16", None), ("int16, reference kernels", "int16", "reference")]
 
 
@@ -106,7 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--boards", nargs="+", default=["qemu-m55", "qemu-m4"])
     parser.add_argument("--samples", type=int, default=16)
+    parser.add_argument("--channels", type=int, default=64)
+    parser.add_argument("--only", nargs="+", default=[""])
     args = parser.parse_args(argv)
+    LAYERS[:] = [layer for layer in layers(args.channels) if any(text in layer[0] for text in args.only)]
     rows = [r for board in args.boards for r in measure(board, args.samples)]
     print(markdown(rows, argv))
     return 0 if all(r["bit_exact"] for r in rows) else 1

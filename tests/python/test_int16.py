@@ -173,3 +173,12 @@ def test_softmax_s16_exp_table_that_could_zero_a_row_sum_is_refused_at_load():
         with pytest.raises(mcuflow.InputError, match="bad_params"):
             mcuflow.Program(bytes(with_crc(data)))
     assert mcuflow.Program(p16.data).run([inputs[0][:1]])[0].shape == (1, 8, 9, 7)
+
+
+def test_softmax_of_inputs_too_wide_for_the_int16_exp_table_input_is_one_line():
+    # A scale above 3 (inputs beyond +-98,000) would need a shift below 1 to map differences to
+    # the exp table's 16-bit input: one compile error naming the op and the scale.
+    from mcuflow.errors import UnsupportedModelError
+
+    with pytest.raises(UnsupportedModelError, match=r"^softmax at .*: the int16 softmax takes input scales from 1.4e-9 to 3 "):
+        compile_both(Fn(lambda m, x: torch.softmax(x * 1e5, dim=-1)), [IMAGE])

@@ -1,6 +1,6 @@
 """int16 table activations and softmax (lut_s16, softmax_s16) on their tier kernels: lut_s16_mve
 and softmax_s16_mve on qemu-m55, lut_s16_dsp and softmax_s16_dsp on qemu-m4, lut_s16_scalar and
-the reference softmax on qemu-m0; bit for bit against the host runtime (which runs the reference kernels).
+softmax_s16_scalar on qemu-m0; bit for bit against the host runtime (which runs the reference kernels).
 
 One int16 program per board of differently shaped layers side by side (odd element counts for
 the predicated tails, rows of 1 to 300 values, softmax along the channels of an image), inputs
@@ -45,7 +45,7 @@ def cases():
 BOARDS = {  # board: (the core compiled for, its lut kernel, its softmax kernel)
     "qemu-m55": ("cortex-m55", "lut_s16_mve", "softmax_s16_mve"),
     "qemu-m4": ("cortex-m4", "lut_s16_dsp", "softmax_s16_dsp"),
-    "qemu-m0": ("cortex-m0", "lut_s16_scalar", "softmax_s16"),
+    "qemu-m0": ("cortex-m0", "lut_s16_scalar", "softmax_s16_scalar"),
 }
 
 

@@ -219,10 +219,12 @@ std::vector<TierCandidate> scalar_candidates() {
        "table-lookup activation: Thumb-1, signed bytes index the table from its middle", kScalarCore, kFasterCore},
       {KernelId::softmax_s8_scalar, KernelId::softmax_s8, accepts_any, append_softmax_exp_table,
        "softmax: Thumb-1, exp table lookup, outputs from a 16x16-bit MULS (64-bit product only near a rounding step)", kScalarCore, kFasterCore},
-      // int16 table activation: the reference's table, nothing prepared.
+      // int16 table activation and softmax: the reference's tables, nothing prepared.
       {KernelId::lut_s16_scalar, KernelId::lut_s16, accepts_any, nullptr,
        "int16 table activation: Thumb-1, the table indexed from its middle, 16 instructions per value", kScalarCore,
        kFasterCore},
+      {KernelId::softmax_s16_scalar, KernelId::softmax_s16, accepts_any, nullptr,
+       "int16 softmax: Thumb-1 exp pass, 24 instructions per value", kScalarCore, kFasterCore},
   };
 }
 

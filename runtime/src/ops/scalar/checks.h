@@ -65,7 +65,8 @@ inline constexpr KernelCheck kernel_check_softmax_s8_scalar{sizeof(kernels::Soft
                                                             kernels::kSoftmaxExpTableSlot + 1, 1,
                                                             check_softmax_s8_exp_table};
 
-// The int16 table activation (s16_tables.cpp): the reference's inputs and check.
+// The int16 table activation and softmax (s16_tables.cpp): the reference's inputs and checks.
 inline constexpr KernelCheck kernel_check_lut_s16_scalar{sizeof(kernels::LutParams), 2, 1, check_lut_s16};
+inline constexpr KernelCheck kernel_check_softmax_s16_scalar{sizeof(kernels::SoftmaxS16Params), 2, 1, check_softmax_s16};
 
 }  // namespace mcuflow::ops

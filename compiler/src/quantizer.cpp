@@ -44,6 +44,20 @@ Quant symmetric_range_quant(float lo, float hi, int bits) {
   return q;
 }
 
+namespace {
+
+// Symmetric int16 with scale 1/32768: values in [-1, 1] (1.0 and -1.0 clamped to +-32767).
+Quant unit_quant_int16() {
+  Quant q;
+  q.valid = true;
+  q.bits = kWideActivationBits;
+  q.symmetric = true;
+  q.scale = std::ldexp(1.0f, 1 - kWideActivationBits);
+  return q;
+}
+
+}  // namespace
+
 Quant mask_quant() {
   Quant q;
   q.valid = true;
@@ -199,8 +213,10 @@ Quant observed_quant(const Tensor& t, int bits) {
   return activation_quant(r.lo, r.hi, bits);
 }
 
-// Softmax outputs lie in [0, 1): 2^bits steps from the lowest integer.
-Quant softmax_output_quant() {
+// Softmax outputs lie in [0, 1): int8 2^8 steps from the lowest integer; int16 symmetric with
+// 2^15 steps from 0 (TFLite's int16 softmax output), 1.0 itself clamped to 32767.
+Quant softmax_output_quant(int bits) {
+  if (bits == kWideActivationBits) return unit_quant_int16();
   Quant q;
   q.valid = true;
   q.bits = kActivationBits;
@@ -294,6 +310,11 @@ void assign_constant_quantization(Graph& g, Op& op, ConstantQuant rule, int bits
   }
 }
 
+// The rule as it applies at `bits` wide: kWithinOne is kObserved at int8.
+OutputQuant observed_rule(OutputQuant rule, int bits) {
+  return rule == OutputQuant::kWithinOne && bits == kActivationBits ? OutputQuant::kObserved : rule;
+}
+
 // The spec of `op`'s output by the registry's rule (kObserved: `bits`-bit).
 Quant output_quant(const Graph& g, const Op& op, OutputQuant rule, int bits) {
   if (g.tensors[size_t(op.outputs[0])].element == Element::kMask) return mask_quant();  // (a where of masks)
@@ -304,7 +325,8 @@ Quant output_quant(const Graph& g, const Op& op, OutputQuant rule, int bits) {
     q.given = false;
     return q;
   }
-  if (rule == OutputQuant::kSoftmax) return softmax_output_quant();
+  if (rule == OutputQuant::kSoftmax) return softmax_output_quant(bits);
+  if (rule == OutputQuant::kWithinOne && bits == kWideActivationBits) return unit_quant_int16();
   if (rule == OutputQuant::kMask) return mask_quant();
   if (rule == OutputQuant::kUnitRange) return quant_for_range(0.0f, 1.0f, kActivationBits);
   if (rule == OutputQuant::kTable) return g.tensors[size_t(op.inputs[1])].quant;
@@ -402,7 +424,7 @@ std::vector<PrecisionLayer> precision_layers(const Graph& g) {
     const OpDef* def = find_op(op.kind);
     if (!def || op.outputs.empty()) continue;
     PrecisionLayer l{g.tensors[size_t(op.outputs[0])].name, op.kind, op.source};
-    l.int16 = takes_int16(g, op, def) && def->output_quant == OutputQuant::kObserved;
+    l.int16 = takes_int16(g, op, def) && observed_rule(def->output_quant, kActivationBits) == OutputQuant::kObserved;
     l.int4 = has_weights(g, op, def) && int4_rejection(g, op).empty();
     if (l.int16 || l.int4) layers.push_back(std::move(l));
   }
@@ -498,7 +520,7 @@ void assign_quantization(Graph& g, int activation_bits, int weight_bits, const s
     // A table's spec comes from its values, before the rows read from it take it.
     if (def && def->output_quant == OutputQuant::kTable) assign_constant_quantization(g, op, def->constant_quant, bits, op_weight_bits);
     Tensor& y = g.tensors[op.outputs[0]];
-    const OutputQuant rule = def ? def->output_quant : OutputQuant::kObserved;
+    const OutputQuant rule = observed_rule(def ? def->output_quant : OutputQuant::kObserved, bits);
     const auto state = update_spec.find(op.outputs[0]);
     if (!y.quant.given) {
       y.quant = rule == OutputQuant::kObserved && state != update_spec.end() ? state->second

@@ -3,6 +3,7 @@
 // takes, prepares and refuses) stays in mcuflow/kernels/kernels_dsp.h, which host code reads.
 #pragma once
 #include "mcuflow/kernels/kernels_dsp.h"
+#include "mcuflow/kernels/lut_s16.h"
 
 #if defined(__ARM_FEATURE_DSP)
 #include <arm_acle.h>
@@ -16,6 +17,14 @@ inline int32_t read_word(const T* p) {  // any alignment: LDR handles it on thes
   int32_t v;
   std::memcpy(&v, p, sizeof(v));
   return v;
+}
+
+// lut_s16_at (lut_s16.h) with the two neighbouring entries as one word (the lower entry in its
+// low half) and the blend lo * (128 - f) + hi * f + 64 as one SMLAD.
+inline int16_t lut_s16_at(const int16_t* table, uint32_t u) {
+  const int32_t f = int32_t(u & (kLutS16Step - 1));
+  const int32_t weights = (kLutS16Step - f) | (f << 16);  // (128 - f, f) as an int16 pair
+  return int16_t(__smlad(read_word(table + (u >> kLutS16StepBits)), weights, kLutS16Step >> 1) >> kLutS16StepBits);
 }
 
 // out[i] = weight i of the packed int4 `packed` (int4_weights.h), i < count: each word of four

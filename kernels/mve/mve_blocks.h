@@ -3,6 +3,7 @@
 // takes, prepares and refuses) stays in mcuflow/kernels/kernels_mve.h, which host code reads.
 #pragma once
 #include "mcuflow/kernels/kernels_mve.h"
+#include "mcuflow/kernels/lut_s16.h"
 #include "mcuflow/kernels/mve_prepared.h"  // build_gemm_tables, build_pointwise_blocks: for the int4 kernels
 
 #if defined(__ARM_FEATURE_MVE)
@@ -555,6 +556,17 @@ inline void fill_bytes(int32_t n, int8_t value, int8_t* to) {
   int32_t i = 0;
   for (; i + kMveChunk <= n; i += kMveChunk) vstrbq_s8(to + i, v);
   if (i < n) vstrbq_p_s8(to + i, v, vctp8q(uint32_t(n - i)));
+}
+
+// lut_s16_at (lut_s16.h) on four lanes of table inputs u (0..65535): both neighbouring entries
+// gathered, then lo + ((hi - lo) * f + 64) >> 7 (VRSHR rounds half up: the reference's blend).
+// Inactive lanes load nothing.
+inline int32x4_t lut_s16_at(const int16_t* table, uint32x4_t u, mve_pred16_t lanes) {
+  const uint32x4_t at = vshrq_n_u32(u, kLutS16StepBits);
+  const int32x4_t f = vreinterpretq_s32_u32(vandq_u32(u, vdupq_n_u32(kLutS16Step - 1)));
+  const int32x4_t lo = vldrhq_gather_shifted_offset_z_s32(table, at, lanes);
+  const int32x4_t hi = vldrhq_gather_shifted_offset_z_s32(table + 1, at, lanes);
+  return vaddq_s32(lo, vrshrq_n_s32(vmulq_s32(vsubq_s32(hi, lo), f), kLutS16StepBits));
 }
 
 }  // namespace mcuflow::kernels::mve

@@ -60,6 +60,16 @@ CASES = {
     "mul": (Fn(lambda m, x, y: x * y), [IMAGE, IMAGE], "mul_s16", 20.0),
     "max_pool": (Fn(lambda m, x: F.max_pool2d(x * 1.5, 2)), [IMAGE], "maxpool_s16", 20.0),
     "avg_pool": (Fn(lambda m, x: F.avg_pool2d(x, 3, stride=2, padding=1, count_include_pad=False)), [IMAGE], "avgpool_s16", 20.0),
+    # The table activations (lut_s16: 513 entries, interpolated) and softmax (softmax_s16).
+    "sigmoid": (Fn(lambda m, x: torch.sigmoid(x)), [IMAGE], "lut_s16", 20.0),
+    "tanh": (Fn(lambda m, x: torch.tanh(x)), [IMAGE], "lut_s16", 20.0),
+    "hardswish": (Fn(lambda m, x: F.hardswish(x)), [IMAGE], "lut_s16", 20.0),
+    "hardsigmoid": (Fn(lambda m, x: F.hardsigmoid(x)), [IMAGE], "lut_s16", 20.0),
+    "silu": (Fn(lambda m, x: F.silu(x)), [IMAGE], "lut_s16", 20.0),
+    "gelu": (Fn(lambda m, x: F.gelu(x)), [IMAGE], "lut_s16", 20.0),
+    "gelu_tanh": (Fn(lambda m, x: F.gelu(x, approximate="tanh")), [IMAGE], "lut_s16", 20.0),
+    "softmax": (Fn(lambda m, x: torch.softmax(x * 2, dim=-1)), [IMAGE], "softmax_s16", 20.0),
+    "softmax_channels": (Fn(lambda m, x: torch.softmax(x, dim=1)), [IMAGE], "softmax_s16", 20.0),
 }
 
 
@@ -90,17 +100,17 @@ def test_byte_copies_move_int16_values_exactly():
 
 
 def test_mixed_graph_requantizes_where_int8_and_int16_meet():
-    # sigmoid and softmax have no int16 kernels: their inputs are requantized to int8, and the
+    # elu and mish have no int16 kernels: their inputs are requantized to int8, and the
     # convolution and the mul after them read int16 copies of their int8 outputs.
     def fn(m, x):
         a = m.layers[0](x)
-        b = m.layers[1](torch.sigmoid(a))
-        return m.layers[2](b + a) * torch.softmax(a, dim=1)
+        b = m.layers[1](F.elu(a))
+        return m.layers[2](b + a) * F.mish(a)
 
     model = Fn(fn, nn.Conv2d(8, 8, 3, padding=1), nn.Conv2d(8, 8, 1), nn.Conv2d(8, 8, 1))
     p8, p16, inputs, ref = compile_both(model, [IMAGE])
     kernels = p16.kernels
-    for k in ("requantize_s16_s8", "requantize_s8_s16", "conv_s16", "add_s16", "mul_s16", "lut_s8", "softmax_s8"):
+    for k in ("requantize_s16_s8", "requantize_s8_s16", "conv_s16", "add_s16", "mul_s16", "lut_s8"):
         assert k in kernels, (k, kernels)
     assert not p16.fallbacks()
     snr8, snr16 = snr_db(p8.run(inputs)[0], ref), snr_db(p16.run(inputs)[0], ref)
@@ -144,3 +154,31 @@ def test_int16_without_calibration_is_one_line(tmp_path, capsys):
     assert cli.main(["compile", str(model), "--precision", "int16", "-o", str(tmp_path / "m.mcuf")]) != 0
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "--calibration CALIB.npz is required for int16" in err
+
+
+def test_softmax_s16_exp_table_that_could_zero_a_row_sum_is_refused_at_load():
+    # softmax_s16 divides by each row's sum of exp entries: its check takes only an exp table of
+    # entries in [0, 32767] whose entry for a difference of 0 is 32767 (the sum is then >= 32767).
+    from program_bytes import constants_offset, with_crc
+
+    _, p16, inputs, _ = compile_both(Fn(lambda m, x: torch.softmax(x, dim=-1)), [IMAGE])
+    desc = p16.describe()
+    (op,) = [op for op in desc["ops"] if op["kernel"] == "softmax_s16"]
+    table = desc["tensors"][op["inputs"][1]]
+    at = constants_offset(bytearray(p16.data)) + table["offset"]
+    assert np.frombuffer(p16.data[at:at + 4], "<i2").tolist()[0] == 32767
+    for entry, value in ((0, 0), (0, 32766), (300, -1)):
+        data = bytearray(p16.data)
+        data[at + 2 * entry:at + 2 * entry + 2] = np.int16(value).tobytes()
+        with pytest.raises(mcuflow.InputError, match="bad_params"):
+            mcuflow.Program(bytes(with_crc(data)))
+    assert mcuflow.Program(p16.data).run([inputs[0][:1]])[0].shape == (1, 8, 9, 7)
+
+
+def test_softmax_of_inputs_too_wide_for_the_int16_exp_table_input_is_one_line():
+    # A scale above 3 (inputs beyond +-98,000) would need a shift below 1 to map differences to
+    # the exp table's 16-bit input: one compile error naming the op and the scale.
+    from mcuflow.errors import UnsupportedModelError
+
+    with pytest.raises(UnsupportedModelError, match=r"^softmax at .*: the int16 softmax takes input scales from 1.4e-9 to 3 "):
+        compile_both(Fn(lambda m, x: torch.softmax(x * 1e5, dim=-1)), [IMAGE])

@@ -1,6 +1,8 @@
-// Element-wise activations on an int8 lookup table (activation_f32 in float), and prelu.
+// Element-wise activations on an int8 lookup table (int16: 513 entries, interpolated; activation_f32
+// in float), and prelu.
 #include "families.h"
 #include "lowering.h"
+#include "mcuflow/kernels/lut_s16.h"
 
 namespace mcuflow::compiler {
 namespace {
@@ -74,6 +76,11 @@ struct ActivationLowering : Lowering {
       emit(KernelId::activation_f32, {in}, {out}, params_bytes(p), &op);
       return;
     }
+    if (is_int16(op.inputs[0])) {
+      const int tid = constant(y.name + ".table", DType::kInt16, {k::kLutS16Entries}, lut_s16_table(x.quant, y.quant, function, alpha));
+      emit(KernelId::lut_s16, {in, tid}, {out}, params_bytes(k::LutParams{int32_t(x.numel())}), &op);
+      return;
+    }
     // Bit-exact by construction: every int8 input's real value through the exact function,
     // rounded (half away from zero) to the output's quantization.
     std::vector<int8_t> table;
@@ -84,6 +91,18 @@ struct ActivationLowering : Lowering {
     }
     const int tid = constant(y.name + ".table", DType::kInt8, {int32_t(table.size())}, table);
     emit(KernelId::lut_s8, {in, tid}, {out}, params_bytes(k::LutParams{int32_t(x.numel())}), &op);
+  }
+
+  // The exact function at the 513 points lut_s16 interpolates between (lut_s16.h: entry i at input
+  // -32768 + 128 i), rounded half away from zero to the output's symmetric integers.
+  static std::vector<int16_t> lut_s16_table(const Quant& x, const Quant& y, int function, float alpha) {
+    std::vector<int16_t> table;
+    for (int32_t i = 0; i < k::kLutS16Entries; ++i) {
+      const double real = double(x.scale) * double(i * k::kLutS16Step - k::kLutS16InputOffset);
+      const double v = std::round(activation_value(function, alpha, real) / y.scale);
+      table.push_back(int16_t(std::clamp(v, double(y.q_min()), double(y.q_max()))));
+    }
+    return table;
   }
 
   // PReLU: the slopes per channel of the physical [outer][channels][inner] order (NHWC: channels
@@ -123,11 +142,22 @@ struct ActivationLowering : Lowering {
 
 }  // namespace
 
+// The functions of int16 programs (lut_s16), and those of them whose values lie in [-1, 1].
+bool takes_lut_s16(int function) {
+  return function == k::kActSigmoid || function == k::kActTanh || function == k::kActHardswish ||
+         function == k::kActHardsigmoid || function == k::kActSilu || function == k::kActGelu;
+}
+bool within_one(int function) {
+  return function == k::kActSigmoid || function == k::kActTanh || function == k::kActHardsigmoid;
+}
+
 std::vector<OpDef> activation_ops() {
   std::vector<OpDef> ops;
   for (const auto& [kind, function] : kFunctions) {
     ops.push_back({kind, same_as_input, lower_with<ActivationLowering, &ActivationLowering::lower_activation>,
-                   kLayoutAgnostic, OutputQuant::kObserved, RowLift::kElementwise});
+                   kLayoutAgnostic, within_one(function) ? OutputQuant::kWithinOne : OutputQuant::kObserved,
+                   RowLift::kElementwise, ConstantQuant::kNone, nullptr,
+                   takes_lut_s16(function) ? always_int16 : nullptr});
   }
   ops.push_back({"prelu", infer_prelu, lower_with<ActivationLowering, &ActivationLowering::lower_prelu>,
                  kLayoutAgnostic, OutputQuant::kObserved, RowLift::kPerChannel, ConstantQuant::kWeightsPerTensor});

@@ -233,6 +233,11 @@ std::vector<TierCandidate> dsp_candidates() {
        "cat slice: rows moved two words per step, requantized by a 256-entry table a word at a time", kDspCore},
       {KernelId::strided_copy_b8_dsp, KernelId::strided_copy_b8, accepts_any, nullptr,
        "strided copy: unit-step rows moved two words per step, fills as words", kDspCore},
+      // int16 table activations and softmax: the reference's tables, nothing prepared.
+      {KernelId::lut_s16_dsp, KernelId::lut_s16, accepts_any, nullptr,
+       "int16 table activation: neighbouring entries as one word, one SMLAD blend", kDspCore},
+      {KernelId::softmax_s16_dsp, KernelId::softmax_s16, accepts_any, nullptr,
+       "int16 softmax: exp entries as one word, one SMLAD blend", kDspCore},
   };
 }
 

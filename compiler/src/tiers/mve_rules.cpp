@@ -231,6 +231,11 @@ std::vector<TierCandidate> mve_candidates() {
        kMveCore},
       {KernelId::strided_copy_b8_mve, KernelId::strided_copy_b8, accepts_any, nullptr,
        "strided copy: unit-step rows and fills by MVE VLDRB/VSTRB of 16 per step, predicated tail", kMveCore},
+      // int16 table activations and softmax: the reference's tables, nothing prepared.
+      {KernelId::lut_s16_mve, KernelId::lut_s16, accepts_any, nullptr,
+       "int16 table activation: both neighbouring entries gathered, 4 per step", kMveCore},
+      {KernelId::softmax_s16_mve, KernelId::softmax_s16, accepts_any, nullptr,
+       "int16 softmax: VMAXV row max, exp entries gathered 4 per step, VRSHL outputs", kMveCore},
   };
 }
 

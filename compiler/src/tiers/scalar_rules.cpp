@@ -223,6 +223,12 @@ std::vector<TierCandidate> scalar_candidates() {
       {KernelId::strided_copy_b8_scalar, KernelId::strided_copy_b8, accepts_any, nullptr,
        "strided copy: Thumb-1, unit-step rows moved as words where aligned alike, fills as words", kScalarCore,
        kFasterCore},
+      // int16 table activation and softmax: the reference's tables, nothing prepared.
+      {KernelId::lut_s16_scalar, KernelId::lut_s16, accepts_any, nullptr,
+       "int16 table activation: Thumb-1, the table indexed from its middle, 16 instructions per value", kScalarCore,
+       kFasterCore},
+      {KernelId::softmax_s16_scalar, KernelId::softmax_s16, accepts_any, nullptr,
+       "int16 softmax: Thumb-1 exp pass, 24 instructions per value", kScalarCore, kFasterCore},
   };
 }
 

@@ -144,6 +144,8 @@ Error check_requantize_s8(const OpCheck& c);
 Error check_lut_s8(const OpCheck& c);
 Error check_concat_slice_s8(const OpCheck& c);
 Error check_strided_copy_b8(const OpCheck& c);
+Error check_lut_s16(const OpCheck& c);
+Error check_softmax_s16(const OpCheck& c);
 Error check_reduce_s8(const OpCheck& c);  // sum, mean or max
 // The reduce tier kernels': check_reduce_s8, and a sum or a mean (tier_contract.h reduce_sum_refusal).
 Error check_reduce_sum_s8(const OpCheck& c);

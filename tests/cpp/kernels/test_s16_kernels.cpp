@@ -4,11 +4,14 @@
 // on the dequantized values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "mcuflow/kernels/arith.h"
 #include "mcuflow/kernels/kernels.h"
+#include "mcuflow/kernels/lut_s16.h"
+#include "mcuflow/kernels/softmax_s16.h"
 #include "test_util.h"
 
 using namespace mcuflow::kernels;
@@ -331,6 +334,71 @@ TEST(ConvertS16, RequantizeBothWaysMatchesModel) {
     for (int32_t k = 0; k < n; ++k) {
       const int32_t want = std::min(127, std::max(-128, model_requant(x16[size_t(k)], down.multiplier, down.shift) + zp8));
       ASSERT_EQ(y8[size_t(k)], want);
+    }
+  }
+}
+
+namespace {
+
+// lut_s16 as docs/quantization.md states it: input x reads entries i = (x + 32768) / 128 and
+// i + 1, f = (x + 32768) mod 128, and gives floor((t[i] (128 - f) + t[i + 1] f + 64) / 128).
+int32_t model_lut_s16(const std::vector<int16_t>& table, int32_t x) {
+  const int64_t u = x + 32768, i = u / 128, f = u % 128;
+  return int32_t(floor_div(i128(table[size_t(i)]) * (128 - f) + i128(table[size_t(i + 1)]) * f + 64, 128));
+}
+
+}  // namespace
+
+TEST(LutS16, EveryInputMatchesModelOnExtremeTables) {
+  Rng rng(171);
+  std::vector<int16_t> input(65536), output(65536);
+  for (int32_t x = -32768; x <= 32767; ++x) input[size_t(x + 32768)] = int16_t(x);
+  for (int trial = 0; trial < 4; ++trial) {
+    std::vector<int16_t> table(static_cast<size_t>(kLutS16Entries));
+    for (auto& t : table) t = int16_t(trial == 0 ? (rng.coin() ? -32768 : 32767) : rng.uniform_int(-32768, 32767));
+    lut_s16(LutParams{65536}, input.data(), table.data(), output.data());
+    for (int32_t x = -32768; x <= 32767; ++x) ASSERT_EQ(output[size_t(x + 32768)], model_lut_s16(table, x)) << x;
+  }
+}
+
+TEST(SoftmaxS16, RandomRowsWithinTwoStepsOfTheExactQuotient) {
+  // The kernel's probabilities against 32768 e / sum computed exactly from its own exp values
+  // (model_lut_s16 of the table at z), and against float softmax of the dequantized inputs.
+  Rng rng(172);
+  std::vector<int16_t> table(static_cast<size_t>(kLutS16Entries));
+  for (int32_t i = 0; i < kLutS16Entries; ++i)
+    table[size_t(i)] = int16_t(std::min(32767.0, std::round(32768.0 * std::exp(-kSoftmaxS16ExpRange * i / 512))));
+  for (int trial = 0; trial < 40; ++trial) {
+    const double scale = rng.log_uniform(1e-4, 0.05);
+    const int32_t depth = trial == 0 ? 1 : rng.uniform_int(1, trial < 35 ? 64 : 3000);
+    int exponent = 0;
+    const double mantissa = std::frexp(scale * 65536.0 / kSoftmaxS16ExpRange, &exponent);
+    SoftmaxS16Params p{rng.uniform_int(1, 3), depth, int32_t(std::lround(std::ldexp(mantissa, 15))), 15 - exponent};
+    if (p.diff_multiplier == 1 << 15) p.diff_multiplier >>= 1, p.diff_shift -= 1;
+    std::vector<int16_t> x(size_t(p.rows * depth)), y(x.size());
+    for (auto& v : x) v = int16_t(rng.uniform_int(-32768, 32767));
+    softmax_s16(p, x.data(), table.data(), y.data());
+    for (int32_t r = 0; r < p.rows; ++r) {
+      const int16_t* row = x.data() + r * depth;
+      const int32_t m = *std::max_element(row, row + depth);
+      std::vector<int64_t> e(static_cast<size_t>(depth));
+      int64_t sum = 0;
+      double float_sum = 0;
+      for (int32_t i = 0; i < depth; ++i) {
+        const int64_t d = m - row[i];
+        const int64_t z = std::min<int64_t>(65535, (d * p.diff_multiplier + (int64_t(1) << (p.diff_shift - 1))) >> p.diff_shift);
+        e[size_t(i)] = model_lut_s16(table, int32_t(z) - 32768);
+        sum += e[size_t(i)];
+        float_sum += std::exp(-double(d) * scale);
+      }
+      for (int32_t i = 0; i < depth; ++i) {
+        const int32_t got = y[size_t(r * depth + i)];
+        ASSERT_GE(got, 0);
+        ASSERT_LE(std::abs(got - std::min(32767.0, 32768.0 * double(e[size_t(i)]) / double(sum))), 2.0)
+            << "trial " << trial << " row " << r << " element " << i;
+        ASSERT_LE(std::abs(got - 32768.0 * std::exp(-double(m - row[i]) * scale) / float_sum), 12.0)
+            << "trial " << trial << " row " << r << " element " << i;
+      }
     }
   }
 }

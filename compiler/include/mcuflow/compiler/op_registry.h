@@ -29,7 +29,10 @@ enum class OutputQuant {
   kAverage,               // an average: the input's, unless it is an int8 average over whole rows or
                           // images whose observed range is at least 4x narrower (2 of its 8 bits
                           // unused): then its own, and the sums are requantized (reduce_s8)
-  kSoftmax,               // probabilities: scale 1/256, zero point -128
+  kSoftmax,               // probabilities: scale 1/256, zero point -128 (int16: 1/32768, zero point 0)
+  kWithinOne,             // a function with values in [-1, 1] (sigmoid, tanh, hardsigmoid): int8
+                          // from the calibration range; int16 scale 1/32768, zero point 0, so that
+                          // no input saturates the output whatever calibration saw
   kMask,                  // a mask (Element::kMask): scale 1, zero point 0
   kUnitRange,             // values in [0, 1] (a mask read as a number): scale 1/255, zero point -128,
                           // so 0 and 1 are exact whatever calibration saw

@@ -102,6 +102,10 @@ void add_s16(const BinaryParams& p, const int16_t* input1, const int16_t* input2
 void mul_s16(const BinaryParams& p, const int16_t* input1, const int16_t* input2, int16_t* output);
 void maxpool_s16(const PoolParams& p, const int16_t* input, int16_t* output);
 void avgpool_s16(const PoolParams& p, const int16_t* input, int16_t* output);
+// lut_s16: out[i] = lut_s16_at(table, in[i] + 32768) over the compiler's 513-entry table (lut_s16.h).
+void lut_s16(const LutParams& p, const int16_t* input, const int16_t* table, int16_t* output);
+// softmax_s16: softmax_s16.h's arithmetic over the compiler's 513-entry exp table.
+void softmax_s16(const SoftmaxS16Params& p, const int16_t* input, const int16_t* exp_table, int16_t* output);
 
 // --- int8 activations, packed int4 weights (W4A8; docs/quantization.md "int4 weights") ---
 // The int8 kernels' params and output stage; weights symmetric per output channel, two a byte,

@@ -458,5 +458,9 @@ void fc_s8_w4_dsp(const FcParams& p, const int8_t* input, const uint8_t* weights
 // written, so a copy onto its own source (the planner's in-place slices) stays correct.
 void concat_slice_s8_dsp(const ConcatSliceParams& p, const int8_t* input, const int8_t* table, int8_t* output);
 void strided_copy_b8_dsp(const StridedCopyParams& p, const int8_t* input, int8_t* output);
+// int16 table activations and softmax: the reference's inputs (the compiler's 513-entry tables,
+// lut_s16.h, softmax_s16.h) and check, nothing prepared; each interpolation one SMLAD on the two neighbouring entries read as a word.
+void lut_s16_dsp(const LutParams& p, const int16_t* input, const int16_t* table, int16_t* output);
+void softmax_s16_dsp(const SoftmaxS16Params& p, const int16_t* input, const int16_t* exp_table, int16_t* output);
 
 }  // namespace mcuflow::kernels

@@ -435,5 +435,9 @@ void fc_f32_mve(const FcParams& p, const float* input, const float* weights, con
 // written, so a copy onto its own source (the planner's in-place slices) stays correct.
 void concat_slice_s8_mve(const ConcatSliceParams& p, const int8_t* input, const int8_t* table, int8_t* output);
 void strided_copy_b8_mve(const StridedCopyParams& p, const int8_t* input, int8_t* output);
+// int16 table activations and softmax: the reference's inputs (the compiler's 513-entry tables,
+// lut_s16.h, softmax_s16.h) and check, nothing prepared; four lanes per step, both neighbouring entries gathered.
+void lut_s16_mve(const LutParams& p, const int16_t* input, const int16_t* table, int16_t* output);
+void softmax_s16_mve(const SoftmaxS16Params& p, const int16_t* input, const int16_t* exp_table, int16_t* output);
 
 }  // namespace mcuflow::kernels

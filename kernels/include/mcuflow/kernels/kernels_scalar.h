@@ -268,5 +268,10 @@ void lut_s8_scalar(const LutParams& p, const int8_t* input, const int8_t* table,
 // written, so a copy onto its own source (the planner's in-place slices) stays correct.
 void concat_slice_s8_scalar(const ConcatSliceParams& p, const int8_t* input, const int8_t* table, int8_t* output);
 void strided_copy_b8_scalar(const StridedCopyParams& p, const int8_t* input, int8_t* output);
+// lut_s16: the reference's inputs (the compiler's 513-entry table, lut_s16.h) and check, nothing
+// prepared; the table indexed from its middle by x >> 7.
+void lut_s16_scalar(const LutParams& p, const int16_t* input, const int16_t* table, int16_t* output);
+// softmax_s16: the reference's inputs (the compiler's exp table, softmax_s16.h) and check.
+void softmax_s16_scalar(const SoftmaxS16Params& p, const int16_t* input, const int16_t* exp_table, int16_t* output);
 
 }  // namespace mcuflow::kernels

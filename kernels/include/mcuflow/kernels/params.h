@@ -158,8 +158,18 @@ struct AvgPoolIncludePadParams {  // avgpool_include_pad_s8 / avgpool_include_pa
 
 // Element-wise lookup: out[i] = table[in[i] + 128] with a 256-entry int8 table the compiler
 // computed from the exact float function and both tensors' quantization.
-struct LutParams {             // lut_s8
+struct LutParams {             // lut_s8, lut_s16 (lut_s16.h: a 513-entry int16 table, interpolated)
   int32_t n;
+};
+
+// softmax_s16 over the last axis (softmax_s16.h): int16 in (symmetric), int16 out with scale
+// 1/32768 and zero point 0. A row element's difference d = max - x (0..65535) maps to the exp
+// table's input z = min(65535, (d * diff_multiplier + 2^(diff_shift - 1)) >> diff_shift), so z
+// covers real differences 0..kSoftmaxS16ExpRange.
+struct SoftmaxS16Params {      // softmax_s16
+  int32_t rows, depth;
+  int32_t diff_multiplier;     // in [2^14, 2^15): d * multiplier stays below 2^31
+  int32_t diff_shift;          // in [1, 31]
 };
 
 enum ActivationFunction : int32_t {

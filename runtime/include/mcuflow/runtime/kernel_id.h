@@ -80,6 +80,8 @@ namespace mcuflow {
   X(mul_s16, 168)                         \
   X(maxpool_s16, 169)                     \
   X(avgpool_s16, 170)                     \
+  X(lut_s16, 171)                         \
+  X(softmax_s16, 172)                     \
   X(fc_s8_w4, 176)                        \
   X(conv_s8_w4, 177)                      \
   X(dwconv_s8_w4, 178)
@@ -162,7 +164,13 @@ namespace mcuflow {
   X(concat_slice_s8_scalar, 133, concat_slice_s8) \
   X(strided_copy_b8_dsp, 71, strided_copy_b8)   \
   X(strided_copy_b8_mve, 124, strided_copy_b8)  \
-  X(strided_copy_b8_scalar, 134, strided_copy_b8)
+  X(strided_copy_b8_scalar, 134, strided_copy_b8) \
+  X(lut_s16_dsp, 150, lut_s16)                  \
+  X(softmax_s16_dsp, 151, softmax_s16)          \
+  X(lut_s16_mve, 127, lut_s16)                  \
+  X(softmax_s16_mve, 152, softmax_s16)          \
+  X(lut_s16_scalar, 153, lut_s16)               \
+  X(softmax_s16_scalar, 154, softmax_s16)
 
 enum class KernelId : uint16_t {
 #define MCUFLOW_KERNEL_ENUM(name, id) name = id,

@@ -104,5 +104,8 @@ inline constexpr KernelCheck kernel_check_fc_f32_mve = kernel_check_fc_f32_any;
 // Cat slice and strided copy: the scalar tier's checks (the same inputs and table).
 inline constexpr KernelCheck kernel_check_concat_slice_s8_mve = kernel_check_concat_slice_s8_scalar;
 inline constexpr KernelCheck kernel_check_strided_copy_b8_mve = kernel_check_strided_copy_b8_scalar;
+// int16 table activations and softmax (s16_tables.cpp): the reference's inputs and checks.
+inline constexpr KernelCheck kernel_check_lut_s16_mve{sizeof(kernels::LutParams), 2, 1, check_lut_s16};
+inline constexpr KernelCheck kernel_check_softmax_s16_mve{sizeof(kernels::SoftmaxS16Params), 2, 1, check_softmax_s16};
 
 }  // namespace mcuflow::ops

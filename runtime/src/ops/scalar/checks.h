@@ -73,5 +73,8 @@ inline constexpr KernelCheck kernel_check_concat_slice_s8_scalar{sizeof(kernels:
                                                                  check_concat_slice_s8_scalar, aliasing::kOntoSource};
 inline constexpr KernelCheck kernel_check_strided_copy_b8_scalar{sizeof(kernels::StridedCopyParams), 1, 1,
                                                                  check_strided_copy_b8, aliasing::kOntoSource};
+// The int16 table activation and softmax (s16_tables.cpp): the reference's inputs and checks.
+inline constexpr KernelCheck kernel_check_lut_s16_scalar{sizeof(kernels::LutParams), 2, 1, check_lut_s16};
+inline constexpr KernelCheck kernel_check_softmax_s16_scalar{sizeof(kernels::SoftmaxS16Params), 2, 1, check_softmax_s16};
 
 }  // namespace mcuflow::ops

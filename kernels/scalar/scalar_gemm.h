@@ -12,8 +12,14 @@ struct Requant {
   int32_t output_offset, act_min, act_max;
 };
 
-// scalar_requantize(acc, q) (kernels_scalar.h) written out: GCC spills its eight live values
-// around the four products and re-derives the rounding constants; here 36 instructions.
+// scalar_requantize(acc, q) (kernels_scalar.h). Armv6-M (M0/M0+, and the M23's Armv8-M Baseline)
+// multiplies 32x32 -> 32 only: written out, as GCC spills its eight live values around the four
+// products and re-derives the rounding constants; here 36 instructions. Cores with SMULL
+// (Armv7-M on) compute the reference's formula from the same words, a third of that.
+#if defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)
+#define MCUFLOW_SCALAR_MULTIPLY_32
+#endif
+#ifdef MCUFLOW_SCALAR_MULTIPLY_32
 inline int32_t requantize_words(int32_t acc, const int32_t* q) {
   int32_t xh, xl, ml, mh, t;
   __asm__(".syntax unified\n\t"
@@ -61,15 +67,22 @@ inline int32_t requantize_words(int32_t acc, const int32_t* q) {
           : "cc");
   return acc;
 }
+#else
+inline int32_t requantize_words(int32_t acc, const int32_t* q) {
+  const int32_t multiplier = int32_t(uint32_t(q[0]) | (uint32_t(q[1]) << 16));
+  // m in [0, 2^31): sat_rounding_doubling_high_mul's one saturating case cannot occur.
+  const int64_t product = int64_t(wrapping_left_shift(acc, q[2])) * multiplier;
+  return rounding_divide_by_pot(int32_t((product + (int64_t{1} << 30)) >> 31), q[3]);
+}
+#endif
 
 inline int8_t requantize(int32_t acc, const Requant& r, int32_t oc) {
   const int32_t v = requantize_words(acc, r.words + oc * kScalarRequantWords) + r.output_offset;
   return int8_t(clamp_i32(v, r.act_min, r.act_max));
 }
 
-// A per-tensor requantization from params (the element-wise kernels). Armv6-M (M0/M0+, and the
-// M23's Armv8-M Baseline) multiplies 32x32 -> 32 only and takes the words; cores with SMULL
-// (Armv7-M on) compute the reference's own formula, shorter there than four 16x16 products.
+// A per-tensor requantization from params (the element-wise kernels): Armv6-M takes the words,
+// cores with SMULL the reference's own formula.
 struct TensorRequant {
   int32_t words[kScalarRequantWords];
   int32_t multiplier, shift, output_offset, act_min, act_max;
@@ -80,7 +93,7 @@ struct TensorRequant {
 };
 
 inline int8_t requantize(int32_t acc, const TensorRequant& t) {
-#if defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)
+#ifdef MCUFLOW_SCALAR_MULTIPLY_32
   const int32_t v = requantize_words(acc, t.words);
 #else
   const int32_t v = multiply_by_quantized_multiplier(acc, t.multiplier, t.shift);

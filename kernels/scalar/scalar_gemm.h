@@ -14,59 +14,92 @@ struct Requant {
 
 // scalar_requantize(acc, q) (kernels_scalar.h). Armv6-M (M0/M0+, and the M23's Armv8-M Baseline)
 // multiplies 32x32 -> 32 only: written out, as GCC spills its eight live values around the four
-// products and re-derives the rounding constants; here 36 instructions. Cores with SMULL
-// (Armv7-M on) compute the reference's formula from the same words, a third of that.
+// products and re-derives the rounding constants; here 36 instructions in five registers, x = acc in,
+// the result out. Cores with SMULL (Armv7-M on) compute the reference's formula from the same words, a
+// third of that.
 #if defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)
 #define MCUFLOW_SCALAR_MULTIPLY_32
 #endif
 #ifdef MCUFLOW_SCALAR_MULTIPLY_32
+#define MCUFLOW_SCALAR_REQUANT_WORDS                                            \
+  "ldr %[xl], [%[q], #8]\n\t"                                                   \
+  "lsls %[x], %[x], %[xl]\n\t" /* x = acc << left */                            \
+  "asrs %[xh], %[x], #16\n\t"                                                   \
+  "uxth %[xl], %[x]\n\t" /* x is free from here: the sum u */                   \
+  "ldr %[ml], [%[q], #0]\n\t"                                                   \
+  "ldr %[mh], [%[q], #4]\n\t"                                                   \
+  "movs %[x], %[xl]\n\t"                                                        \
+  "muls %[x], %[ml], %[x]\n\t" /* lo */                                         \
+  "lsrs %[x], %[x], #16\n\t"                                                    \
+  "muls %[xl], %[mh], %[xl]\n\t" /* c2 */                                       \
+  "adds %[x], %[x], %[xl]\n\t"                                                  \
+  "movs %[xl], #1\n\t"                                                          \
+  "lsls %[xl], %[xl], #14\n\t"                                                  \
+  "adds %[x], %[x], %[xl]\n\t" /* u */                                          \
+  "muls %[ml], %[xh], %[ml]\n\t" /* c1 */                                       \
+  "muls %[mh], %[xh], %[mh]\n\t"                                                \
+  "lsls %[mh], %[mh], #1\n\t" /* 2 * xh * mh */                                 \
+  "lsrs %[xh], %[x], #15\n\t"                                                   \
+  "adds %[mh], %[mh], %[xh]\n\t"                                                \
+  "lsls %[x], %[x], #17\n\t"                                                    \
+  "lsrs %[x], %[x], #17\n\t"                                                    \
+  "adds %[x], %[x], %[ml]\n\t"                                                  \
+  "asrs %[x], %[x], #15\n\t"                                                    \
+  "adds %[x], %[mh], %[x]\n\t" /* the high multiply */                          \
+  "ldr %[ml], [%[q], #12]\n\t" /* rounding_divide_by_pot by e = right shift */  \
+  "movs %[mh], #1\n\t"                                                          \
+  "lsls %[mh], %[mh], %[ml]\n\t"                                                \
+  "subs %[mh], %[mh], #1\n\t" /* mask */                                        \
+  "movs %[xl], %[x]\n\t"                                                        \
+  "ands %[xl], %[xl], %[mh]\n\t" /* remainder */                                \
+  "lsrs %[mh], %[mh], #1\n\t"                                                   \
+  "lsrs %[xh], %[x], #31\n\t"                                                   \
+  "adds %[mh], %[mh], %[xh]\n\t" /* threshold */                                \
+  "asrs %[x], %[x], %[ml]\n\t"                                                  \
+  "cmp %[xl], %[mh]\n\t"                                                        \
+  "ble 1f\n\t"                                                                  \
+  "adds %[x], %[x], #1\n\t"                                                     \
+  "1:\n\t"
+#define MCUFLOW_SCALAR_REQUANT_TEMPS [xh] "=&l"(xh), [xl] "=&l"(xl), [ml] "=&l"(ml), [mh] "=&l"(mh)
+
 inline int32_t requantize_words(int32_t acc, const int32_t* q) {
-  int32_t xh, xl, ml, mh, t;
-  __asm__(".syntax unified\n\t"
-          "ldr %[t], [%[q], #8]\n\t"
-          "lsls %[x], %[x], %[t]\n\t"  // x = acc << left
-          "asrs %[xh], %[x], #16\n\t"
-          "uxth %[xl], %[x]\n\t"
-          "ldr %[ml], [%[q], #0]\n\t"
-          "ldr %[mh], [%[q], #4]\n\t"
-          "movs %[t], %[xl]\n\t"
-          "muls %[t], %[ml], %[t]\n\t"  // lo
-          "lsrs %[t], %[t], #16\n\t"
-          "muls %[xl], %[mh], %[xl]\n\t"  // c2
-          "adds %[t], %[t], %[xl]\n\t"
-          "movs %[xl], #1\n\t"
-          "lsls %[xl], %[xl], #14\n\t"
-          "adds %[t], %[t], %[xl]\n\t"  // u
-          "muls %[ml], %[xh], %[ml]\n\t"  // c1
-          "muls %[mh], %[xh], %[mh]\n\t"
-          "lsls %[mh], %[mh], #1\n\t"  // 2 * xh * mh
-          "lsrs %[xh], %[t], #15\n\t"
-          "adds %[mh], %[mh], %[xh]\n\t"
-          "lsls %[t], %[t], #17\n\t"
-          "lsrs %[t], %[t], #17\n\t"
-          "adds %[t], %[t], %[ml]\n\t"
-          "asrs %[t], %[t], #15\n\t"
-          "adds %[x], %[mh], %[t]\n\t"  // the high multiply
-          "ldr %[ml], [%[q], #12]\n\t"  // rounding_divide_by_pot by e = right shift
-          "movs %[mh], #1\n\t"
-          "lsls %[mh], %[mh], %[ml]\n\t"
-          "subs %[mh], %[mh], #1\n\t"  // mask
-          "movs %[xl], %[x]\n\t"
-          "ands %[xl], %[xl], %[mh]\n\t"  // remainder
-          "lsrs %[mh], %[mh], #1\n\t"
-          "lsrs %[t], %[x], #31\n\t"
-          "adds %[mh], %[mh], %[t]\n\t"  // threshold
-          "asrs %[x], %[x], %[ml]\n\t"
-          "cmp %[xl], %[mh]\n\t"
-          "ble 1f\n\t"
-          "adds %[x], %[x], #1\n\t"
-          "1:\n\t"
-          ".syntax divided"
-          : [x] "+l"(acc), [xh] "=&l"(xh), [xl] "=&l"(xl), [ml] "=&l"(ml), [mh] "=&l"(mh), [t] "=&l"(t)
+  int32_t xh, xl, ml, mh;
+  __asm__(".syntax unified\n\t" MCUFLOW_SCALAR_REQUANT_WORDS ".syntax divided"
+          : [x] "+l"(acc), MCUFLOW_SCALAR_REQUANT_TEMPS
           : [q] "l"(q), "m"(*reinterpret_cast<const int32_t(*)[kScalarRequantWords]>(q))  // reads q[0..3]
           : "cc");
   return acc;
 }
+
+// *out++ = the requantization of acc by words q (advanced to the next channel's), plus the output
+// offset, clamped: one asm block, as GCC's code around requantize_words reloaded the offset and
+// the bounds and spilled the output pointer (25 more instructions per output on qemu-m0).
+inline void requantize_store(int32_t acc, const int32_t*& q, int8_t*& out, const Requant& r) {
+  int32_t xh, xl, ml, mh;
+  __asm__ volatile(  // the store is its effect
+          ".syntax unified\n\t" MCUFLOW_SCALAR_REQUANT_WORDS
+          "ldr %[xh], %[offset]\n\t"
+          "adds %[x], %[x], %[xh]\n\t"
+          "ldr %[xh], %[low]\n\t"
+          "cmp %[x], %[xh]\n\t"
+          "bge 2f\n\t"
+          "movs %[x], %[xh]\n\t"
+          "2:\n\t"
+          "ldr %[xh], %[high]\n\t"
+          "cmp %[x], %[xh]\n\t"
+          "ble 3f\n\t"
+          "movs %[x], %[xh]\n\t"
+          "3:\n\t"
+          "strb %[x], [%[out]]\n\t"
+          "adds %[out], %[out], #1\n\t"
+          "adds %[q], %[q], #16\n\t"
+          ".syntax divided"
+          : [x] "+l"(acc), MCUFLOW_SCALAR_REQUANT_TEMPS, [q] "+l"(q), [out] "+l"(out)
+          : [offset] "m"(r.output_offset), [low] "m"(r.act_min), [high] "m"(r.act_max)
+          : "cc", "memory");
+}
+#undef MCUFLOW_SCALAR_REQUANT_TEMPS
+#undef MCUFLOW_SCALAR_REQUANT_WORDS
 #else
 inline int32_t requantize_words(int32_t acc, const int32_t* q) {
   const int32_t multiplier = int32_t(uint32_t(q[0]) | (uint32_t(q[1]) << 16));
@@ -74,12 +107,12 @@ inline int32_t requantize_words(int32_t acc, const int32_t* q) {
   const int64_t product = int64_t(wrapping_left_shift(acc, q[2])) * multiplier;
   return rounding_divide_by_pot(int32_t((product + (int64_t{1} << 30)) >> 31), q[3]);
 }
-#endif
 
-inline int8_t requantize(int32_t acc, const Requant& r, int32_t oc) {
-  const int32_t v = requantize_words(acc, r.words + oc * kScalarRequantWords) + r.output_offset;
-  return int8_t(clamp_i32(v, r.act_min, r.act_max));
+inline void requantize_store(int32_t acc, const int32_t*& q, int8_t*& out, const Requant& r) {
+  *out++ = int8_t(clamp_i32(requantize_words(acc, q) + r.output_offset, r.act_min, r.act_max));
+  q += kScalarRequantWords;
 }
+#endif
 
 // A per-tensor requantization from params (the element-wise kernels): Armv6-M takes the words,
 // cores with SMULL the reference's own formula.
@@ -207,15 +240,17 @@ inline void gemm_row(const int8_t* row, int32_t depth, int32_t out_c, const int3
     w += kScalarGroup;
     group_dot(row, depth, w, s.all0, s.high0, s.all1, s.high1);
     const int32_t a0 = s.low0(), a1 = s.high0, a2 = s.low1(), a3 = s.high1;
+    const int32_t* q = r.words + oc * kScalarRequantWords;
+    int8_t* o = out + oc;
     if (out_c - oc >= kScalarGroup) {  // the common case written out: GCC then keeps the accumulators in registers
-      out[oc] = requantize(a0, r, oc);
-      out[oc + 1] = requantize(a1, r, oc + 1);
-      out[oc + 2] = requantize(a2, r, oc + 2);
-      out[oc + 3] = requantize(a3, r, oc + 3);
+      requantize_store(a0, q, o, r);
+      requantize_store(a1, q, o, r);
+      requantize_store(a2, q, o, r);
+      requantize_store(a3, q, o, r);
     } else {
       const int32_t acc[kScalarGroup] = {a0, a1, a2, a3};
 #pragma GCC unroll 1  // one more requantization body for a partial group
-      for (int32_t lane = 0; lane < out_c - oc; ++lane) out[oc + lane] = requantize(acc[lane], r, oc + lane);
+      for (int32_t lane = 0; lane < out_c - oc; ++lane) requantize_store(acc[lane], q, o, r);
     }
   }
 }

@@ -47,7 +47,7 @@ void append_prepared(LoweredProgram& p, ProgramOp& op, const std::string& name, 
   op.streamed_input = kernels::kScalarPreparedSlot;  // the scalar kernels read their weights here
 }
 
-// Appends a GEMM kernel's prepared input of `words` words, word(weights, bias, multipliers, shifts, i)
+// Appends a weighted kernel's prepared input of `words` words, word(weights, bias, multipliers, shifts, i)
 // (kernels_scalar.h).
 template <typename Word>
 void append_gemm_prepared(LoweredProgram& p, ProgramOp& op, int32_t words, Word word) {
@@ -57,6 +57,13 @@ void append_gemm_prepared(LoweredProgram& p, ProgramOp& op, int32_t words, Word 
                 *shifts = table(p, op, kernels::kShiftsSlot);
   append_prepared(p, op, weights.name + ".scalar_prepared", words,
                   [&](int32_t i) { return word(w, bias, multipliers, shifts, i); });
+}
+
+// Why a prepared input of `words` words cannot be stored, or "".
+std::string prepared_table_rejects(int32_t words) {
+  if (!table_dims(words).empty()) return "";
+  return "its prepared table of " + std::to_string(words) + " words has no shape within " +
+         std::to_string(format::kMaxDim) + " per dimension";
 }
 
 // --- conv_s8_1x1_scalar, conv_s8_scalar ---
@@ -70,10 +77,7 @@ std::string gemm_rejects(const LoweredProgram& p, const ProgramOp& op, int32_t w
   const ProgramTensor& w = p.tensors[op.inputs[kernels::kWeightsSlot]];
   if (!kernels::scalar_weights_symmetric(reinterpret_cast<const int8_t*>(w.bytes.data()), weights))
     return "needs weights in -127..127";
-  if (table_dims(words).empty())
-    return "its prepared table of " + std::to_string(words) + " words has no shape within " +
-           std::to_string(format::kMaxDim) + " per dimension";
-  return "";
+  return prepared_table_rejects(words);
 }
 
 std::string conv_rejects(const LoweredProgram& p, const ProgramOp& op) {
@@ -136,17 +140,29 @@ void fc_prepare(LoweredProgram& p, ProgramOp& op) {
                        });
 }
 
-// --- dwconv_s8_3x3_scalar ---
+// --- dwconv_s8_3x3_scalar, dwconv_s8_scalar ---
 
-void depthwise_3x3_prepare(LoweredProgram& p, ProgramOp& op) {
+// The kernel's refusal, constant inputs, and a prepared table the program format can hold.
+template <Refusal (*kRefusal)(const DwConvParams&)>
+std::string depthwise_rejects(const LoweredProgram& p, const ProgramOp& op) {
+  const std::string refused = weighted_rejects<DwConvParams, kRefusal, words>(p, op);
+  return refused.empty() ? prepared_table_rejects(kernels::scalar_dw_prepared_words(params_of<DwConvParams>(op)))
+                         : refused;
+}
+
+void depthwise_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto d = params_of<DwConvParams>(op);
-  const ProgramTensor& weights = p.tensors[op.inputs[kernels::kWeightsSlot]];
-  const auto* w = reinterpret_cast<const int8_t*>(weights.bytes.data());
-  const int32_t *bias = table(p, op, kernels::kBiasSlot), *multipliers = table(p, op, kernels::kMultipliersSlot),
-                *shifts = table(p, op, kernels::kShiftsSlot);
-  append_prepared(p, op, weights.name + ".scalar_prepared", kernels::scalar_dw3_prepared_words(d.in_c), [&](int32_t i) {
-    return kernels::scalar_dw3_prepared_word(w, bias, multipliers, shifts, d.in_c, d.input_offset, i);
-  });
+  append_gemm_prepared(p, op, kernels::scalar_dw_prepared_words(d),
+                       [&](const int8_t* w, const int32_t* bias, const int32_t* multipliers, const int32_t* shifts,
+                           int32_t i) { return kernels::scalar_dw_prepared_word(d, w, bias, multipliers, shifts, i); });
+}
+
+void depthwise_taps_prepare(LoweredProgram& p, ProgramOp& op) {
+  depthwise_prepare(p, op);
+  const auto d = params_of<DwConvParams>(op);
+  append_input(op, kernels::kScalarWindowSlot,
+               add_scratch_tensor(p, p.tensors[op.outputs[0]].name + ".scalar_taps",
+                                  {int32_t(kernels::scalar_dw_taps_bytes(d))}));
 }
 
 // --- avgpool_s8_scalar, maxpool_s8_scalar ---
@@ -196,9 +212,13 @@ std::vector<TierCandidate> scalar_candidates() {
        "conv: Thumb-1, window gathered per pixel, 4 output channels, two products per MULS", kScalarCore, kFasterCore},
       {KernelId::fc_s8_scalar, KernelId::fc_s8, fc_rejects, fc_prepare,
        "fully connected: Thumb-1, 4 output channels, two products per MULS", kScalarCore, kFasterCore},
-      {KernelId::dwconv_s8_3x3_scalar, KernelId::dwconv_s8,
-       weighted_rejects<DwConvParams, kernels::dwconv_s8_3x3_scalar_refusal, words>, depthwise_3x3_prepare,
+      {KernelId::dwconv_s8_3x3_scalar, KernelId::dwconv_s8, depthwise_rejects<kernels::dwconv_s8_3x3_scalar_refusal>,
+       depthwise_prepare,
        "depthwise 3x3: Thumb-1, tap pointers per pixel (padding reads the zero point)", kScalarCore, kFasterCore},
+      {KernelId::dwconv_s8_scalar, KernelId::dwconv_s8, depthwise_rejects<kernels::dwconv_s8_scalar_refusal>,
+       depthwise_taps_prepare,
+       "depthwise, any window: Thumb-1, tap pointers per pixel (padding reads the zero point), two taps per pass",
+       kScalarCore, kFasterCore},
       {KernelId::avgpool_s8_scalar, KernelId::avgpool_s8,
        params_rejects<kernels::PoolParams, kernels::avgpool_s8_scalar_refusal, words>, avgpool_prepare,
        "average pool: Thumb-1, 8 channels per pass summed in 16-bit lanes (SWAR), division by reciprocal MULS", kScalarCore, kFasterCore},

@@ -134,8 +134,8 @@ inline int32_t scalar_gemm_prepared_word(const int8_t* weights, const int32_t* b
   return scalar_folded_bias(weights, bias, depth, input_offset, oc);
 }
 
-// The GEMM kernels' and the 3x3 depthwise kernel's inputs: the reference's, then the prepared
-// input (which they read instead of the weights), then conv_s8_scalar's window scratch.
+// The GEMM and depthwise kernels' inputs: the reference's, then the prepared input (which they
+// read instead of the weights), then conv_s8_scalar's window or dwconv_s8_scalar's tap scratch.
 constexpr uint8_t kScalarPreparedSlot = kWeightedSlots, kScalarWindowSlot = kScalarPreparedSlot + 1;
 
 // 1x1 conv without padding, any stride; prepared: scalar_gemm_prepared_word.
@@ -166,47 +166,52 @@ void conv_s8_scalar(const ConvParams& p, const int8_t* input, const int32_t* pre
 // scalar_gemm_prepared_word with depth in_c, requant_step per_channel.
 void fc_s8_scalar(const FcParams& p, const int8_t* input, const int32_t* prepared, int8_t* output);
 
-// --- 3x3 depthwise conv, ch_mult 1 ---
+// --- depthwise conv, ch_mult 1: dwconv_s8_3x3_scalar, dwconv_s8_scalar ---
 
-constexpr int32_t kScalarDwTaps = 9;
-
-// Prepared input, int32 words: per channel c, bias' (bias + input_offset * sum of its nine
-// weights) then its nine weights [ky][kx]; then each channel's requantization words
-// (scalar_requant_word); then in_c bytes of the input zero point (four per word, zero padded),
-// which padding taps read so that they contribute nothing. weights: the reference's
-// [3][3][in_c].
-constexpr int32_t kScalarDwChannelWords = 1 + kScalarDwTaps;
-inline Refusal dwconv_s8_3x3_scalar_refusal(const DwConvParams& p) {
-  if (p.k_h != 3 || p.k_w != 3) return Refusal::kKernelSize;
-  return p.ch_mult != 1 ? Refusal::kChannelMultiplier : Refusal::kNone;
+// Prepared input of both kernels, int32 words: per channel c, bias' (bias + input_offset * sum
+// of its k_h * k_w weights), those weights [ky][kx] and its requantization words
+// (scalar_requant_word), in the order the kernels read them (one pointer walks all); then in_c
+// bytes of the input zero point (four per word, zero padded), which padding taps read so that
+// they contribute nothing. weights: the reference's [k_h][k_w][in_c].
+inline int32_t scalar_dw_taps(const DwConvParams& p) { return p.k_h * p.k_w; }
+inline int32_t scalar_dw_channel_words(const DwConvParams& p) { return 1 + scalar_dw_taps(p) + kScalarRequantWords; }
+inline int32_t scalar_dw_prepared_words(const DwConvParams& p) {
+  return p.in_c * scalar_dw_channel_words(p) + (p.in_c + 3) / 4;
 }
-inline int32_t scalar_dw3_prepared_words(int32_t channels) {
-  return channels * (kScalarDwChannelWords + kScalarRequantWords) + (channels + 3) / 4;
-}
-inline int32_t scalar_dw3_prepared_word(const int8_t* weights, const int32_t* bias, const int32_t* multipliers,
-                                        const int32_t* shifts, int32_t channels, int32_t input_offset, int32_t i) {
-  if (i < channels * kScalarDwChannelWords) {
-    const int32_t c = i / kScalarDwChannelWords, t = i % kScalarDwChannelWords;
+inline int32_t scalar_dw_prepared_word(const DwConvParams& p, const int8_t* weights, const int32_t* bias,
+                                       const int32_t* multipliers, const int32_t* shifts, int32_t i) {
+  const int32_t channels = p.in_c, taps = scalar_dw_taps(p), channel_words = scalar_dw_channel_words(p);
+  if (i < channels * channel_words) {
+    const int32_t c = i / channel_words, t = i % channel_words;
+    if (t > taps) return scalar_requant_word(multipliers[c], shifts[c], t - 1 - taps);
     if (t > 0) return weights[(t - 1) * channels + c];
     int32_t sum = 0;
-    for (int32_t tap = 0; tap < kScalarDwTaps; ++tap) sum += weights[tap * channels + c];
-    return int32_t(uint32_t(bias[c]) + uint32_t(input_offset) * uint32_t(sum));
+    for (int32_t tap = 0; tap < taps; ++tap) sum += weights[tap * channels + c];
+    return int32_t(uint32_t(bias[c]) + uint32_t(p.input_offset) * uint32_t(sum));
   }
-  i -= channels * kScalarDwChannelWords;
-  if (i < channels * kScalarRequantWords) {
-    const int32_t c = i / kScalarRequantWords;
-    return scalar_requant_word(multipliers[c], shifts[c], i % kScalarRequantWords);
-  }
-  const uint32_t zero_point = uint8_t(-input_offset);  // the zero point row
+  const uint32_t zero_point = uint8_t(-p.input_offset);  // the zero point row
   uint32_t word = 0;
-  for (int32_t b = 0, first = (i - channels * kScalarRequantWords) * 4; b < 4 && first + b < channels; ++b)
+  for (int32_t b = 0, first = (i - channels * channel_words) * 4; b < 4 && first + b < channels; ++b)
     word |= zero_point << (8 * b);
   return int32_t(word);
 }
 
-// 3x3 depthwise conv, ch_mult 1, any stride, padding and dilation; prepared:
-// scalar_dw3_prepared_word.
+// 3x3, any stride, padding and dilation: per pixel nine tap pointers, a channel's taps written
+// out.
+constexpr int32_t kScalarDwTaps = 9;
+inline Refusal dwconv_s8_3x3_scalar_refusal(const DwConvParams& p) {
+  if (p.k_h != 3 || p.k_w != 3) return Refusal::kKernelSize;
+  return unit_multiplier_refusal(p);
+}
 void dwconv_s8_3x3_scalar(const DwConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* output);
+
+// Any window (5x5 in MobileNetV3, MnasNet, EfficientNet), stride, padding and dilation: per pixel
+// the k_h * k_w tap pointers in `taps` (an arena scratch of scalar_dw_taps_bytes), a channel's
+// taps two per loop pass.
+inline Refusal dwconv_s8_scalar_refusal(const DwConvParams& p) { return unit_multiplier_refusal(p); }
+inline int64_t scalar_dw_taps_bytes(const DwConvParams& p) { return int64_t(scalar_dw_taps(p)) * 4; }
+void dwconv_s8_scalar(const DwConvParams& p, const int8_t* input, const int32_t* prepared, const int8_t** taps,
+                      int8_t* output);
 
 // --- pooling ---
 

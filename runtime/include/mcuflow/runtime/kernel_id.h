@@ -156,7 +156,8 @@ namespace mcuflow {
   X(clamp_s8_scalar, 139, clamp_s8)             \
   X(requantize_s8_scalar, 140, requantize_s8)   \
   X(lut_s8_scalar, 141, lut_s8)                 \
-  X(reduce_s8_scalar, 142, reduce_s8)
+  X(reduce_s8_scalar, 142, reduce_s8)           \
+  X(dwconv_s8_scalar, 146, dwconv_s8)
 
 enum class KernelId : uint16_t {
 #define MCUFLOW_KERNEL_ENUM(name, id) name = id,

@@ -13,6 +13,7 @@ namespace mcuflow::ops {
 Error check_conv_s8_1x1_scalar(const OpCheck& c);
 Error check_conv_s8_scalar(const OpCheck& c);
 Error check_dwconv_s8_3x3_scalar(const OpCheck& c);
+Error check_dwconv_s8_scalar(const OpCheck& c);
 Error check_fc_s8_scalar(const OpCheck& c);
 Error check_avgpool_s8_scalar(const OpCheck& c);
 
@@ -28,6 +29,9 @@ inline constexpr KernelCheck kernel_check_conv_s8_scalar{sizeof(kernels::ConvPar
 inline constexpr KernelCheck kernel_check_dwconv_s8_3x3_scalar{sizeof(kernels::DwConvParams),
                                                                kernels::kScalarPreparedSlot + 1, 1,
                                                                check_dwconv_s8_3x3_scalar, aliasing::kDwConvBothWays};
+inline constexpr KernelCheck kernel_check_dwconv_s8_scalar{sizeof(kernels::DwConvParams), kernels::kScalarWindowSlot + 1,
+                                                           1, check_dwconv_s8_scalar, aliasing::kDwConvBothWays,
+                                                           kernels::kScalarWindowSlot};
 inline constexpr KernelCheck kernel_check_fc_s8_scalar{sizeof(kernels::FcParams), kernels::kScalarPreparedSlot + 1, 1,
                                                        check_fc_s8_scalar};
 // Pooling: the reference's input, then for the average the reciprocals (pool_check.cpp).

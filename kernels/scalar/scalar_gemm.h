@@ -134,23 +134,28 @@ inline int8_t requantize(int32_t acc, const TensorRequant& t) {
   return int8_t(clamp_i32(v + t.output_offset, t.act_min, t.act_max));
 }
 
-// Two window positions of a group (kernels_scalar.h): x0 = row[offset], x1 = row[offset + 1],
-// the four weight words of the pair by one LDM (r4-r7, as LDM needs ascending registers), four
-// multiplies, the two positions' packed sums added into a0..a3 (PackedSums): 19 instructions for
-// eight multiply-accumulates. Thumb-1 assembly (unified syntax).
+// Two window positions of a group (kernels_scalar.h) with inputs x0, x1 in registers: the four
+// weight words of the pair by one LDM (r4-r7, as LDM needs ascending registers), four multiplies,
+// the two positions' packed sums added into a0..a3 (PackedSums): 15 instructions for eight
+// multiply-accumulates. Thumb-1 assembly (unified syntax).
+#define MCUFLOW_SCALAR_PRODUCTS(x0, x1) \
+  "ldmia %[w]!, {r4, r5, r6, r7}\n\t"   \
+  "muls r4, " x0 ", r4\n\t"             \
+  "muls r5, " x0 ", r5\n\t"             \
+  "muls r6, " x1 ", r6\n\t"             \
+  "muls r7, " x1 ", r7\n\t"             \
+  "adds r4, r4, r6\n\t"                 \
+  "adds r5, r5, r7\n\t"                 \
+  MCUFLOW_SCALAR_SPLIT("r4", "r6", "a0", "a1") MCUFLOW_SCALAR_SPLIT("r5", "r7", "a2", "a3")
+// From an int8 row: x0 = row[offset], x1 = row[offset + 1] (19 instructions).
 #define MCUFLOW_SCALAR_PAIR(offset)           \
   "ldrb %[x0], [%[row], #" #offset "]\n\t"     \
   "ldrb %[x1], [%[row], #" #offset " + 1]\n\t" \
   "sxtb %[x0], %[x0]\n\t"                     \
   "sxtb %[x1], %[x1]\n\t"                     \
-  "ldmia %[w]!, {r4, r5, r6, r7}\n\t"         \
-  "muls r4, %[x0], r4\n\t"                    \
-  "muls r5, %[x0], r5\n\t"                    \
-  "muls r6, %[x1], r6\n\t"                    \
-  "muls r7, %[x1], r7\n\t"                    \
-  "adds r4, r4, r6\n\t"                       \
-  "adds r5, r5, r7\n\t"                       \
-  MCUFLOW_SCALAR_SPLIT("r4", "r6", "a0", "a1") MCUFLOW_SCALAR_SPLIT("r5", "r7", "a2", "a3")
+  MCUFLOW_SCALAR_PRODUCTS("%[x0]", "%[x1]")
+// From a widened (int32) row: both values by one LDM into r2, r3 (16 instructions).
+#define MCUFLOW_SCALAR_WORD_PAIR "ldmia %[row]!, {r2, r3}\n\t" MCUFLOW_SCALAR_PRODUCTS("r2", "r3")
 
 // A packed sum L + H * 2^16 (|L|, |H| <= 2 * 128 * 127 < 2^15) plus 2^15 has a low half in
 // (0, 2^16), so its top half alone (ASRS #16) is H: a_all += the sum, a_hi += H (PackedSums).
@@ -226,13 +231,63 @@ inline void group_dot(const int8_t* row, int32_t depth, const int32_t*& w, int32
   }
 }
 
+#define MCUFLOW_SCALAR_WORD_OPERANDS                                                                        \
+  : [a0] "+h"(a0), [a1] "+h"(a1), [a2] "+h"(a2), [a3] "+h"(a3), [row] "+l"(row), [w] "+l"(w)              \
+  : [end] "m"(end), [half] "h"(int32_t{1} << 15)                                                          \
+  : "r2", "r3", "r4", "r5", "r6", "r7", "cc", "memory"
+
+// The same from a widened row (widen_row): LDM loads two values, which the int8 row's LDRB and
+// SXTB took four instructions for, in every group's pass.
+inline void group_dot(const int32_t* row, int32_t depth, const int32_t*& w, int32_t& a0, int32_t& a1, int32_t& a2,
+                      int32_t& a3) {
+  const int32_t* const fours_end = row + (depth & ~7);
+  const int32_t* const pairs_end = row + (depth & ~1);
+  if (row != fours_end) {
+    const int32_t* const end = fours_end;
+    __asm__(".syntax unified\n\t"
+            "1:\n\t" MCUFLOW_SCALAR_WORD_PAIR MCUFLOW_SCALAR_WORD_PAIR MCUFLOW_SCALAR_WORD_PAIR MCUFLOW_SCALAR_WORD_PAIR
+            "ldr r6, %[end]\n\t"
+            "cmp %[row], r6\n\t"
+            "bne 1b\n\t"
+            ".syntax divided" MCUFLOW_SCALAR_WORD_OPERANDS);
+  }
+  if (row != pairs_end) {
+    const int32_t* const end = pairs_end;
+    __asm__(".syntax unified\n\t"
+            "1:\n\t" MCUFLOW_SCALAR_WORD_PAIR
+            "ldr r6, %[end]\n\t"
+            "cmp %[row], r6\n\t"
+            "bne 1b\n\t"
+            ".syntax divided" MCUFLOW_SCALAR_WORD_OPERANDS);
+  }
+  if (depth & 1) {  // one product per half: |P|, |Q| <= 128 * 127
+    const int32_t* const end = row;
+    __asm__(".syntax unified\n\t"
+            "ldr r2, [%[row]]\n\t"
+            "ldmia %[w]!, {r4, r5}\n\t"
+            "muls r4, r2, r4\n\t"
+            "muls r5, r2, r5\n\t"
+            MCUFLOW_SCALAR_SPLIT("r4", "r6", "a0", "a1") MCUFLOW_SCALAR_SPLIT("r5", "r7", "a2", "a3")
+            ".syntax divided" MCUFLOW_SCALAR_WORD_OPERANDS);
+  }
+}
+
+#undef MCUFLOW_SCALAR_WORD_OPERANDS
 #undef MCUFLOW_SCALAR_OPERANDS
 #undef MCUFLOW_SCALAR_SPLIT
+#undef MCUFLOW_SCALAR_WORD_PAIR
 #undef MCUFLOW_SCALAR_PAIR
+#undef MCUFLOW_SCALAR_PRODUCTS
 
-// out[0..out_c) for one input row of `depth` values: each group's bias' plus the row times its
-// weight words (the prepared input, kernels_scalar.h), requantized.
-inline void gemm_row(const int8_t* row, int32_t depth, int32_t out_c, const int32_t* prepared, const Requant& r,
+// row[i] = values[i], i < n: a GEMM row widened once (per pixel) for the passes of every group.
+inline void widen_row(const int8_t* values, int32_t n, int32_t* row) {
+  for (int32_t i = 0; i < n; ++i) row[i] = values[i];
+}
+
+// out[0..out_c) for one input row of `depth` values (int8, or widened: int32): each group's bias'
+// plus the row times its weight words (the prepared input, kernels_scalar.h), requantized.
+template <typename Value>
+void gemm_row(const Value* row, int32_t depth, int32_t out_c, const int32_t* prepared, const Requant& r,
                      int8_t* out) {
   const int32_t* w = prepared + out_c * kScalarRequantWords;  // r.words come first
   for (int32_t oc = 0; oc < out_c; oc += kScalarGroup) {

@@ -115,12 +115,20 @@ void conv_prepare(LoweredProgram& p, ProgramOp& op) {
                            int32_t i) { return kernels::scalar_conv_prepared_word(c, w, bias, multipliers, shifts, i); });
 }
 
+// A kernel's arena scratch (kernels_scalar.h) of `bytes`, named after its output.
+void append_scratch(LoweredProgram& p, ProgramOp& op, const char* suffix, int64_t bytes) {
+  append_input(op, kernels::kScalarWindowSlot,
+               add_scratch_tensor(p, p.tensors[op.outputs[0]].name + suffix, {int32_t(bytes)}));
+}
+
+void pointwise_prepare(LoweredProgram& p, ProgramOp& op) {
+  conv_prepare(p, op);
+  append_scratch(p, op, ".scalar_row", kernels::scalar_pointwise_row_bytes(params_of<ConvParams>(op)));
+}
+
 void im2col_prepare(LoweredProgram& p, ProgramOp& op) {
   conv_prepare(p, op);
-  const auto c = params_of<ConvParams>(op);
-  append_input(op, kernels::kScalarWindowSlot,
-               add_scratch_tensor(p, p.tensors[op.outputs[0]].name + ".scalar_window",
-                                  {int32_t(kernels::scalar_conv_window_bytes(c))}));
+  append_scratch(p, op, ".scalar_window", kernels::scalar_conv_window_bytes(params_of<ConvParams>(op)));
 }
 
 // --- fc_s8_scalar ---
@@ -159,10 +167,7 @@ void depthwise_prepare(LoweredProgram& p, ProgramOp& op) {
 
 void depthwise_taps_prepare(LoweredProgram& p, ProgramOp& op) {
   depthwise_prepare(p, op);
-  const auto d = params_of<DwConvParams>(op);
-  append_input(op, kernels::kScalarWindowSlot,
-               add_scratch_tensor(p, p.tensors[op.outputs[0]].name + ".scalar_taps",
-                                  {int32_t(kernels::scalar_dw_taps_bytes(d))}));
+  append_scratch(p, op, ".scalar_taps", kernels::scalar_dw_taps_bytes(params_of<DwConvParams>(op)));
 }
 
 // --- avgpool_s8_scalar, maxpool_s8_scalar ---
@@ -206,7 +211,7 @@ constexpr CoreFeatures kScalarCore = kThumb, kFasterCore = kDsp;
 
 std::vector<TierCandidate> scalar_candidates() {
   return {
-      {KernelId::conv_s8_1x1_scalar, KernelId::conv_s8, pointwise_rejects, conv_prepare,
+      {KernelId::conv_s8_1x1_scalar, KernelId::conv_s8, pointwise_rejects, pointwise_prepare,
        "1x1 conv: Thumb-1, 4 output channels, two products per MULS", kScalarCore, kFasterCore},
       {KernelId::conv_s8_scalar, KernelId::conv_s8, conv_rejects, im2col_prepare,
        "conv: Thumb-1, window gathered per pixel, 4 output channels, two products per MULS", kScalarCore, kFasterCore},

@@ -135,19 +135,23 @@ inline int32_t scalar_gemm_prepared_word(const int8_t* weights, const int32_t* b
 }
 
 // The GEMM and depthwise kernels' inputs: the reference's, then the prepared input (which they
-// read instead of the weights), then conv_s8_scalar's window or dwconv_s8_scalar's tap scratch.
+// read instead of the weights), then the 1x1 conv's row, conv_s8_scalar's window or dwconv_s8_scalar's tap scratch.
 constexpr uint8_t kScalarPreparedSlot = kWeightedSlots, kScalarWindowSlot = kScalarPreparedSlot + 1;
 
-// 1x1 conv without padding, any stride; prepared: scalar_gemm_prepared_word.
+// 1x1 conv without padding, any stride; prepared: scalar_gemm_prepared_word. Each input pixel is
+// widened to int32 into `row` (an arena scratch of scalar_pointwise_row_bytes), which every group
+// of four output channels then reads two values per LDM.
 inline Refusal conv_s8_1x1_scalar_refusal(const ConvParams& p) { return pointwise_refusal(p); }
-void conv_s8_1x1_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* output);
+inline int64_t scalar_pointwise_row_bytes(const ConvParams& p) { return int64_t(p.in_c) * 4; }
+void conv_s8_1x1_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, int32_t* row,
+                        int8_t* output);
 
 // Any conv, grouped or not: per output pixel and group, the group's window (k_h * k_w *
-// in_c / groups values, padding taps = the input zero point) is gathered into `window` (an arena
-// scratch of that many bytes), then as the 1x1 conv's pixel times the group's out_c / groups
+// in_c / groups values, padding taps = the input zero point) is gathered, widened to int32, into
+// `window` (an arena scratch of scalar_conv_window_bytes), then as the 1x1 conv's pixel times the group's out_c / groups
 // channels. Prepared: per group, scalar_gemm_prepared_word of that group's weights and tables.
 inline int32_t scalar_conv_depth(const ConvParams& p) { return p.k_h * p.k_w * (p.in_c / p.groups); }
-inline int64_t scalar_conv_window_bytes(const ConvParams& p) { return scalar_conv_depth(p); }
+inline int64_t scalar_conv_window_bytes(const ConvParams& p) { return int64_t(scalar_conv_depth(p)) * 4; }
 inline int32_t scalar_conv_group_words(const ConvParams& p) {
   return scalar_gemm_prepared_words(p.out_c / p.groups, scalar_conv_depth(p));
 }
@@ -159,7 +163,7 @@ inline int32_t scalar_conv_prepared_word(const ConvParams& p, const int8_t* weig
   return scalar_gemm_prepared_word(weights + first * depth, bias + first, multipliers + first, shifts + first, 1,
                                    group_out, depth, p.input_offset, i % words);
 }
-void conv_s8_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* window,
+void conv_s8_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, int32_t* window,
                     int8_t* output);
 
 // Fully connected: each of the `rows` input rows as the 1x1 conv's input pixel; prepared:

@@ -21,8 +21,9 @@ Error check_avgpool_s8_scalar(const OpCheck& c);
 // references do, both ways; clamp reads aligned word i before writing it, the other element-wise
 // kernels element i.
 inline constexpr KernelCheck kernel_check_conv_s8_1x1_scalar{sizeof(kernels::ConvParams),
-                                                             kernels::kScalarPreparedSlot + 1, 1,
-                                                             check_conv_s8_1x1_scalar, aliasing::kConvBothWays};
+                                                             kernels::kScalarWindowSlot + 1, 1,
+                                                             check_conv_s8_1x1_scalar, aliasing::kConvBothWays,
+                                                             kernels::kScalarWindowSlot};
 inline constexpr KernelCheck kernel_check_conv_s8_scalar{sizeof(kernels::ConvParams), kernels::kScalarWindowSlot + 1, 1,
                                                          check_conv_s8_scalar, aliasing::kConvBothWays,
                                                          kernels::kScalarWindowSlot};

@@ -25,9 +25,7 @@ Error check_dwconv_s8_3x3_scalar(const OpCheck& c) {
 
 Error check_dwconv_s8_scalar(const OpCheck& c) {
   if (const Error e = check_scalar_dwconv(c, kernels::dwconv_s8_scalar_refusal); e != Error::kOk) return e;
-  const format::TensorRecord& taps = c.tensor(kernels::kScalarWindowSlot);
-  return ok_if(taps.storage == format::Storage::kArena &&
-               taps.bytes >= uint64_t(kernels::scalar_dw_taps_bytes(c.get_params<kernels::DwConvParams>())));
+  return ok_if(scalar::scratch_holds(c, kernels::scalar_dw_taps_bytes(c.get_params<kernels::DwConvParams>())));
 }
 
 }  // namespace mcuflow::ops

@@ -14,51 +14,48 @@ struct Requant {
 
 // scalar_requantize(acc, q) (kernels_scalar.h). Armv6-M (M0/M0+, and the M23's Armv8-M Baseline)
 // multiplies 32x32 -> 32 only: written out, as GCC spills its eight live values around the four
-// products and re-derives the rounding constants; here 36 instructions in five registers, x = acc in,
+// products and re-derives the rounding constants; here 32 instructions in five registers, x = acc in,
 // the result out. Cores with SMULL (Armv7-M on) compute the reference's formula from the same words, a
 // third of that.
 #if defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)
 #define MCUFLOW_SCALAR_MULTIPLY_32
 #endif
 #ifdef MCUFLOW_SCALAR_MULTIPLY_32
-#define MCUFLOW_SCALAR_REQUANT_WORDS                                            \
-  "ldr %[xl], [%[q], #8]\n\t"                                                   \
-  "lsls %[x], %[x], %[xl]\n\t" /* x = acc << left */                            \
-  "asrs %[xh], %[x], #16\n\t"                                                   \
-  "uxth %[xl], %[x]\n\t" /* x is free from here: the sum u */                   \
-  "ldr %[ml], [%[q], #0]\n\t"                                                   \
-  "ldr %[mh], [%[q], #4]\n\t"                                                   \
-  "movs %[x], %[xl]\n\t"                                                        \
-  "muls %[x], %[ml], %[x]\n\t" /* lo */                                         \
-  "lsrs %[x], %[x], #16\n\t"                                                    \
-  "muls %[xl], %[mh], %[xl]\n\t" /* c2 */                                       \
-  "adds %[x], %[x], %[xl]\n\t"                                                  \
-  "movs %[xl], #1\n\t"                                                          \
-  "lsls %[xl], %[xl], #14\n\t"                                                  \
-  "adds %[x], %[x], %[xl]\n\t" /* u */                                          \
-  "muls %[ml], %[xh], %[ml]\n\t" /* c1 */                                       \
-  "muls %[mh], %[xh], %[mh]\n\t"                                                \
-  "lsls %[mh], %[mh], #1\n\t" /* 2 * xh * mh */                                 \
-  "lsrs %[xh], %[x], #15\n\t"                                                   \
-  "adds %[mh], %[mh], %[xh]\n\t"                                                \
-  "lsls %[x], %[x], #17\n\t"                                                    \
-  "lsrs %[x], %[x], #17\n\t"                                                    \
-  "adds %[x], %[x], %[ml]\n\t"                                                  \
-  "asrs %[x], %[x], #15\n\t"                                                    \
-  "adds %[x], %[mh], %[x]\n\t" /* the high multiply */                          \
-  "ldr %[ml], [%[q], #12]\n\t" /* rounding_divide_by_pot by e = right shift */  \
-  "movs %[mh], #1\n\t"                                                          \
-  "lsls %[mh], %[mh], %[ml]\n\t"                                                \
-  "subs %[mh], %[mh], #1\n\t" /* mask */                                        \
-  "movs %[xl], %[x]\n\t"                                                        \
-  "ands %[xl], %[xl], %[mh]\n\t" /* remainder */                                \
-  "lsrs %[mh], %[mh], #1\n\t"                                                   \
-  "lsrs %[xh], %[x], #31\n\t"                                                   \
-  "adds %[mh], %[mh], %[xh]\n\t" /* threshold */                                \
-  "asrs %[x], %[x], %[ml]\n\t"                                                  \
-  "cmp %[xl], %[mh]\n\t"                                                        \
-  "ble 1f\n\t"                                                                  \
-  "adds %[x], %[x], #1\n\t"                                                     \
+#define MCUFLOW_SCALAR_REQUANT_WORDS                                           \
+  "ldr %[xl], [%[q], #8]\n\t"                                                  \
+  "lsls %[x], %[x], %[xl]\n\t" /* x = acc << left */                           \
+  "asrs %[xh], %[x], #16\n\t"                                                  \
+  "uxth %[xl], %[x]\n\t" /* x is free from here: the sum u */                  \
+  "ldr %[ml], [%[q], #0]\n\t"                                                  \
+  "ldr %[mh], [%[q], #4]\n\t"                                                  \
+  "movs %[x], %[xl]\n\t"                                                       \
+  "muls %[x], %[ml], %[x]\n\t" /* lo */                                        \
+  "lsrs %[x], %[x], #16\n\t"                                                   \
+  "muls %[xl], %[mh], %[xl]\n\t" /* c2 */                                      \
+  "adds %[x], %[x], %[xl]\n\t"                                                 \
+  "ldr %[xl], [%[q], #20]\n\t" /* 2^14 */                                      \
+  "adds %[x], %[x], %[xl]\n\t" /* u */                                         \
+  "muls %[ml], %[xh], %[ml]\n\t" /* c1 */                                      \
+  "muls %[mh], %[xh], %[mh]\n\t"                                               \
+  "lsls %[mh], %[mh], #1\n\t" /* 2 * xh * mh */                                \
+  "lsrs %[xh], %[x], #15\n\t"                                                  \
+  "adds %[mh], %[mh], %[xh]\n\t"                                               \
+  "lsls %[x], %[x], #17\n\t"                                                   \
+  "lsrs %[x], %[x], #17\n\t"                                                   \
+  "adds %[x], %[x], %[ml]\n\t"                                                 \
+  "asrs %[x], %[x], #15\n\t"                                                   \
+  "adds %[x], %[mh], %[x]\n\t" /* the high multiply */                         \
+  "ldr %[ml], [%[q], #12]\n\t" /* rounding_divide_by_pot by e = right shift */ \
+  "ldr %[mh], [%[q], #16]\n\t" /* mask */                                      \
+  "movs %[xl], %[x]\n\t"                                                       \
+  "ands %[xl], %[xl], %[mh]\n\t" /* remainder */                               \
+  "lsrs %[mh], %[mh], #1\n\t"                                                  \
+  "lsrs %[xh], %[x], #31\n\t"                                                  \
+  "adds %[mh], %[mh], %[xh]\n\t" /* threshold */                               \
+  "asrs %[x], %[x], %[ml]\n\t"                                                 \
+  "cmp %[xl], %[mh]\n\t"                                                       \
+  "ble 1f\n\t"                                                                 \
+  "adds %[x], %[x], #1\n\t"                                                    \
   "1:\n\t"
 #define MCUFLOW_SCALAR_REQUANT_TEMPS [xh] "=&l"(xh), [xl] "=&l"(xl), [ml] "=&l"(ml), [mh] "=&l"(mh)
 
@@ -92,10 +89,11 @@ inline void requantize_store(int32_t acc, const int32_t*& q, int8_t*& out, const
           "3:\n\t"
           "strb %[x], [%[out]]\n\t"
           "adds %[out], %[out], #1\n\t"
-          "adds %[q], %[q], #16\n\t"
+          "adds %[q], %[q], #4 * %c[words]\n\t"
           ".syntax divided"
           : [x] "+l"(acc), MCUFLOW_SCALAR_REQUANT_TEMPS, [q] "+l"(q), [out] "+l"(out)
-          : [offset] "m"(r.output_offset), [low] "m"(r.act_min), [high] "m"(r.act_max)
+          : [offset] "m"(r.output_offset), [low] "m"(r.act_min), [high] "m"(r.act_max),
+            [words] "i"(kScalarRequantWords)
           : "cc", "memory");
 }
 #undef MCUFLOW_SCALAR_REQUANT_TEMPS

@@ -60,15 +60,20 @@ inline int32_t scalar_doubling_high_mul_short(int32_t x, uint32_t mh, uint32_t m
   return (x * int32_t(mh) + (1 << 14) + ((x * int32_t(ml)) >> 16)) >> 15;
 }
 
-// A channel's requantization as the kernels read it, four int32 words: the multiplier's low and
-// high 16 bits, the left shift max(shift, 0) and the right shift max(-shift, 0).
-constexpr int32_t kScalarRequantWords = 4;
+// A channel's requantization as the kernels read it, six int32 words: the multiplier's low and
+// high 16 bits, the left shift max(shift, 0), the right shift e = max(-shift, 0), and two
+// constants the Thumb-1 sequence would otherwise build with three instructions each (one load
+// instead): the remainder mask 2^e - 1 and the high multiply's rounding term 2^14.
+constexpr int32_t kScalarRequantWords = 6;
 inline int32_t scalar_requant_word(int32_t multiplier, int32_t shift, int32_t j) {
+  const int32_t right = shift > 0 ? 0 : -shift;
   switch (j) {
     case 0: return multiplier & 0xFFFF;
     case 1: return int32_t(uint32_t(multiplier) >> 16);
     case 2: return shift > 0 ? shift : 0;
-    default: return shift > 0 ? 0 : -shift;
+    case 3: return right;
+    case 4: return int32_t((uint32_t{1} << right) - 1u);
+    default: return 1 << 14;
   }
 }
 

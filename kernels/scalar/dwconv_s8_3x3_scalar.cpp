@@ -6,7 +6,7 @@ namespace mcuflow::kernels {
 
 namespace {
 
-// bias' (w[0]) plus the nine taps' input at channel c times the channel's weights w[1..9]:
+// bias' (w[0]) plus the nine taps' input at channel c (tap + c: depthwise.h) times the channel's weights w[1..9]:
 // five instructions per tap on Armv6-M, four with MLA; GCC reloads the weight pointer from a
 // high register for each.
 #define MCUFLOW_SCALAR_DW_TAP(t)           \
@@ -15,7 +15,7 @@ namespace {
   "ldr %[p], [%[w], #4 + 4 * " #t "]\n\t" \
   MCUFLOW_SCALAR_DW_MAC("%[acc]", "%[x]", "%[p]")
 
-inline int32_t channel_sum(const int8_t* const* taps, int32_t c, const int32_t*& w) {
+inline int32_t channel_sum(const uintptr_t* taps, const int8_t* c, const int32_t*& w) {
   int32_t acc, p, x;
   __asm__(".syntax unified\n\t"
           "ldr %[acc], [%[w]]\n\t" MCUFLOW_SCALAR_DW_TAP(0) MCUFLOW_SCALAR_DW_TAP(1) MCUFLOW_SCALAR_DW_TAP(2)
@@ -34,9 +34,9 @@ inline int32_t channel_sum(const int8_t* const* taps, int32_t c, const int32_t*&
 }  // namespace
 
 void dwconv_s8_3x3_scalar(const DwConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* output) {
-  const int8_t* taps[kScalarDwTaps];  // read by channel_sum through memory
+  uintptr_t taps[kScalarDwTaps];  // read by channel_sum through memory
   scalar::depthwise_pixels(p, input, prepared, taps, output,
-                           [](const int8_t* const* t, int32_t c, const int32_t*& w) { return channel_sum(t, c, w); });
+                           [](const uintptr_t* t, const int8_t* c, const int32_t*& w) { return channel_sum(t, c, w); });
 }
 
 }  // namespace mcuflow::kernels

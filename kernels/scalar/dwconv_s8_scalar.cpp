@@ -7,8 +7,9 @@ namespace mcuflow::kernels {
 
 namespace {
 
-// acc = w[0] + the sum over taps t < 2 * pairs of taps[t][c] * w[1 + t]; w advanced past them.
-inline int32_t pair_sums(const int8_t* const* taps, const int8_t* const* pairs_end, int32_t c, const int32_t*& w) {
+// acc = w[0] + the sum over taps t < 2 * pairs of the input at taps[t] + c (depthwise.h) times
+// w[1 + t]; w advanced past them.
+inline int32_t pair_sums(const uintptr_t* taps, const uintptr_t* pairs_end, const int8_t* c, const int32_t*& w) {
   int32_t acc;
   __asm__(".syntax unified\n\t"
           "ldmia %[w]!, {%[acc]}\n\t"
@@ -31,13 +32,13 @@ inline int32_t pair_sums(const int8_t* const* taps, const int8_t* const* pairs_e
 
 }  // namespace
 
-void dwconv_s8_scalar(const DwConvParams& p, const int8_t* input, const int32_t* prepared, const int8_t** taps,
+void dwconv_s8_scalar(const DwConvParams& p, const int8_t* input, const int32_t* prepared, uintptr_t* taps,
                       int8_t* output) {
   const int32_t tap_count = scalar_dw_taps(p);
-  const int8_t* const* pairs_end = taps + (tap_count & ~1);
-  scalar::depthwise_pixels(p, input, prepared, taps, output, [&](const int8_t* const* t, int32_t c, const int32_t*& w) {
+  const uintptr_t* pairs_end = taps + (tap_count & ~1);
+  scalar::depthwise_pixels(p, input, prepared, taps, output, [&](const uintptr_t* t, const int8_t* c, const int32_t*& w) {
     int32_t acc = pair_sums(t, pairs_end, c, w);
-    if (tap_count & 1) acc += pairs_end[0][c] * *w++;
+    if (tap_count & 1) acc += *reinterpret_cast<const int8_t*>(*pairs_end + reinterpret_cast<uintptr_t>(c)) * *w++;
     return acc;
   });
 }

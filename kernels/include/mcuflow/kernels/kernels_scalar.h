@@ -215,11 +215,11 @@ inline Refusal dwconv_s8_3x3_scalar_refusal(const DwConvParams& p) {
 void dwconv_s8_3x3_scalar(const DwConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* output);
 
 // Any window (5x5 in MobileNetV3, MnasNet, EfficientNet), stride, padding and dilation: per pixel
-// the k_h * k_w tap pointers in `taps` (an arena scratch of scalar_dw_taps_bytes), a channel's
+// the k_h * k_w tap addresses in `taps` (an arena scratch of scalar_dw_taps_bytes), a channel's
 // taps two per loop pass.
 inline Refusal dwconv_s8_scalar_refusal(const DwConvParams& p) { return unit_multiplier_refusal(p); }
-inline int64_t scalar_dw_taps_bytes(const DwConvParams& p) { return int64_t(scalar_dw_taps(p)) * 4; }
-void dwconv_s8_scalar(const DwConvParams& p, const int8_t* input, const int32_t* prepared, const int8_t** taps,
+inline int64_t scalar_dw_taps_bytes(const DwConvParams& p) { return int64_t(scalar_dw_taps(p)) * 4; }  // 32-bit
+void dwconv_s8_scalar(const DwConvParams& p, const int8_t* input, const int32_t* prepared, uintptr_t* taps,
                       int8_t* output);
 
 // --- pooling ---

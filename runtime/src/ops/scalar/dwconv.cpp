@@ -13,7 +13,7 @@ void eval_dwconv_s8_3x3_scalar(const OpCall& c) {
 void eval_dwconv_s8_scalar(const OpCall& c) {
   kernels::dwconv_s8_scalar(c.get_params<kernels::DwConvParams>(), c.in<int8_t>(0),
                             c.in<int32_t>(kernels::kScalarPreparedSlot),
-                            reinterpret_cast<const int8_t**>(c.data[kernels::kScalarWindowSlot]), c.out<int8_t>(0));
+                            reinterpret_cast<uintptr_t*>(c.data[kernels::kScalarWindowSlot]), c.out<int8_t>(0));
 }
 
 }  // namespace

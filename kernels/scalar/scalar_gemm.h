@@ -145,6 +145,17 @@ inline int8_t requantize(int32_t acc, const TensorRequant& t) {
   "adds r4, r4, r6\n\t"                 \
   "adds r5, r5, r7\n\t"                 \
   MCUFLOW_SCALAR_SPLIT("r4", "r6", "a0", "a1") MCUFLOW_SCALAR_SPLIT("r5", "r7", "a2", "a3")
+// An odd last window position x (one product per half: |P|, |Q| <= 128 * 127).
+#define MCUFLOW_SCALAR_LAST(x)  \
+  "ldmia %[w]!, {r4, r5}\n\t" \
+  "muls r4, " x ", r4\n\t"    \
+  "muls r5, " x ", r5\n\t"    \
+  MCUFLOW_SCALAR_SPLIT("r4", "r6", "a0", "a1") MCUFLOW_SCALAR_SPLIT("r5", "r7", "a2", "a3")
+// The loop's test: back to 1 until row reaches end.
+#define MCUFLOW_SCALAR_LOOP_BACK \
+  "ldr r6, %[end]\n\t"         \
+  "cmp %[row], r6\n\t"         \
+  "bne 1b\n\t"
 // From an int8 row: x0 = row[offset], x1 = row[offset + 1] (19 instructions).
 #define MCUFLOW_SCALAR_PAIR(offset)           \
   "ldrb %[x0], [%[row], #" #offset "]\n\t"     \
@@ -201,9 +212,7 @@ inline void group_dot(const int8_t* row, int32_t depth, const int32_t*& w, int32
     __asm__(".syntax unified\n\t"
             "1:\n\t" MCUFLOW_SCALAR_PAIR(0) MCUFLOW_SCALAR_PAIR(2) MCUFLOW_SCALAR_PAIR(4) MCUFLOW_SCALAR_PAIR(6)
             "adds %[row], %[row], #8\n\t"
-            "ldr r6, %[end]\n\t"
-            "cmp %[row], r6\n\t"
-            "bne 1b\n\t"
+            MCUFLOW_SCALAR_LOOP_BACK
             ".syntax divided" MCUFLOW_SCALAR_OPERANDS);
   }
   if (row != pairs_end) {
@@ -211,9 +220,7 @@ inline void group_dot(const int8_t* row, int32_t depth, const int32_t*& w, int32
     __asm__(".syntax unified\n\t"
             "1:\n\t" MCUFLOW_SCALAR_PAIR(0)
             "adds %[row], %[row], #2\n\t"
-            "ldr r6, %[end]\n\t"
-            "cmp %[row], r6\n\t"
-            "bne 1b\n\t"
+            MCUFLOW_SCALAR_LOOP_BACK
             ".syntax divided" MCUFLOW_SCALAR_OPERANDS);
   }
   if (depth & 1) {  // one product per half: |P|, |Q| <= 128 * 127
@@ -221,10 +228,7 @@ inline void group_dot(const int8_t* row, int32_t depth, const int32_t*& w, int32
     __asm__(".syntax unified\n\t"
             "ldrb %[x0], [%[row], #0]\n\t"
             "sxtb %[x0], %[x0]\n\t"
-            "ldmia %[w]!, {r4, r5}\n\t"
-            "muls r4, %[x0], r4\n\t"
-            "muls r5, %[x0], r5\n\t"
-            MCUFLOW_SCALAR_SPLIT("r4", "r6", "a0", "a1") MCUFLOW_SCALAR_SPLIT("r5", "r7", "a2", "a3")
+            MCUFLOW_SCALAR_LAST("%[x0]")
             ".syntax divided" MCUFLOW_SCALAR_OPERANDS);
   }
 }
@@ -244,28 +248,21 @@ inline void group_dot(const int32_t* row, int32_t depth, const int32_t*& w, int3
     const int32_t* const end = fours_end;
     __asm__(".syntax unified\n\t"
             "1:\n\t" MCUFLOW_SCALAR_WORD_PAIR MCUFLOW_SCALAR_WORD_PAIR MCUFLOW_SCALAR_WORD_PAIR MCUFLOW_SCALAR_WORD_PAIR
-            "ldr r6, %[end]\n\t"
-            "cmp %[row], r6\n\t"
-            "bne 1b\n\t"
+            MCUFLOW_SCALAR_LOOP_BACK
             ".syntax divided" MCUFLOW_SCALAR_WORD_OPERANDS);
   }
   if (row != pairs_end) {
     const int32_t* const end = pairs_end;
     __asm__(".syntax unified\n\t"
             "1:\n\t" MCUFLOW_SCALAR_WORD_PAIR
-            "ldr r6, %[end]\n\t"
-            "cmp %[row], r6\n\t"
-            "bne 1b\n\t"
+            MCUFLOW_SCALAR_LOOP_BACK
             ".syntax divided" MCUFLOW_SCALAR_WORD_OPERANDS);
   }
   if (depth & 1) {  // one product per half: |P|, |Q| <= 128 * 127
     const int32_t* const end = row;
     __asm__(".syntax unified\n\t"
             "ldr r2, [%[row]]\n\t"
-            "ldmia %[w]!, {r4, r5}\n\t"
-            "muls r4, r2, r4\n\t"
-            "muls r5, r2, r5\n\t"
-            MCUFLOW_SCALAR_SPLIT("r4", "r6", "a0", "a1") MCUFLOW_SCALAR_SPLIT("r5", "r7", "a2", "a3")
+            MCUFLOW_SCALAR_LAST("r2")
             ".syntax divided" MCUFLOW_SCALAR_WORD_OPERANDS);
   }
 }
@@ -276,6 +273,8 @@ inline void group_dot(const int32_t* row, int32_t depth, const int32_t*& w, int3
 #undef MCUFLOW_SCALAR_WORD_PAIR
 #undef MCUFLOW_SCALAR_PAIR
 #undef MCUFLOW_SCALAR_PRODUCTS
+#undef MCUFLOW_SCALAR_LAST
+#undef MCUFLOW_SCALAR_LOOP_BACK
 
 // row[i] = values[i], i < n: a GEMM row widened once (per pixel) for the passes of every group.
 inline void widen_row(const int8_t* values, int32_t n, int32_t* row) {

@@ -61,7 +61,7 @@ class ChannelOp(nn.Module):
 
 def layers():
     """(name, module, input shape NCHW or NC): DS-CNN's layers, element-wise ops, a max pool, two larger convs,
-    a grouped conv (RegNetX's group width 16), a table-lookup activation (MobileNetV3's hardswish)."""
+    a grouped conv (RegNetX's group width 16), a table-lookup activation (MobileNetV3's hardswish), a 5x5 depthwise conv."""
     torch.manual_seed(0)
     return [
         ("DS-CNN conv 10x4 s2 1->64, 49x10, pad (5,1)", nn.Conv2d(1, 64, (10, 4), stride=2, padding=(5, 1)),
@@ -79,6 +79,8 @@ def layers():
         ("grouped conv 3x3 64->64, 4 groups, 16x16, pad 1", nn.Conv2d(64, 64, 3, padding=1, groups=4),
          (1, 64, 16, 16)),
         ("hardswish (table lookup), 16x16x16", nn.Hardswish(), (1, 16, 16, 16)),
+        ("depthwise 5x5 32ch, 12x12, pad 2 (MobileNetV3, MnasNet, EfficientNet)",
+         nn.Conv2d(32, 32, 5, padding=2, groups=32), (1, 32, 12, 12)),
     ]
 
 

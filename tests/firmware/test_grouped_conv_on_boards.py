@@ -63,7 +63,8 @@ def compile_for(board: str, layers: list, seed: int = 1):
 
 @pytest.mark.parametrize("board", sorted(TIER_CONV))
 def test_grouped_conv_tier_kernel_matches_host_bit_for_bit(board):
-    layers = grouped_layers()
+    # qemu-m0's 16 KiB hold 13 of the branches with the scalar kernel's widened windows (4 bytes a value)
+    layers = grouped_layers(count=13 if board == "qemu-m0" else 14)
     program = compile_for(board, layers)
     ops = program.metadata["ops"]
     assert sorted(layer_of_op(program)) == list(range(len(layers)))

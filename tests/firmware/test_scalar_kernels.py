@@ -67,6 +67,14 @@ def cases() -> list:
         (conv(32, 32, 3, (3, 2), padding=1, groups=32, activation="relu"), "dwconv_s8_3x3_scalar"),
         (large_bias(conv(12, 12, 3, (4, 4), padding=1, groups=12)), "dwconv_s8_3x3_scalar"),
         (spread_scales(conv(9, 9, 3, (3, 3), padding=1, groups=9)), "dwconv_s8_3x3_scalar"),
+        # depthwise, any window: odd and even tap counts (the odd last tap), one tap, strides, dilation
+        (conv(6, 6, 5, (7, 8), stride=2, padding=2, groups=6, activation="relu6"), "dwconv_s8_scalar"),
+        (conv(11, 11, 5, (6, 6), padding=2, groups=11), "dwconv_s8_scalar"),
+        (conv(5, 5, (2, 4), (5, 6), padding=(1, 1), groups=5), "dwconv_s8_scalar"),
+        (conv(7, 7, (1, 3), (4, 9), stride=(1, 2), padding=(0, 2), dilation=(1, 2), groups=7), "dwconv_s8_scalar"),
+        (conv(9, 9, 1, (3, 4), groups=9), "dwconv_s8_scalar"),
+        (conv(4, 4, 7, (7, 7), padding=3, groups=4, activation="relu"), "dwconv_s8_scalar"),
+        (large_bias(conv(8, 8, 5, (5, 5), padding=2, groups=8)), "dwconv_s8_scalar"),
         # fully connected: single rows and several, feature tails, per-tensor and per-channel scales
         (linear(64, 12), "fc_s8_scalar"),
         (linear(37, 19, rows=6), "fc_s8_scalar"),
@@ -76,7 +84,7 @@ def cases() -> list:
         (linear(1024, 5, rows=2), "fc_s8_scalar"),
         # outside the scalar kernels: the reference kernel, with the reason
         (conv(4, 8, 3, (5, 5), padding=1, groups=4), "dwconv_s8"),
-        (conv(3, 3, 5, (6, 6), padding=2, groups=3), "dwconv_s8"),
+        (conv(3, 6, 5, (6, 6), padding=2, groups=3), "dwconv_s8"),
     ]
 
 

@@ -50,9 +50,9 @@ def test_family_ops_on_reference_kernels_carry_the_tier_kernels_refusal(programs
     # "reference fallback: <why>" is a tier kernel's refusal; "reference: no <tier> kernel" would be a gap.
     for op in report["reference"]:
         assert op["reason"].startswith("reference fallback: needs "), op
-    if tier != "scalar":  # the scalar tier has a 3×3 depthwise kernel only: 5×5 ones stay on the reference
+    assert all(op["kernel"] != "dwconv_s8" for op in report["reference"])  # every tier has a depthwise of any window
+    if tier != "scalar":
         assert {op["kind"] for op in report["reference"]} <= {"conv2d"}
-        assert all(op["kernel"] != "dwconv_s8" for op in report["reference"])
 
 
 def test_shufflenet_data_movement_left_on_reference_kernels_is_explained():

@@ -127,7 +127,7 @@ def test_1d_inputs_and_outputs_are_channels_last_where_only_1d_layers_touch_them
         assert np.abs(real - ref).max() <= 0.05 * float(np.ptp(ref)), name
 
 
-@pytest.mark.parametrize("target, conv, depthwise", [("cortex-m0", "conv_s8_scalar", "dwconv_s8"),
+@pytest.mark.parametrize("target, conv, depthwise", [("cortex-m0", "conv_s8_scalar", "dwconv_s8_scalar"),
                                                      ("cortex-m4", "conv_s8_dsp", "dwconv_s8_dsp"),
                                                      ("cortex-m55", "conv_s8_mve", "dwconv_s8_mve")])
 def test_conv1d_gets_the_tier_kernels_of_the_2d_convolution(target, conv, depthwise):

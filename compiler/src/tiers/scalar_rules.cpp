@@ -36,7 +36,7 @@ void append_prepared(LoweredProgram& p, ProgramOp& op, const std::string& name, 
   op.streamed_input = kernels::kScalarPreparedSlot;  // the scalar kernels read their weights here
 }
 
-// Appends a GEMM kernel's prepared input of `words` words, word(weights, bias, multipliers, shifts, i)
+// Appends a weighted kernel's prepared input of `words` words, word(weights, bias, multipliers, shifts, i)
 // (kernels_scalar.h).
 template <typename Word>
 void append_gemm_prepared(LoweredProgram& p, ProgramOp& op, int32_t words, Word word) {
@@ -46,6 +46,13 @@ void append_gemm_prepared(LoweredProgram& p, ProgramOp& op, int32_t words, Word 
                 *shifts = table(p, op, kernels::kShiftsSlot);
   append_prepared(p, op, weights.name + ".scalar_prepared", words,
                   [&](int32_t i) { return word(w, bias, multipliers, shifts, i); });
+}
+
+// Why a prepared input of `words` words cannot be stored, or "".
+std::string prepared_table_rejects(int32_t words) {
+  if (!table_dims(words).empty()) return "";
+  return "its prepared table of " + std::to_string(words) + " words has no shape within " +
+         std::to_string(format::kMaxDim) + " per dimension";
 }
 
 // --- conv_s8_1x1_scalar, conv_s8_scalar ---
@@ -59,10 +66,7 @@ std::string gemm_rejects(const LoweredProgram& p, const ProgramOp& op, int32_t w
   const ProgramTensor& w = p.tensors[op.inputs[kernels::kWeightsSlot]];
   if (!kernels::scalar_weights_symmetric(reinterpret_cast<const int8_t*>(w.bytes.data()), weights))
     return "needs weights in -127..127";
-  if (table_dims(words).empty())
-    return "its prepared table of " + std::to_string(words) + " words has no shape within " +
-           std::to_string(format::kMaxDim) + " per dimension";
-  return "";
+  return prepared_table_rejects(words);
 }
 
 std::string conv_rejects(const LoweredProgram& p, const ProgramOp& op) {
@@ -100,12 +104,20 @@ void conv_prepare(LoweredProgram& p, ProgramOp& op) {
                            int32_t i) { return kernels::scalar_conv_prepared_word(c, w, bias, multipliers, shifts, i); });
 }
 
+// A kernel's arena scratch (kernels_scalar.h) of `bytes`, named after its output.
+void append_scratch(LoweredProgram& p, ProgramOp& op, const char* suffix, int64_t bytes) {
+  append_input(op, kernels::kScalarWindowSlot,
+               add_scratch_tensor(p, p.tensors[op.outputs[0]].name + suffix, {int32_t(bytes)}));
+}
+
+void pointwise_prepare(LoweredProgram& p, ProgramOp& op) {
+  conv_prepare(p, op);
+  append_scratch(p, op, ".scalar_row", kernels::scalar_pointwise_row_bytes(params_of<ConvParams>(op)));
+}
+
 void im2col_prepare(LoweredProgram& p, ProgramOp& op) {
   conv_prepare(p, op);
-  const auto c = params_of<ConvParams>(op);
-  append_input(op, kernels::kScalarWindowSlot,
-               add_scratch_tensor(p, p.tensors[op.outputs[0]].name + ".scalar_window",
-                                  {int32_t(kernels::scalar_conv_window_bytes(c))}));
+  append_scratch(p, op, ".scalar_window", kernels::scalar_conv_window_bytes(params_of<ConvParams>(op)));
 }
 
 // --- fc_s8_scalar ---
@@ -125,17 +137,26 @@ void fc_prepare(LoweredProgram& p, ProgramOp& op) {
                        });
 }
 
-// --- dwconv_s8_3x3_scalar ---
+// --- dwconv_s8_3x3_scalar, dwconv_s8_scalar ---
 
-void depthwise_3x3_prepare(LoweredProgram& p, ProgramOp& op) {
+// The kernel's refusal, constant inputs, and a prepared table the program format can hold.
+template <Refusal (*kRefusal)(const DwConvParams&)>
+std::string depthwise_rejects(const LoweredProgram& p, const ProgramOp& op) {
+  const std::string refused = weighted_rejects<DwConvParams, kRefusal, words>(p, op);
+  return refused.empty() ? prepared_table_rejects(kernels::scalar_dw_prepared_words(params_of<DwConvParams>(op)))
+                         : refused;
+}
+
+void depthwise_prepare(LoweredProgram& p, ProgramOp& op) {
   const auto d = params_of<DwConvParams>(op);
-  const ProgramTensor& weights = p.tensors[op.inputs[kernels::kWeightsSlot]];
-  const auto* w = reinterpret_cast<const int8_t*>(weights.bytes.data());
-  const int32_t *bias = table(p, op, kernels::kBiasSlot), *multipliers = table(p, op, kernels::kMultipliersSlot),
-                *shifts = table(p, op, kernels::kShiftsSlot);
-  append_prepared(p, op, weights.name + ".scalar_prepared", kernels::scalar_dw3_prepared_words(d.in_c), [&](int32_t i) {
-    return kernels::scalar_dw3_prepared_word(w, bias, multipliers, shifts, d.in_c, d.input_offset, i);
-  });
+  append_gemm_prepared(p, op, kernels::scalar_dw_prepared_words(d),
+                       [&](const int8_t* w, const int32_t* bias, const int32_t* multipliers, const int32_t* shifts,
+                           int32_t i) { return kernels::scalar_dw_prepared_word(d, w, bias, multipliers, shifts, i); });
+}
+
+void depthwise_taps_prepare(LoweredProgram& p, ProgramOp& op) {
+  depthwise_prepare(p, op);
+  append_scratch(p, op, ".scalar_taps", kernels::scalar_dw_taps_bytes(params_of<DwConvParams>(op)));
 }
 
 // --- avgpool_s8_scalar, maxpool_s8_scalar ---
@@ -188,15 +209,19 @@ constexpr CoreFeatures kScalarCore = kThumb, kFasterCore = kDsp;
 
 std::vector<TierCandidate> scalar_candidates() {
   return {
-      {KernelId::conv_s8_1x1_scalar, KernelId::conv_s8, pointwise_rejects, conv_prepare,
+      {KernelId::conv_s8_1x1_scalar, KernelId::conv_s8, pointwise_rejects, pointwise_prepare,
        "1x1 conv: Thumb-1, 4 output channels, two products per MULS", kScalarCore, kFasterCore},
       {KernelId::conv_s8_scalar, KernelId::conv_s8, conv_rejects, im2col_prepare,
        "conv: Thumb-1, window gathered per pixel, 4 output channels, two products per MULS", kScalarCore, kFasterCore},
       {KernelId::fc_s8_scalar, KernelId::fc_s8, fc_rejects, fc_prepare,
        "fully connected: Thumb-1, 4 output channels, two products per MULS", kScalarCore, kFasterCore},
-      {KernelId::dwconv_s8_3x3_scalar, KernelId::dwconv_s8,
-       weighted_rejects<DwConvParams, kernels::dwconv_s8_3x3_scalar_refusal, words>, depthwise_3x3_prepare,
+      {KernelId::dwconv_s8_3x3_scalar, KernelId::dwconv_s8, depthwise_rejects<kernels::dwconv_s8_3x3_scalar_refusal>,
+       depthwise_prepare,
        "depthwise 3x3: Thumb-1, tap pointers per pixel (padding reads the zero point)", kScalarCore, kFasterCore},
+      {KernelId::dwconv_s8_scalar, KernelId::dwconv_s8, depthwise_rejects<kernels::dwconv_s8_scalar_refusal>,
+       depthwise_taps_prepare,
+       "depthwise, any window: Thumb-1, tap pointers per pixel (padding reads the zero point), two taps per pass",
+       kScalarCore, kFasterCore},
       {KernelId::avgpool_s8_scalar, KernelId::avgpool_s8,
        params_rejects<kernels::PoolParams, kernels::avgpool_s8_scalar_refusal, words>, avgpool_prepare,
        "average pool: Thumb-1, 8 channels per pass summed in 16-bit lanes (SWAR), division by reciprocal MULS", kScalarCore, kFasterCore},

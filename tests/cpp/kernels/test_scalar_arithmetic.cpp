@@ -41,8 +41,8 @@ TEST(ScalarRequantize, EqualsTheReferenceForRandomValuesAndEveryShift) {
     for (int i = 0; i < 40000; ++i) {
       const int32_t x = i % 4 == 0 ? edges[size_t(i / 4) % edges.size()] : i % 4 == 1 ? small(rng) : any(rng);
       const int32_t m = i % 2 ? q31(rng) : multiplier(rng);
-      const int32_t words[kScalarRequantWords] = {scalar_requant_word(m, shift, 0), scalar_requant_word(m, shift, 1),
-                                                  scalar_requant_word(m, shift, 2), scalar_requant_word(m, shift, 3)};
+      int32_t words[kScalarRequantWords];
+      for (int32_t j = 0; j < kScalarRequantWords; ++j) words[j] = scalar_requant_word(m, shift, j);
       ASSERT_EQ(scalar_requantize(x, words), multiply_by_quantized_multiplier(x, m, shift))
           << x << " " << m << " " << shift;
     }

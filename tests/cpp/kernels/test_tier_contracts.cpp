@@ -171,9 +171,13 @@ TEST(TierContracts, DepthwiseKernelsLimitTheirTaps) {
   EXPECT_EQ(dwconv_s8_mve_refusal(dwconv(8, 9)), Refusal::kTaps);
   DwConvParams mult = dwconv(3, 3);
   mult.ch_mult = 2;
-  for (auto refusal : {dwconv_s8_dsp_refusal, dwconv_s8_3x3_dsp_refusal, dwconv_s8_mve_refusal, dwconv_s8_3x3_scalar_refusal})
+  for (auto refusal : {dwconv_s8_dsp_refusal, dwconv_s8_3x3_dsp_refusal, dwconv_s8_mve_refusal,
+                       dwconv_s8_3x3_scalar_refusal, dwconv_s8_scalar_refusal})
     EXPECT_EQ(refusal(mult), Refusal::kChannelMultiplier);
   EXPECT_EQ(dwconv_s8_3x3_scalar_refusal(dwconv(3, 3)), Refusal::kNone);
+  EXPECT_EQ(dwconv_s8_3x3_scalar_refusal(dwconv(5, 5)), Refusal::kKernelSize);
+  EXPECT_EQ(dwconv_s8_scalar_refusal(dwconv(5, 5)), Refusal::kNone);
+  EXPECT_EQ(dwconv_s8_scalar_refusal(dwconv(1, 7)), Refusal::kNone);
   EXPECT_EQ(dwconv_s8_3x3_dsp_refusal(dwconv(3, 3)), Refusal::kNone);
   EXPECT_EQ(dwconv_s8_3x3_dsp_refusal(dwconv(5, 5)), Refusal::kKernelSize);
   DwConvParams strided = dwconv(3, 3);

@@ -60,15 +60,20 @@ inline int32_t scalar_doubling_high_mul_short(int32_t x, uint32_t mh, uint32_t m
   return (x * int32_t(mh) + (1 << 14) + ((x * int32_t(ml)) >> 16)) >> 15;
 }
 
-// A channel's requantization as the kernels read it, four int32 words: the multiplier's low and
-// high 16 bits, the left shift max(shift, 0) and the right shift max(-shift, 0).
-constexpr int32_t kScalarRequantWords = 4;
+// A channel's requantization as the kernels read it, six int32 words: the multiplier's low and
+// high 16 bits, the left shift max(shift, 0), the right shift e = max(-shift, 0), and two
+// constants the Thumb-1 sequence would otherwise build with three instructions each (one load
+// instead): the remainder mask 2^e - 1 and the high multiply's rounding term 2^14.
+constexpr int32_t kScalarRequantWords = 6;
 inline int32_t scalar_requant_word(int32_t multiplier, int32_t shift, int32_t j) {
+  const int32_t right = shift > 0 ? 0 : -shift;
   switch (j) {
     case 0: return multiplier & 0xFFFF;
     case 1: return int32_t(uint32_t(multiplier) >> 16);
     case 2: return shift > 0 ? shift : 0;
-    default: return shift > 0 ? 0 : -shift;
+    case 3: return right;
+    case 4: return int32_t((uint32_t{1} << right) - 1u);
+    default: return 1 << 14;
   }
 }
 
@@ -134,20 +139,24 @@ inline int32_t scalar_gemm_prepared_word(const int8_t* weights, const int32_t* b
   return scalar_folded_bias(weights, bias, depth, input_offset, oc);
 }
 
-// The GEMM kernels' and the 3x3 depthwise kernel's inputs: the reference's, then the prepared
-// input (which they read instead of the weights), then conv_s8_scalar's window scratch.
+// The GEMM and depthwise kernels' inputs: the reference's, then the prepared input (which they
+// read instead of the weights), then the 1x1 conv's row, conv_s8_scalar's window or dwconv_s8_scalar's tap scratch.
 constexpr uint8_t kScalarPreparedSlot = kWeightedSlots, kScalarWindowSlot = kScalarPreparedSlot + 1;
 
-// 1x1 conv without padding, any stride; prepared: scalar_gemm_prepared_word.
+// 1x1 conv without padding, any stride; prepared: scalar_gemm_prepared_word. Each input pixel is
+// widened to int32 into `row` (an arena scratch of scalar_pointwise_row_bytes), which every group
+// of four output channels then reads two values per LDM.
 inline Refusal conv_s8_1x1_scalar_refusal(const ConvParams& p) { return pointwise_refusal(p); }
-void conv_s8_1x1_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* output);
+inline int64_t scalar_pointwise_row_bytes(const ConvParams& p) { return int64_t(p.in_c) * 4; }
+void conv_s8_1x1_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, int32_t* row,
+                        int8_t* output);
 
 // Any conv, grouped or not: per output pixel and group, the group's window (k_h * k_w *
-// in_c / groups values, padding taps = the input zero point) is gathered into `window` (an arena
-// scratch of that many bytes), then as the 1x1 conv's pixel times the group's out_c / groups
+// in_c / groups values, padding taps = the input zero point) is gathered, widened to int32, into
+// `window` (an arena scratch of scalar_conv_window_bytes), then as the 1x1 conv's pixel times the group's out_c / groups
 // channels. Prepared: per group, scalar_gemm_prepared_word of that group's weights and tables.
 inline int32_t scalar_conv_depth(const ConvParams& p) { return p.k_h * p.k_w * (p.in_c / p.groups); }
-inline int64_t scalar_conv_window_bytes(const ConvParams& p) { return scalar_conv_depth(p); }
+inline int64_t scalar_conv_window_bytes(const ConvParams& p) { return int64_t(scalar_conv_depth(p)) * 4; }
 inline int32_t scalar_conv_group_words(const ConvParams& p) {
   return scalar_gemm_prepared_words(p.out_c / p.groups, scalar_conv_depth(p));
 }
@@ -159,54 +168,59 @@ inline int32_t scalar_conv_prepared_word(const ConvParams& p, const int8_t* weig
   return scalar_gemm_prepared_word(weights + first * depth, bias + first, multipliers + first, shifts + first, 1,
                                    group_out, depth, p.input_offset, i % words);
 }
-void conv_s8_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* window,
+void conv_s8_scalar(const ConvParams& p, const int8_t* input, const int32_t* prepared, int32_t* window,
                     int8_t* output);
 
 // Fully connected: each of the `rows` input rows as the 1x1 conv's input pixel; prepared:
 // scalar_gemm_prepared_word with depth in_c, requant_step per_channel.
 void fc_s8_scalar(const FcParams& p, const int8_t* input, const int32_t* prepared, int8_t* output);
 
-// --- 3x3 depthwise conv, ch_mult 1 ---
+// --- depthwise conv, ch_mult 1: dwconv_s8_3x3_scalar, dwconv_s8_scalar ---
 
-constexpr int32_t kScalarDwTaps = 9;
-
-// Prepared input, int32 words: per channel c, bias' (bias + input_offset * sum of its nine
-// weights) then its nine weights [ky][kx]; then each channel's requantization words
-// (scalar_requant_word); then in_c bytes of the input zero point (four per word, zero padded),
-// which padding taps read so that they contribute nothing. weights: the reference's
-// [3][3][in_c].
-constexpr int32_t kScalarDwChannelWords = 1 + kScalarDwTaps;
-inline Refusal dwconv_s8_3x3_scalar_refusal(const DwConvParams& p) {
-  if (p.k_h != 3 || p.k_w != 3) return Refusal::kKernelSize;
-  return p.ch_mult != 1 ? Refusal::kChannelMultiplier : Refusal::kNone;
+// Prepared input of both kernels, int32 words: per channel c, bias' (bias + input_offset * sum
+// of its k_h * k_w weights), those weights [ky][kx] and its requantization words
+// (scalar_requant_word), in the order the kernels read them (one pointer walks all); then in_c
+// bytes of the input zero point (four per word, zero padded), which padding taps read so that
+// they contribute nothing. weights: the reference's [k_h][k_w][in_c].
+inline int32_t scalar_dw_taps(const DwConvParams& p) { return p.k_h * p.k_w; }
+inline int32_t scalar_dw_channel_words(const DwConvParams& p) { return 1 + scalar_dw_taps(p) + kScalarRequantWords; }
+inline int32_t scalar_dw_prepared_words(const DwConvParams& p) {
+  return p.in_c * scalar_dw_channel_words(p) + (p.in_c + 3) / 4;
 }
-inline int32_t scalar_dw3_prepared_words(int32_t channels) {
-  return channels * (kScalarDwChannelWords + kScalarRequantWords) + (channels + 3) / 4;
-}
-inline int32_t scalar_dw3_prepared_word(const int8_t* weights, const int32_t* bias, const int32_t* multipliers,
-                                        const int32_t* shifts, int32_t channels, int32_t input_offset, int32_t i) {
-  if (i < channels * kScalarDwChannelWords) {
-    const int32_t c = i / kScalarDwChannelWords, t = i % kScalarDwChannelWords;
+inline int32_t scalar_dw_prepared_word(const DwConvParams& p, const int8_t* weights, const int32_t* bias,
+                                       const int32_t* multipliers, const int32_t* shifts, int32_t i) {
+  const int32_t channels = p.in_c, taps = scalar_dw_taps(p), channel_words = scalar_dw_channel_words(p);
+  if (i < channels * channel_words) {
+    const int32_t c = i / channel_words, t = i % channel_words;
+    if (t > taps) return scalar_requant_word(multipliers[c], shifts[c], t - 1 - taps);
     if (t > 0) return weights[(t - 1) * channels + c];
     int32_t sum = 0;
-    for (int32_t tap = 0; tap < kScalarDwTaps; ++tap) sum += weights[tap * channels + c];
-    return int32_t(uint32_t(bias[c]) + uint32_t(input_offset) * uint32_t(sum));
+    for (int32_t tap = 0; tap < taps; ++tap) sum += weights[tap * channels + c];
+    return int32_t(uint32_t(bias[c]) + uint32_t(p.input_offset) * uint32_t(sum));
   }
-  i -= channels * kScalarDwChannelWords;
-  if (i < channels * kScalarRequantWords) {
-    const int32_t c = i / kScalarRequantWords;
-    return scalar_requant_word(multipliers[c], shifts[c], i % kScalarRequantWords);
-  }
-  const uint32_t zero_point = uint8_t(-input_offset);  // the zero point row
+  const uint32_t zero_point = uint8_t(-p.input_offset);  // the zero point row
   uint32_t word = 0;
-  for (int32_t b = 0, first = (i - channels * kScalarRequantWords) * 4; b < 4 && first + b < channels; ++b)
+  for (int32_t b = 0, first = (i - channels * channel_words) * 4; b < 4 && first + b < channels; ++b)
     word |= zero_point << (8 * b);
   return int32_t(word);
 }
 
-// 3x3 depthwise conv, ch_mult 1, any stride, padding and dilation; prepared:
-// scalar_dw3_prepared_word.
+// 3x3, any stride, padding and dilation: per pixel nine tap pointers, a channel's taps written
+// out.
+constexpr int32_t kScalarDwTaps = 9;
+inline Refusal dwconv_s8_3x3_scalar_refusal(const DwConvParams& p) {
+  if (p.k_h != 3 || p.k_w != 3) return Refusal::kKernelSize;
+  return unit_multiplier_refusal(p);
+}
 void dwconv_s8_3x3_scalar(const DwConvParams& p, const int8_t* input, const int32_t* prepared, int8_t* output);
+
+// Any window (5x5 in MobileNetV3, MnasNet, EfficientNet), stride, padding and dilation: per pixel
+// the k_h * k_w tap addresses in `taps` (an arena scratch of scalar_dw_taps_bytes), a channel's
+// taps two per loop pass.
+inline Refusal dwconv_s8_scalar_refusal(const DwConvParams& p) { return unit_multiplier_refusal(p); }
+inline int64_t scalar_dw_taps_bytes(const DwConvParams& p) { return int64_t(scalar_dw_taps(p)) * 4; }  // 32-bit
+void dwconv_s8_scalar(const DwConvParams& p, const int8_t* input, const int32_t* prepared, uintptr_t* taps,
+                      int8_t* output);
 
 // --- pooling ---
 

@@ -170,7 +170,8 @@ namespace mcuflow {
   X(lut_s16_mve, 127, lut_s16)                  \
   X(softmax_s16_mve, 152, softmax_s16)          \
   X(lut_s16_scalar, 153, lut_s16)               \
-  X(softmax_s16_scalar, 154, softmax_s16)
+  X(softmax_s16_scalar, 154, softmax_s16)        \
+  X(dwconv_s8_scalar, 146, dwconv_s8)
 
 enum class KernelId : uint16_t {
 #define MCUFLOW_KERNEL_ENUM(name, id) name = id,

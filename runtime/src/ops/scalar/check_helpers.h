@@ -25,4 +25,11 @@ bool prepared_matches(const OpCheck& c, int32_t words, Word word) {
                                 [&](int32_t i) { return word(weights, bias, multipliers, shifts, i); });
 }
 
+// The scratch in kScalarWindowSlot (tap pointers, widened rows: words) lies in the arena, word
+// aligned, and holds `bytes`.
+inline bool scratch_holds(const OpCheck& c, int64_t bytes) {
+  const format::TensorRecord& scratch = c.tensor(kernels::kScalarWindowSlot);
+  return scratch.storage == format::Storage::kArena && scratch.offset % 4 == 0 && scratch.bytes >= uint64_t(bytes);
+}
+
 }  // namespace mcuflow::ops::scalar

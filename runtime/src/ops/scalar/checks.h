@@ -13,6 +13,7 @@ namespace mcuflow::ops {
 Error check_conv_s8_1x1_scalar(const OpCheck& c);
 Error check_conv_s8_scalar(const OpCheck& c);
 Error check_dwconv_s8_3x3_scalar(const OpCheck& c);
+Error check_dwconv_s8_scalar(const OpCheck& c);
 Error check_fc_s8_scalar(const OpCheck& c);
 Error check_avgpool_s8_scalar(const OpCheck& c);
 
@@ -20,14 +21,18 @@ Error check_avgpool_s8_scalar(const OpCheck& c);
 // references do, both ways; clamp reads aligned word i before writing it, the other element-wise
 // kernels element i.
 inline constexpr KernelCheck kernel_check_conv_s8_1x1_scalar{sizeof(kernels::ConvParams),
-                                                             kernels::kScalarPreparedSlot + 1, 1,
-                                                             check_conv_s8_1x1_scalar, aliasing::kConvBothWays};
+                                                             kernels::kScalarWindowSlot + 1, 1,
+                                                             check_conv_s8_1x1_scalar, aliasing::kConvBothWays,
+                                                             kernels::kScalarWindowSlot};
 inline constexpr KernelCheck kernel_check_conv_s8_scalar{sizeof(kernels::ConvParams), kernels::kScalarWindowSlot + 1, 1,
                                                          check_conv_s8_scalar, aliasing::kConvBothWays,
                                                          kernels::kScalarWindowSlot};
 inline constexpr KernelCheck kernel_check_dwconv_s8_3x3_scalar{sizeof(kernels::DwConvParams),
                                                                kernels::kScalarPreparedSlot + 1, 1,
                                                                check_dwconv_s8_3x3_scalar, aliasing::kDwConvBothWays};
+inline constexpr KernelCheck kernel_check_dwconv_s8_scalar{sizeof(kernels::DwConvParams), kernels::kScalarWindowSlot + 1,
+                                                           1, check_dwconv_s8_scalar, aliasing::kDwConvBothWays,
+                                                           kernels::kScalarWindowSlot};
 inline constexpr KernelCheck kernel_check_fc_s8_scalar{sizeof(kernels::FcParams), kernels::kScalarPreparedSlot + 1, 1,
                                                        check_fc_s8_scalar};
 // Pooling: the reference's input, then for the average the reciprocals (pool_check.cpp).

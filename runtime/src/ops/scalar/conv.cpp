@@ -9,12 +9,12 @@ using kernels::ConvParams;
 
 void eval_conv_s8_1x1_scalar(const OpCall& c) {
   kernels::conv_s8_1x1_scalar(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<int32_t>(kernels::kScalarPreparedSlot),
-                              c.out<int8_t>(0));
+                              reinterpret_cast<int32_t*>(c.data[kernels::kScalarWindowSlot]), c.out<int8_t>(0));
 }
 
 void eval_conv_s8_scalar(const OpCall& c) {
   kernels::conv_s8_scalar(c.get_params<ConvParams>(), c.in<int8_t>(0), c.in<int32_t>(kernels::kScalarPreparedSlot),
-                          reinterpret_cast<int8_t*>(c.data[kernels::kScalarWindowSlot]), c.out<int8_t>(0));
+                          reinterpret_cast<int32_t*>(c.data[kernels::kScalarWindowSlot]), c.out<int8_t>(0));
 }
 
 }  // namespace

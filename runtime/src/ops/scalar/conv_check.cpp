@@ -24,15 +24,15 @@ Error check_scalar_conv(const OpCheck& c) {
 
 Error check_conv_s8_1x1_scalar(const OpCheck& c) {
   if (const Error e = check_scalar_conv(c); e != Error::kOk) return e;
-  return ok_if(kernels::conv_s8_1x1_scalar_refusal(c.get_params<ConvParams>()) == kernels::Refusal::kNone);
+  const auto& p = c.get_params<ConvParams>();
+  return ok_if(kernels::conv_s8_1x1_scalar_refusal(p) == kernels::Refusal::kNone &&
+               scalar::scratch_holds(c, kernels::scalar_pointwise_row_bytes(p)));
 }
 
 Error check_conv_s8_scalar(const OpCheck& c) {
   if (const Error e = check_scalar_conv(c); e != Error::kOk) return e;
   const auto& p = c.get_params<ConvParams>();
-  const format::TensorRecord& window = c.tensor(kernels::kScalarWindowSlot);
-  return ok_if(window.storage == format::Storage::kArena &&
-               window.bytes >= uint64_t(kernels::scalar_conv_window_bytes(p)));
+  return ok_if(scalar::scratch_holds(c, kernels::scalar_conv_window_bytes(p)));
 }
 
 }  // namespace mcuflow::ops

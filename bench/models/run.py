@@ -53,18 +53,12 @@ MISSING_TIER_KERNELS = {
                        "(runtime/src/program.cpp) and aliasing contract (runtime/src/aliasing.cpp) and the "
                        "compiler's planner, schedule and drop_self_copies recognise a cat slice, which writes only "
                        "its channels of the output, by the reference kernel id: a tier id must be taught to each.",
-    "permute_b8": "a general byte permutation (an odometer gather, one byte a step). ShuffleNet's channel "
-                  "shuffle arrives as reshape, transpose, reshape, and on NHWC tensors both reshapes of the 5-D "
-                  "view are permutes too: three passes where one channel-shuffle gather would do. Missing: that "
-                  "fusion in the compiler, then a gather kernel per tier (MVE: VLDRB with a vector of offsets).",
     "strided_copy_b8": "ShuffleNet's x.chunk(2, dim=1) takes half the channels of an NHWC tensor, a strided slice "
                        "that cannot live inside its input as a contiguous slice does (drop_self_copies); the "
                        "reference moves each pixel's channels as one block, so a tier kernel would gain little.",
-    "quantize_f32_s8": "the float32 input conversion; only the MVE tier has a kernel (quantize_f32_s8_mve, "
-                       "VRINTA on float lanes). None is written for Cortex-M4's FPv4 (no VRINT: round half away "
-                       "from zero by hand) or the FPU-less scalar cores. io=\"int8\" removes the op.",
-    "dequantize_s8_f32": "the float32 output conversion; only the MVE tier has a kernel (dequantize_s8_f32_mve). "
-                         "io=\"int8\" removes the op.",
+    "quantize_f32_s8": "the float32 input conversion; the MVE and FPU DSP tiers have kernels (quantize_f32_s8_mve, "
+                       "quantize_f32_s8_dsp). An FPU-less scalar core would need the reference's correctly rounded "
+                       "soft-float division redone in integers. io=\"int8\" removes the op.",
 }
 
 

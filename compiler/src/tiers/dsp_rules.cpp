@@ -11,6 +11,7 @@
 namespace mcuflow::compiler {
 
 void append_softmax_exp_table(LoweredProgram& p, ProgramOp& op);          // scalar_rules.cpp
+void append_dequantize_table(LoweredProgram& p, ProgramOp& op);           // scalar_rules.cpp
 namespace {
 
 using format::DType;
@@ -227,6 +228,12 @@ std::vector<TierCandidate> dsp_candidates() {
        kMveF},
       {KernelId::fc_f32_dsp, KernelId::fc_f32, accepts_any, nullptr,
        "float linear: 2 rows x 4 channels per pass, VLDM + VMLA.F32 in the reference's order", kDspFloatCore, kMveF},
+      {KernelId::permute_b8_dsp, KernelId::permute_b8, accepts_any, nullptr,
+       "byte permute: contiguous rows by unaligned words, others four gathered bytes per step", kDspCore},
+      {KernelId::quantize_f32_s8_dsp, KernelId::quantize_f32_s8, accepts_any, nullptr,
+       "quantize: VDIV, round half away from VCVT's truncation and the exact fraction", kDspFloatCore, kMveF},
+      {KernelId::dequantize_s8_f32_dsp, KernelId::dequantize_s8_f32, accepts_any, append_dequantize_table,
+       "dequantize: the 256 outputs' table looked up per element, four input bytes per word", kDspCore, kMveF},
   };
 }
 

@@ -229,6 +229,8 @@ std::vector<TierCandidate> mve_candidates() {
       {KernelId::fc_f32_mve, KernelId::fc_f32, accepts_any, nullptr,
        "float linear: MVE, 8 output channels per pass, weights gathered, VMUL + VADD in the reference's order",
        kMveCore | kMveF},
+      {KernelId::permute_b8_mve, KernelId::permute_b8, accepts_any, nullptr,
+       "byte permute: contiguous rows by VLDRB/VSTRB, others by VLDRB gathers of 16, 8 or 4 offsets", kMveCore},
   };
 }
 

@@ -182,6 +182,13 @@ void append_softmax_exp_table(LoweredProgram& p, ProgramOp& op) {
                         {kernels::kSoftmaxTableEntries}, [&s](int32_t i) { return kernels::softmax_exp_table_entry(s, i); });
 }
 
+// dequantize_s8_f32_scalar, dequantize_s8_f32_dsp: any dequantize_s8_f32, with its 256 outputs.
+void append_dequantize_table(LoweredProgram& p, ProgramOp& op) {
+  const auto q = params_of<kernels::QuantizeParams>(op);
+  append_table<uint32_t>(p, op, kernels::kDequantizeTableSlot, ".dequantize_table", DType::kFloat32,
+                         {kernels::kByteValues}, [&q](int32_t i) { return kernels::dequantize_table_entry(q, i); });
+}
+
 // Thumb-1 code runs on every core, but DSP and MVE cores do not take scalar kernels: the only
 // ops their own kernels leave to the reference (windows of fewer than four values) ran slower
 // with them on qemu-m4 and qemu-m55, where the reference's 64-bit requantization multiply is
@@ -219,6 +226,10 @@ std::vector<TierCandidate> scalar_candidates() {
        "table-lookup activation: Thumb-1, signed bytes index the table from its middle", kScalarCore, kFasterCore},
       {KernelId::softmax_s8_scalar, KernelId::softmax_s8, accepts_any, append_softmax_exp_table,
        "softmax: Thumb-1, exp table lookup, outputs from a 16x16-bit MULS (64-bit product only near a rounding step)", kScalarCore, kFasterCore},
+      {KernelId::permute_b8_scalar, KernelId::permute_b8, accepts_any, nullptr,
+       "byte permute: Thumb-1, aligned rows by words, others four gathered bytes per step", kScalarCore, kFasterCore},
+      {KernelId::dequantize_s8_f32_scalar, KernelId::dequantize_s8_f32, accepts_any, append_dequantize_table,
+       "dequantize: Thumb-1, the 256 outputs' table looked up per element", kScalarCore, kFasterCore},
   };
 }
 

@@ -444,4 +444,13 @@ void dwconv_s8_w4_dsp(const DwConvParams& p, const int8_t* input, const uint8_t*
 void fc_s8_w4_dsp(const FcParams& p, const int8_t* input, const uint8_t* weights, const int32_t* bias,
                   const int32_t* multipliers, const int32_t* shifts, int8_t* scratch, int8_t* output);
 
+// permute_b8_dsp: the reference's inputs, any permutation (permute_walk.h).
+void permute_b8_dsp(const PermuteParams& p, const int8_t* input, int8_t* output);
+
+// quantize_f32_s8_dsp: the reference's inputs, any params; needs the single-precision FPU.
+void quantize_f32_s8_dsp(const QuantizeParams& p, const float* input, int8_t* output);
+
+// dequantize_s8_f32_dsp: as dequantize_s8_f32_scalar (its table), four input bytes per word.
+void dequantize_s8_f32_dsp(const QuantizeParams& p, const int8_t* input, const uint32_t* table, float* output);
+
 }  // namespace mcuflow::kernels

@@ -416,4 +416,7 @@ void fc_f32_mve(const FcParams& p, const float* input, const float* weights, con
 // conv_f32_mve takes one group (ungrouped_refusal), dwconv_f32_mve channel multiplier 1
 // (unit_multiplier_refusal), fc_f32_mve any layer.
 
+// permute_b8_mve: the reference's inputs, any permutation (permute_walk.h).
+void permute_b8_mve(const PermuteParams& p, const int8_t* input, int8_t* output);
+
 }  // namespace mcuflow::kernels

@@ -260,4 +260,11 @@ void requantize_s8_scalar(const RequantizeParams& p, const int8_t* input, const 
 // lut_s8: the reference's inputs (the 256-entry table, entry b + 128 for input b), nothing prepared.
 void lut_s8_scalar(const LutParams& p, const int8_t* input, const int8_t* table, int8_t* output);
 
+// permute_b8_scalar: the reference's inputs, any permutation (permute_walk.h).
+void permute_b8_scalar(const PermuteParams& p, const int8_t* input, int8_t* output);
+
+// dequantize_s8_f32_scalar: the reference's input, then the 256 outputs' bits
+// (elementwise_tiers.h dequantize_table_entry) at kDequantizeTableSlot.
+void dequantize_s8_f32_scalar(const QuantizeParams& p, const int8_t* input, const uint32_t* table, float* output);
+
 }  // namespace mcuflow::kernels

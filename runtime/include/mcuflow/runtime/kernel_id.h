@@ -156,7 +156,13 @@ namespace mcuflow {
   X(clamp_s8_scalar, 139, clamp_s8)             \
   X(requantize_s8_scalar, 140, requantize_s8)   \
   X(lut_s8_scalar, 141, lut_s8)                 \
-  X(reduce_s8_scalar, 142, reduce_s8)
+  X(reduce_s8_scalar, 142, reduce_s8)           \
+  X(permute_b8_dsp, 93, permute_b8)             \
+  X(permute_b8_mve, 125, permute_b8)            \
+  X(permute_b8_scalar, 143, permute_b8)         \
+  X(quantize_f32_s8_dsp, 94, quantize_f32_s8)   \
+  X(dequantize_s8_f32_dsp, 95, dequantize_s8_f32) \
+  X(dequantize_s8_f32_scalar, 145, dequantize_s8_f32)
 
 enum class KernelId : uint16_t {
 #define MCUFLOW_KERNEL_ENUM(name, id) name = id,

@@ -99,4 +99,12 @@ inline constexpr KernelCheck kernel_check_dwconv_s16_dsp{sizeof(kernels::DwConvP
                                                          check_dwconv_s16_dsp};
 inline constexpr KernelCheck kernel_check_avgpool_s16_dsp{sizeof(kernels::PoolParams), 1, 1, check_avgpool_s16_dsp};
 
+inline constexpr KernelCheck kernel_check_permute_b8_dsp = kernel_check_permute_b8_scalar;
+
+// Reads float i before it writes byte i, as the reference does.
+inline constexpr KernelCheck kernel_check_quantize_f32_s8_dsp{sizeof(kernels::QuantizeParams), 1, 1, check_quantize,
+                                                              aliasing::kElementwise};
+
+inline constexpr KernelCheck kernel_check_dequantize_s8_f32_dsp = kernel_check_dequantize_s8_f32_scalar;
+
 }  // namespace mcuflow::ops

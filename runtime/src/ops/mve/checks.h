@@ -101,4 +101,6 @@ inline constexpr KernelCheck kernel_check_conv_f32_mve = kernel_check_conv_f32_u
 inline constexpr KernelCheck kernel_check_dwconv_f32_mve = kernel_check_dwconv_f32_unit_multiplier;
 inline constexpr KernelCheck kernel_check_fc_f32_mve = kernel_check_fc_f32_any;
 
+inline constexpr KernelCheck kernel_check_permute_b8_mve = kernel_check_permute_b8_scalar;
+
 }  // namespace mcuflow::ops

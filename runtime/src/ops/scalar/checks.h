@@ -65,4 +65,14 @@ inline constexpr KernelCheck kernel_check_softmax_s8_scalar{sizeof(kernels::Soft
                                                             kernels::kSoftmaxExpTableSlot + 1, 1,
                                                             check_softmax_s8_exp_table};
 
+// The byte permutations of every tier: the reference's input and check.
+inline constexpr KernelCheck kernel_check_permute_b8_scalar{sizeof(kernels::PermuteParams), 1, 1, check_permute_b8};
+
+// The dequantizations of the scalar and DSP tiers: the reference's input, then the table of its
+// 256 outputs (compared bit for bit, elementwise_check.cpp).
+Error check_dequantize_s8_f32_scalar(const OpCheck& c);
+inline constexpr KernelCheck kernel_check_dequantize_s8_f32_scalar{sizeof(kernels::QuantizeParams),
+                                                                   kernels::kDequantizeTableSlot + 1, 1,
+                                                                   check_dequantize_s8_f32_scalar, aliasing::kElementwise};
+
 }  // namespace mcuflow::ops

@@ -187,7 +187,7 @@ def run(args) -> int:
             rows = [r for r in kept if (r["model"], r["target"]) not in fresh] + measured
             order = {n: i for i, n in enumerate(SPECS)}
             rows.sort(key=lambda r: (order.get(r["model"], len(order)), list(BOARDS).index(r["target"])))
-            header = bench_zoo.provenance(rows, "bench/models/run.py", args, time.monotonic() - started)
+            header = bench_zoo.provenance(measured, "bench/models/run.py", args, time.monotonic() - started)
             table = markdown(rows, header)
             write_file(json_path, json.dumps({"header": header, "rows": rows}, indent=1) + "\n")
             write_file(args.markdown, table)

@@ -4,6 +4,15 @@
 
 namespace mcuflow::compiler {
 
+std::vector<int32_t> table_dims(int32_t words) {
+  using format::kMaxDim;
+  if (words <= kMaxDim) return {words};
+  for (int32_t inner = kMaxDim; inner * int64_t(kMaxDim) >= words; --inner) {
+    if (words % inner == 0) return {words / inner, inner};
+  }
+  return {};
+}
+
 int add_constant_tensor(LoweredProgram& p, const std::string& name, format::DType dtype, std::vector<int32_t> dims,
                         std::vector<uint8_t> bytes) {
   ProgramTensor t;

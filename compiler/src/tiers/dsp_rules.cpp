@@ -4,6 +4,7 @@
 // its requantization) by the same functions the device verifier checks them with.
 #include <cstring>
 
+#include "mcuflow/compiler/ir.h"
 #include "mcuflow/compiler/kernel_selection.h"
 #include "mcuflow/kernels/elementwise_tiers.h"
 #include "mcuflow/kernels/kernels_dsp.h"
@@ -69,7 +70,11 @@ void append_prepared(LoweredProgram& p, ProgramOp& op, uint8_t slot, Walk walk) 
   });
   const int32_t words = int32_t(bytes.size() / 4);
   const std::string name = p.tensors[op.inputs[kernels::kWeightsSlot]].name + ".dsp_prepared";
-  append_input(op, slot, add_constant_tensor(p, name, DType::kInt32, {words}, std::move(bytes)));
+  std::vector<int32_t> dims = table_dims(words);  // two dims past 2^16 words (MobileNetV2's last pointwise)
+  if (dims.empty())
+    throw CompileError("internal: " + name + " of " + std::to_string(words) + " words has no shape within " +
+                       std::to_string(format::kMaxDim) + " per dimension; please report it");
+  append_input(op, slot, add_constant_tensor(p, name, DType::kInt32, std::move(dims), std::move(bytes)));
   op.streamed_input = slot;
 }
 

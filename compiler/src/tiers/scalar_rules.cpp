@@ -22,17 +22,6 @@ const int32_t* table(const LoweredProgram& p, const ProgramOp& op, int slot) {
   return reinterpret_cast<const int32_t*>(p.tensors[op.inputs[slot]].bytes.data());
 }
 
-// A shape of `words` elements within the program format's per-dimension limit (the kernels read
-// the table flat): one dimension, or two whose product is exact; empty when there is none.
-std::vector<int32_t> table_dims(int32_t words) {
-  using format::kMaxDim;
-  if (words <= kMaxDim) return {words};
-  for (int32_t inner = kMaxDim; inner * int64_t(kMaxDim) >= words; --inner) {
-    if (words % inner == 0) return {words / inner, inner};
-  }
-  return {};
-}
-
 // Appends the prepared input, constant int32 of `words` elements word(i) (table_dims(words) is
 // not empty).
 template <typename Word>

@@ -56,6 +56,9 @@ P params_of(const ProgramOp& op) {
   std::memcpy(&p, op.params.data(), sizeof(P));
   return p;
 }
+// A shape of `words` elements within the program format's per-dimension limit (prepared inputs
+// are read flat): one dimension, or two whose product is exact; empty when there is none.
+std::vector<int32_t> table_dims(int32_t words);
 int add_constant_tensor(LoweredProgram& p, const std::string& name, format::DType dtype, std::vector<int32_t> dims,
                         std::vector<uint8_t> bytes);
 // Appends `tensor` as the op's input `slot`, a slot the kernel's contract names

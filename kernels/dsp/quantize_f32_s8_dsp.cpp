@@ -1,9 +1,14 @@
 // float32 -> int8 at a program's input, Armv7E-M with the single-precision FPU, exactly as
-// quantize_f32_s8: d = x / scale by VDIV (correctly rounded, as the reference's); FPv4 has no
-// round-half-away instruction (the reference calls roundf), so d is truncated by VCVT and its
-// fraction d - trunc(d), exact for |d| <= 512, moves the result one away from zero at 0.5 or
-// more. Beyond +-512 (and for a NaN, which the reference sends to the minimum) the clamp alone
-// decides, as it does for the reference: every int8 zero point keeps those outside [-128, 127].
+// quantize_f32_s8: d = x / scale by VDIV (correctly rounded, as the reference's). FPv4 has no
+// round-half-away instruction (the reference calls roundf): d is truncated by VCVT, and its
+// fraction f = d - trunc(d), exact for |d| <= 512, doubled (exactly) and truncated again gives
+// the step away from zero (|2f| >= 1 exactly when |f| >= 0.5); the zero point added, SSAT
+// clamps. Beyond +-512 and for a NaN (the reference's minimum) the sign alone decides, as the
+// clamp does for the reference: every int8 zero point keeps those outside [-128, 127].
+#include <arm_acle.h>
+
+#include <cmath>
+
 #include "mcuflow/kernels/kernels_dsp.h"
 
 namespace mcuflow::kernels {
@@ -14,15 +19,12 @@ void quantize_f32_s8_dsp(const QuantizeParams& p, const float* input, int8_t* ou
   for (int32_t i = 0; i < n; ++i) {
     const float d = input[i] / scale;
     int32_t q;
-    if (!(d >= -512.0f)) {
-      q = -128;
-    } else if (d > 512.0f) {
-      q = 127;
-    } else {
+    if (std::fabs(d) <= 512.0f) {
       const int32_t truncated = int32_t(d);
       const float fraction = d - float(truncated);
-      q = truncated + (fraction >= 0.5f) - (fraction <= -0.5f) + zero_point;
-      q = q < -128 ? -128 : (q > 127 ? 127 : q);
+      q = __ssat(truncated + int32_t(fraction + fraction) + zero_point, 8);
+    } else {
+      q = d > 0.0f ? 127 : -128;
     }
     output[i] = int8_t(q);
   }

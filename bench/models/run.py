@@ -47,15 +47,9 @@ HERE = Path(__file__).resolve().parent
 # What stands in the way of a tier kernel for the reference kernels these models leave with "no <tier>
 # kernel for this op yet" (results.md lists the ones a run still finds).
 MISSING_TIER_KERNELS = {
-    "permute_b8": "a general byte permutation (an odometer gather, one byte a step). ShuffleNet's channel "
-                  "shuffle arrives as reshape, transpose, reshape, and on NHWC tensors both reshapes of the 5-D "
-                  "view are permutes too: three passes where one channel-shuffle gather would do. Missing: that "
-                  "fusion in the compiler, then a gather kernel per tier (MVE: VLDRB with a vector of offsets).",
-    "quantize_f32_s8": "the float32 input conversion; only the MVE tier has a kernel (quantize_f32_s8_mve, "
-                       "VRINTA on float lanes). None is written for Cortex-M4's FPv4 (no VRINT: round half away "
-                       "from zero by hand) or the FPU-less scalar cores. io=\"int8\" removes the op.",
-    "dequantize_s8_f32": "the float32 output conversion; only the MVE tier has a kernel (dequantize_s8_f32_mve). "
-                         "io=\"int8\" removes the op.",
+    "quantize_f32_s8": "the float32 input conversion; the MVE and FPU DSP tiers have kernels (quantize_f32_s8_mve, "
+                       "quantize_f32_s8_dsp). An FPU-less scalar core would need the reference's correctly rounded "
+                       "soft-float division redone in integers. io=\"int8\" removes the op.",
 }
 
 
@@ -184,7 +178,7 @@ def run(args) -> int:
             rows = [r for r in kept if (r["model"], r["target"]) not in fresh] + measured
             order = {n: i for i, n in enumerate(SPECS)}
             rows.sort(key=lambda r: (order.get(r["model"], len(order)), list(BOARDS).index(r["target"])))
-            header = bench_zoo.provenance(rows, "bench/models/run.py", args, time.monotonic() - started)
+            header = bench_zoo.provenance(measured, "bench/models/run.py", args, time.monotonic() - started)
             table = markdown(rows, header)
             write_file(json_path, json.dumps({"header": header, "rows": rows}, indent=1) + "\n")
             write_file(args.markdown, table)

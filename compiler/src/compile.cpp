@@ -351,6 +351,7 @@ std::vector<uint8_t> compile_graph(Graph g, const CompileOptions& options, const
   }
   const auto lower_and_plan = [&](const Graph& ir) {
     LoweredProgram lp = lower(ir, lowering);
+    fuse_permutes(lp);
     lp.quantization_report = quantization_report;
     lp.target = target.name;
     lp.tier = target.tier();

@@ -180,15 +180,19 @@ def test_random_softmax_layers_match_host(target, board):
 
 # --- quantize / dequantize at the I/O on the MVE tier ---------------------------------------
 
+def input_scales(program) -> dict:
+    """The quantization scale of each input, by its shape (the layers' shapes differ)."""
+    desc = program.describe()
+    return {tuple(desc["tensors"][op["inputs"][0]]["shape"]): desc["tensors"][op["outputs"][0]]["scale"]
+            for op in desc["ops"] if op["kind"] == "quantize_input"}
+
+
 def io_samples(program, seed: int) -> list[list[np.ndarray]]:
     """Float inputs: random ones of the calibrated range and beyond, then values on and next to
     each input's rounding ties (k + 1/2) * scale, with signed zeros, denormals and huge values
     mixed in."""
     rng = np.random.default_rng(seed)
-    desc = program.describe()
-    # the quantization of each input, by its shape (the layers' shapes differ)
-    scale_of = {tuple(desc["tensors"][op["inputs"][0]]["shape"]): desc["tensors"][op["outputs"][0]]["scale"]
-                for op in desc["ops"] if op["kind"] == "quantize_input"}
+    scale_of = input_scales(program)
     shapes = [spec["shape"] for spec in program.inputs]
     batch = [[(rng.standard_normal(s) * 3).astype(np.float32) for s in shapes] for _ in range(RANDOM_SAMPLES)]
     specials = np.array([0.0, -0.0, 1e-45, -1e-42, 3e38, -3e38, 1e9, -1e9], dtype=np.float32)  # hosts refuse NaN, Inf
@@ -223,3 +227,34 @@ def test_mve_quantize_and_dequantize_at_the_io_match_host_in_place():
             assert b.dtype == h.dtype == np.float32 and b.shape == h.shape
             assert np.array_equal(b.view(np.uint32), h.view(np.uint32)), f"sample {k}, layer {j}"
 
+
+
+@pytest.mark.parametrize("core, board, quantize, dequantize",
+                         [("cortex-m4", "qemu-m4", "quantize_f32_s8_dsp", "dequantize_s8_f32_dsp"),
+                          ("cortex-m0", "qemu-m0", "quantize_f32_s8", "dequantize_s8_f32_scalar")])
+def test_dsp_and_scalar_quantize_and_dequantize_at_the_io_match_host_in_place(core, board, quantize, dequantize):
+    """quantize_f32_s8_dsp (FPU: VDIV, the tie decided by the exact fraction) and the dequantize
+    table lookups, in place, on ties, signed zeros, denormals, huge values and the +-512 steps
+    where quantize_f32_s8_dsp switches from rounding to clamping; the FPU-less Cortex-M0 keeps the
+    reference quantization (its soft-float division)."""
+    specs = [((1, 1), 1.0), ((1, 7), 2.0), ((1, 37), 3.0), ((1, 2, 5), 0.5)]
+    rng = np.random.default_rng(3)
+    calibration = [tuple((rng.standard_normal(shape) * spread).astype(np.float32) for shape, spread in specs)
+                   for _ in range(4)]
+    ep = torch.export.export(Softmaxes(len(specs)).eval(), tuple(torch.from_numpy(x) for x in calibration[0]))
+    program = mcuflow.compile(ep, target=core, calibration=calibration)  # float32 I/O
+    ops = program.metadata["ops"]
+    assert sorted(op["kernel"] for op in ops if "quantize" in op["kernel"]) == sorted([quantize, dequantize] * len(specs))
+    in_place = {ops[entry["op"]]["kernel"] for entry in program.describe()["plan"]["in_place"]}
+    assert dequantize in in_place
+    batch = io_samples(program, seed=5)
+    scale_of = input_scales(program)
+    steps = np.array([511.5, 512.0, 512.5, 513.0, 254.5, 127.5, -0.5, 0.5], dtype=np.float32)
+    edges = np.concatenate([steps, -steps])
+    batch.append([np.resize(edges * np.float32(scale_of[tuple(spec["shape"])]), spec["shape"]).astype(np.float32)
+                  for spec in program.inputs])
+    on_board, _ = device.run_elf_on_inputs(device.cached_build(program, board), program, batch, board)
+    for k, (sample, outputs) in enumerate(zip(batch, on_board)):
+        for j, (b, h) in enumerate(zip(outputs, program.run(sample))):
+            assert b.dtype == h.dtype == np.float32 and b.shape == h.shape
+            assert np.array_equal(b.view(np.uint32), h.view(np.uint32)), f"{board} sample {k}, layer {j}"

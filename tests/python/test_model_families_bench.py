@@ -3,7 +3,7 @@ their kernels as the model-family benchmark reports them (bench/models/run.py's 
 MobileNetV3-Small 0.5 at 96×96 runs every op on MVE kernels on cortex-m55 (the family benchmark's target), and
 EfficientNet-B0 0.35 (SiLU, sigmoid-gated squeeze-and-excite, 5×5 depthwise) leaves no op on a
 reference kernel on cortex-m4 or cortex-m55 without the tier kernel's refusal; ShuffleNetV2's data
-movement, which has no MVE kernel yet, is what bench/models/results.md explains."""
+movement (cat slices, channel splits and shuffles) runs on tier kernels."""
 
 import sys
 from pathlib import Path
@@ -55,16 +55,16 @@ def test_family_ops_on_reference_kernels_carry_the_tier_kernels_refusal(programs
         assert {op["kind"] for op in report["reference"]} <= {"conv2d"}
 
 
-def test_shufflenet_data_movement_left_on_reference_kernels_is_explained():
-    """ShuffleNetV2's channel shuffle has no MVE kernel yet (its cat and channel split have):
-    each such reference kernel is one the benchmark says what stands in the way of (results.md)."""
+def test_shufflenet_data_movement_runs_on_tier_kernels():
+    """ShuffleNetV2's cat slices, channel splits and channel shuffles (one permute each, fuse_permutes)
+    run on DSP and MVE kernels; with float32 I/O on the FPU-less scalar tier the input's quantization is
+    the one op left on its reference, and the benchmark says what stands in the way (results.md)."""
     model = zoo.get(SPECS["shufflenet_v2_05"])
-    program = mcuflow.compile(model.export(), target="cortex-m55",
-                              calibration=model.calibration(CALIBRATION_SAMPLES), io="int8")
-    report = kernel_report(program)
-    missing = {op["kernel"] for op in report["reference"]
-               if op["reason"] == "reference: no mve kernel for this op yet"}
-    assert missing == {op["kernel"] for op in report["reference"]}
-    assert missing == {"permute_b8"}
-    assert missing <= set(MISSING_TIER_KERNELS)
-    assert {op["kind"] for op in report["reference"]} == {"reshape", "permute"}
+    ep, calibration = model.export(), model.calibration(CALIBRATION_SAMPLES)
+    for target, tier in (("cortex-m4", "dsp"), ("cortex-m55", "mve")):
+        report = kernel_report(mcuflow.compile(ep, target=target, calibration=calibration, io="int8"))
+        assert not report["reference"] and not report["float"], (target, report["reference"])
+        assert {f"{k}_{tier}" for k in ("concat_slice_s8", "strided_copy_b8", "permute_b8")} <= set(report["kernels"])
+    report = kernel_report(mcuflow.compile(ep, target="cortex-m0", calibration=calibration))
+    missing = {op["kernel"] for op in report["reference"] if op["reason"] == "reference: no scalar kernel for this op yet"}
+    assert missing == {"quantize_f32_s8"} and missing <= set(MISSING_TIER_KERNELS)

@@ -4,6 +4,7 @@
 // its requantization) by the same functions the device verifier checks them with.
 #include <cstring>
 
+#include "mcuflow/compiler/ir.h"
 #include "mcuflow/compiler/kernel_selection.h"
 #include "mcuflow/kernels/elementwise_tiers.h"
 #include "mcuflow/kernels/kernels_dsp.h"
@@ -69,8 +70,10 @@ void append_prepared(LoweredProgram& p, ProgramOp& op, uint8_t slot, Walk walk) 
   const int32_t words = int32_t(bytes.size() / 4);
   const std::vector<int32_t> dims = table_dims(words);
   const std::string name = p.tensors[op.inputs[kernels::kWeightsSlot]].name + ".dsp_prepared";
-  append_input(op, slot, add_constant_tensor(p, name, DType::kInt32, dims.empty() ? std::vector<int32_t>{words} : dims,
-                                             std::move(bytes)));
+  if (dims.empty())
+    throw CompileError("internal: " + name + " of " + std::to_string(words) + " words has no shape within " +
+                       std::to_string(format::kMaxDim) + " per dimension; please report it");
+  append_input(op, slot, add_constant_tensor(p, name, DType::kInt32, dims, std::move(bytes)));
   op.streamed_input = slot;
 }
 
@@ -238,6 +241,12 @@ std::vector<TierCandidate> dsp_candidates() {
        "int16 table activation: neighbouring entries as one word, one SMLAD blend", kDspCore},
       {KernelId::softmax_s16_dsp, KernelId::softmax_s16, accepts_any, nullptr,
        "int16 softmax: exp entries as one word, one SMLAD blend", kDspCore},
+      {KernelId::permute_b8_dsp, KernelId::permute_b8, accepts_any, nullptr,
+       "byte permute: contiguous rows by unaligned words, others four gathered bytes per step", kDspCore},
+      {KernelId::quantize_f32_s8_dsp, KernelId::quantize_f32_s8, accepts_any, nullptr,
+       "quantize: VDIV, round half away from VCVT's truncation and the exact fraction", kDspFloatCore, kMveF},
+      {KernelId::dequantize_s8_f32_dsp, KernelId::dequantize_s8_f32, accepts_any, append_dequantize_table,
+       "dequantize: the 256 outputs' table looked up per element, four input bytes per word", kDspCore, kMveF},
   };
 }
 

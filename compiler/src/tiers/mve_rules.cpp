@@ -236,6 +236,8 @@ std::vector<TierCandidate> mve_candidates() {
        "int16 table activation: both neighbouring entries gathered, 4 per step", kMveCore},
       {KernelId::softmax_s16_mve, KernelId::softmax_s16, accepts_any, nullptr,
        "int16 softmax: VMAXV row max, exp entries gathered 4 per step, VRSHL outputs", kMveCore},
+      {KernelId::permute_b8_mve, KernelId::permute_b8, accepts_any, nullptr,
+       "byte permute: contiguous rows by VLDRB/VSTRB, others by VLDRB gathers of 16, 8 or 4 offsets", kMveCore},
   };
 }
 

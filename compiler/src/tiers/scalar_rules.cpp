@@ -201,6 +201,13 @@ void append_concat_table(LoweredProgram& p, ProgramOp& op) {
                        {kernels::kByteValues}, [&c](int32_t i) { return kernels::concat_requantize_table_entry(c, i); });
 }
 
+// dequantize_s8_f32_scalar, dequantize_s8_f32_dsp: any dequantize_s8_f32, with its 256 outputs.
+void append_dequantize_table(LoweredProgram& p, ProgramOp& op) {
+  const auto q = params_of<kernels::QuantizeParams>(op);
+  append_table<uint32_t>(p, op, kernels::kDequantizeTableSlot, ".dequantize_table", DType::kFloat32,
+                         {kernels::kByteValues}, [&q](int32_t i) { return kernels::dequantize_table_entry(q, i); });
+}
+
 // Thumb-1 code runs on every core, but DSP and MVE cores do not take scalar kernels: the only
 // ops their own kernels leave to the reference (windows of fewer than four values) ran slower
 // with them on qemu-m4 and qemu-m55, where the reference's 64-bit requantization multiply is
@@ -254,6 +261,10 @@ std::vector<TierCandidate> scalar_candidates() {
        kFasterCore},
       {KernelId::softmax_s16_scalar, KernelId::softmax_s16, accepts_any, nullptr,
        "int16 softmax: Thumb-1 exp pass, 24 instructions per value", kScalarCore, kFasterCore},
+      {KernelId::permute_b8_scalar, KernelId::permute_b8, accepts_any, nullptr,
+       "byte permute: Thumb-1, aligned rows by words, others four gathered bytes per step", kScalarCore, kFasterCore},
+      {KernelId::dequantize_s8_f32_scalar, KernelId::dequantize_s8_f32, accepts_any, append_dequantize_table,
+       "dequantize: Thumb-1, the 256 outputs' table looked up per element", kScalarCore, kFasterCore},
   };
 }
 

@@ -135,6 +135,7 @@ Error check_pool_s16(const OpCheck& c);  // maxpool_s16, avgpool_s16
 Error check_fc_f32(const OpCheck& c);
 Error check_binary_s8(const OpCheck& c);  // add_s8, mul_s8
 Error check_binary_f32(const OpCheck& c);
+Error check_permute_b8(const OpCheck& c);
 Error check_pool_s8(const OpCheck& c);    // maxpool_s8, avgpool_s8
 Error check_pool_f32(const OpCheck& c);
 Error check_softmax_s8(const OpCheck& c);

@@ -24,7 +24,6 @@ Error check_permute(const OpCheck& c, uint32_t element_bytes) {
   return ok_if(copied_units(in, out, element_bytes, n, n));
 }
 
-Error check_b8(const OpCheck& c) { return check_permute(c, 1); }
 Error check_b32(const OpCheck& c) { return check_permute(c, 4); }
 
 void eval_b8(const OpCall& c) { kernels::permute_b8(c.get_params<PermuteParams>(), c.in<int8_t>(0), c.out<int8_t>(0)); }
@@ -34,7 +33,10 @@ void eval_b32(const OpCall& c) {
 
 }  // namespace
 
-extern const KernelEntry kernel_entry_permute_b8 = {sizeof(PermuteParams), 1, 1, check_b8, eval_b8};
+// Every tier's permute_b8 takes this check (scalar/checks.h).
+Error check_permute_b8(const OpCheck& c) { return check_permute(c, 1); }
+
+extern const KernelEntry kernel_entry_permute_b8 = {sizeof(PermuteParams), 1, 1, check_permute_b8, eval_b8};
 extern const KernelEntry kernel_entry_permute_b32 = {sizeof(PermuteParams), 1, 1, check_b32, eval_b32};
 
 }  // namespace mcuflow::ops

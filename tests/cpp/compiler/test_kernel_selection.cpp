@@ -38,9 +38,11 @@ KernelId selected(CoreFeatures features, std::string* reason = nullptr) {
 
 TEST(KernelSelection, ACandidateNeedsEveryFeatureItRequires) {
   EXPECT_EQ(selected(find_target("cortex-m55").features), KernelId::quantize_f32_s8_mve);
-  // Helium without float vectors (an integer-only M55 build): the float quantization stays reference.
+  // Helium without float vectors (an integer-only M55 build): the DSP tier's FPU quantization;
+  // without the FPU too, the reference.
   std::string reason;
-  EXPECT_EQ(selected(kThumb | kDsp | kFpu | kMve, &reason), KernelId::quantize_f32_s8);
+  EXPECT_EQ(selected(kThumb | kDsp | kFpu | kMve), KernelId::quantize_f32_s8_dsp);
+  EXPECT_EQ(selected(kThumb | kDsp | kMve, &reason), KernelId::quantize_f32_s8);
   EXPECT_EQ(reason, "reference: no mve kernel for this op yet");
   EXPECT_EQ(selected(kThumb | kDsp | kMve | kMveF), KernelId::quantize_f32_s8) << "quantize divides on the FPU";
   EXPECT_EQ(selected(find_target("reference").features, &reason), KernelId::quantize_f32_s8);

@@ -89,6 +89,8 @@ std::string accepts_any(const LoweredProgram& p, const ProgramOp& op);
 void append_requantize_table(LoweredProgram& p, ProgramOp& op);
 void append_softmax_exp_table(LoweredProgram& p, ProgramOp& op);
 void append_concat_table(LoweredProgram& p, ProgramOp& op);
+// dequantize_s8_f32_scalar/_dsp's table of the 256 outputs (scalar_rules.cpp).
+void append_dequantize_table(LoweredProgram& p, ProgramOp& op);
 // "" when the weights, bias and requantization tables (kernels::kFirstConstantSlot ...
 // kLastConstantSlot) are constants, else the reason.
 std::string needs_constant_inputs(const LoweredProgram& p, const ProgramOp& op);

@@ -29,6 +29,10 @@ std::string layer_precision_name(int activation_bits, int weight_bits);
 // Quantized lowering needs every activation's Quant assigned (quantizer.h).
 LoweredProgram lower(const Graph& g, const LowerOptions& options);
 
+// After lowering (fuse_permutes.cpp): a permute read only by another permute, directly or
+// through a view, is folded into it (one gather instead of two).
+void fuse_permutes(LoweredProgram& p);
+
 // Memory order of a tensor's logical dims for a layout (e.g. NHWC: 0, 2, 3, 1).
 std::vector<int> physical_order(format::Layout layout, size_t rank);
 

@@ -5,6 +5,7 @@
 // tables that equal the reference's values.
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 #include "mcuflow/kernels/arith.h"
 #include "mcuflow/kernels/params.h"
@@ -103,6 +104,17 @@ inline int64_t largest_offset_input(int32_t offset) {
 }
 inline bool mul_product_fits(const BinaryParams& p) {
   return doubled_fits(largest_offset_input(p.input1_offset) * largest_offset_input(p.input2_offset), p.output_shift);
+}
+
+// dequantize_s8_f32 is a function of one int8 too: the scalar and DSP kernels look its float up.
+// Entry b holds the bits of the reference's result for the input int8_t(b) (compared as bits
+// at load: a table holding -0 for +0 would pass a float comparison).
+constexpr uint8_t kDequantizeTableSlot = 1;
+inline uint32_t dequantize_table_entry(const QuantizeParams& p, int32_t byte) {
+  const float v = p.scale * static_cast<float>(int8_t(byte) - p.zero_point);
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
 }
 
 }  // namespace mcuflow::kernels

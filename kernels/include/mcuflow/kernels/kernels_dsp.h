@@ -462,5 +462,13 @@ void strided_copy_b8_dsp(const StridedCopyParams& p, const int8_t* input, int8_t
 // lut_s16.h, softmax_s16.h) and check, nothing prepared; each interpolation one SMLAD on the two neighbouring entries read as a word.
 void lut_s16_dsp(const LutParams& p, const int16_t* input, const int16_t* table, int16_t* output);
 void softmax_s16_dsp(const SoftmaxS16Params& p, const int16_t* input, const int16_t* exp_table, int16_t* output);
+// permute_b8_dsp: the reference's inputs, any permutation (permute_walk.h).
+void permute_b8_dsp(const PermuteParams& p, const int8_t* input, int8_t* output);
+
+// quantize_f32_s8_dsp: the reference's inputs, any params; needs the single-precision FPU.
+void quantize_f32_s8_dsp(const QuantizeParams& p, const float* input, int8_t* output);
+
+// dequantize_s8_f32_dsp: as dequantize_s8_f32_scalar (its table), four input bytes per word.
+void dequantize_s8_f32_dsp(const QuantizeParams& p, const int8_t* input, const uint32_t* table, float* output);
 
 }  // namespace mcuflow::kernels

@@ -439,5 +439,7 @@ void strided_copy_b8_mve(const StridedCopyParams& p, const int8_t* input, int8_t
 // lut_s16.h, softmax_s16.h) and check, nothing prepared; four lanes per step, both neighbouring entries gathered.
 void lut_s16_mve(const LutParams& p, const int16_t* input, const int16_t* table, int16_t* output);
 void softmax_s16_mve(const SoftmaxS16Params& p, const int16_t* input, const int16_t* exp_table, int16_t* output);
+// permute_b8_mve: the reference's inputs, any permutation (permute_walk.h).
+void permute_b8_mve(const PermuteParams& p, const int8_t* input, int8_t* output);
 
 }  // namespace mcuflow::kernels

@@ -287,5 +287,11 @@ void strided_copy_b8_scalar(const StridedCopyParams& p, const int8_t* input, int
 void lut_s16_scalar(const LutParams& p, const int16_t* input, const int16_t* table, int16_t* output);
 // softmax_s16: the reference's inputs (the compiler's exp table, softmax_s16.h) and check.
 void softmax_s16_scalar(const SoftmaxS16Params& p, const int16_t* input, const int16_t* exp_table, int16_t* output);
+// permute_b8_scalar: the reference's inputs, any permutation (permute_walk.h).
+void permute_b8_scalar(const PermuteParams& p, const int8_t* input, int8_t* output);
+
+// dequantize_s8_f32_scalar: the reference's input, then the 256 outputs' bits
+// (elementwise_tiers.h dequantize_table_entry) at kDequantizeTableSlot.
+void dequantize_s8_f32_scalar(const QuantizeParams& p, const int8_t* input, const uint32_t* table, float* output);
 
 }  // namespace mcuflow::kernels

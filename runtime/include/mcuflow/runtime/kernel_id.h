@@ -171,7 +171,13 @@ namespace mcuflow {
   X(softmax_s16_mve, 152, softmax_s16)          \
   X(lut_s16_scalar, 153, lut_s16)               \
   X(softmax_s16_scalar, 154, softmax_s16)        \
-  X(dwconv_s8_scalar, 146, dwconv_s8)
+  X(dwconv_s8_scalar, 146, dwconv_s8)           \
+  X(permute_b8_dsp, 93, permute_b8)             \
+  X(permute_b8_mve, 125, permute_b8)            \
+  X(permute_b8_scalar, 143, permute_b8)         \
+  X(quantize_f32_s8_dsp, 94, quantize_f32_s8)   \
+  X(dequantize_s8_f32_dsp, 95, dequantize_s8_f32) \
+  X(dequantize_s8_f32_scalar, 145, dequantize_s8_f32)
 
 enum class KernelId : uint16_t {
 #define MCUFLOW_KERNEL_ENUM(name, id) name = id,

@@ -105,5 +105,12 @@ inline constexpr KernelCheck kernel_check_strided_copy_b8_dsp = kernel_check_str
 // int16 table activations and softmax (s16_tables.cpp): the reference's inputs and checks.
 inline constexpr KernelCheck kernel_check_lut_s16_dsp{sizeof(kernels::LutParams), 2, 1, check_lut_s16};
 inline constexpr KernelCheck kernel_check_softmax_s16_dsp{sizeof(kernels::SoftmaxS16Params), 2, 1, check_softmax_s16};
+inline constexpr KernelCheck kernel_check_permute_b8_dsp = kernel_check_permute_b8_scalar;
+
+// Reads float i before it writes byte i, as the reference does.
+inline constexpr KernelCheck kernel_check_quantize_f32_s8_dsp{sizeof(kernels::QuantizeParams), 1, 1, check_quantize,
+                                                              aliasing::kElementwise};
+
+inline constexpr KernelCheck kernel_check_dequantize_s8_f32_dsp = kernel_check_dequantize_s8_f32_scalar;
 
 }  // namespace mcuflow::ops

@@ -107,5 +107,6 @@ inline constexpr KernelCheck kernel_check_strided_copy_b8_mve = kernel_check_str
 // int16 table activations and softmax (s16_tables.cpp): the reference's inputs and checks.
 inline constexpr KernelCheck kernel_check_lut_s16_mve{sizeof(kernels::LutParams), 2, 1, check_lut_s16};
 inline constexpr KernelCheck kernel_check_softmax_s16_mve{sizeof(kernels::SoftmaxS16Params), 2, 1, check_softmax_s16};
+inline constexpr KernelCheck kernel_check_permute_b8_mve = kernel_check_permute_b8_scalar;
 
 }  // namespace mcuflow::ops

@@ -81,5 +81,14 @@ inline constexpr KernelCheck kernel_check_strided_copy_b8_scalar{sizeof(kernels:
 // The int16 table activation and softmax (s16_tables.cpp): the reference's inputs and checks.
 inline constexpr KernelCheck kernel_check_lut_s16_scalar{sizeof(kernels::LutParams), 2, 1, check_lut_s16};
 inline constexpr KernelCheck kernel_check_softmax_s16_scalar{sizeof(kernels::SoftmaxS16Params), 2, 1, check_softmax_s16};
+// The byte permutations of every tier: the reference's input and check.
+inline constexpr KernelCheck kernel_check_permute_b8_scalar{sizeof(kernels::PermuteParams), 1, 1, check_permute_b8};
+
+// The dequantizations of the scalar and DSP tiers: the reference's input, then the table of its
+// 256 outputs (compared bit for bit, elementwise_check.cpp).
+Error check_dequantize_s8_f32_scalar(const OpCheck& c);
+inline constexpr KernelCheck kernel_check_dequantize_s8_f32_scalar{sizeof(kernels::QuantizeParams),
+                                                                   kernels::kDequantizeTableSlot + 1, 1,
+                                                                   check_dequantize_s8_f32_scalar, aliasing::kElementwise};
 
 }  // namespace mcuflow::ops

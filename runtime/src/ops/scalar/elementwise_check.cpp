@@ -19,4 +19,11 @@ Error check_requantize_s8_scalar(const OpCheck& c) {
                                      [&p](int32_t i) { return kernels::requantize_table_entry(p, i); }));
 }
 
+Error check_dequantize_s8_f32_scalar(const OpCheck& c) {
+  if (const Error e = check_dequantize(c); e != Error::kOk) return e;
+  const auto& p = c.get_params<kernels::QuantizeParams>();
+  return ok_if(table_matches<uint32_t>(c, kernels::kDequantizeTableSlot, format::DType::kFloat32, kernels::kByteValues,
+                                       [&p](int32_t i) { return kernels::dequantize_table_entry(p, i); }));
+}
+
 }  // namespace mcuflow::ops

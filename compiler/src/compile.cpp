@@ -179,6 +179,8 @@ std::string calibrate(Graph& g, const Calibration& calibration, const ObserverOp
     observe_range(g.tensors[size_t(t)], values, n);
     if (observer.kind != Observer::kMinMax) histograms.try_emplace(t, kHistogramBins).first->second.add(values, n);
     if (!tap_means || !pt || !tap_means->wants(t) || pt->logical_shape != g.tensors[size_t(t)].shape) return;
+    // A flat NHWC view (rank 2) is already in its linear layer's column order (fold_flatten_into_linear).
+    if (pt->layout == format::Layout::kPlain || pt->logical_shape.size() < 3) return tap_means->add(t, values);
     const std::vector<uint8_t> logical = physical_to_logical(reinterpret_cast<const uint8_t*>(values),
                                                              pt->logical_shape, pt->layout, 4);
     tap_means->add(t, reinterpret_cast<const float*>(logical.data()));

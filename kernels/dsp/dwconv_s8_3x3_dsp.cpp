@@ -266,8 +266,12 @@ void run(const DwConvParams& params, const dsp::Output& o, const DspTables& t, c
     d.clear_rows();
     int32_t* acc = reinterpret_cast<int32_t*>(scratch + chunk * 3 * d.row_length);
     const int32_t* chunk_weights = weights + kDspDw3WeightWords * d.chunk_first;
-    DspChannel* channels = reinterpret_cast<DspChannel*>(acc + chunk * dsp_dw3_accumulators(p));
-    int32_t* records = acc;
+    // The channels' requantization and the records end where the scratch does, on either path: a
+    // run writes the plan's last byte (the painted high water equals the plan).
+    int32_t* const area_end =
+        reinterpret_cast<int32_t*>(reinterpret_cast<uint8_t*>(scratch) + dsp_dw3_scratch_bytes(p));
+    DspChannel* channels = reinterpret_cast<DspChannel*>(area_end) - d.chunk_size;
+    int32_t* records = area_end - (kDspDw3RecordWords * d.chunk_size + 1);
     for (int32_t c = 0; c < d.chunk_size; ++c) {
       const DspChannel ch = dsp::channel<kFast>(t, d.chunk_first + c, o);
       if constexpr (kFast) {

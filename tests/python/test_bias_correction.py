@@ -31,7 +31,21 @@ class Dense(nn.Module):
         return self.fc(x)
 
 
-CASES = {"conv": (GroupedStridedConv, (4, 9, 7)), "linear": (Dense, (48,))}
+class ConvFlattenDense(nn.Module):
+    """A linear layer reading a flattened NHWC feature map (fold_flatten_into_linear permutes its columns)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.fc = nn.Linear(4 * 5 * 5, 10)
+        with torch.no_grad():  # weights in {-0.1, 0, 0.1}: exact at int8 and int4, so only the linear layer's round
+            self.conv.weight.copy_(0.1 * torch.randint(-1, 2, self.conv.weight.shape))
+
+    def forward(self, x):
+        return self.fc(torch.flatten(torch.relu(self.conv(x)) + 0.5, 1))
+
+
+CASES = {"conv": (GroupedStridedConv, (4, 9, 7)), "linear": (Dense, (48,)), "flattened": (ConvFlattenDense, (3, 5, 5))}
 
 
 def setup_case(name: str):

@@ -304,11 +304,12 @@ void dwconv_s8_dsp(const DwConvParams& p, const int8_t* input, const int32_t* pr
 // in each a row per channel of the chunk, channel after channel, of dsp_dw3_row_length values
 // x - input_zero_point, where value j is input column j - pad_left (0 outside the input): a
 // channel's row ends where the next one's starts. Then the int32 accumulators of
-// one output row of the chunk's channels (out_w rounded up to even, per channel); then each
-// channel's DspChannel. On the fast path (every channel on dsp_fast_channel, int8's own clamp)
-// that area holds instead each channel's record of kDspDw3RecordWords: out_w / 2, acc_init, its
-// six weight words, multiplier, rounding, right_shift, so one pointer feeds the multiplies and the
-// requantization of an output pair in registers; then a zero word.
+// one output row of the chunk's channels (out_w rounded up to even, per channel), and at the end
+// of the scratch each channel's DspChannel. On the fast path (every channel on dsp_fast_channel,
+// int8's own clamp) that area holds instead, ending where the scratch ends, each channel's record
+// of kDspDw3RecordWords: out_w / 2, acc_init, its six weight words, multiplier, rounding,
+// right_shift, so one pointer feeds the multiplies and the requantization of an output pair in
+// registers; then a zero word.
 // Inputs: the reference's, the prepared input, then the scratch.
 constexpr uint8_t kDspDw3ScratchSlot = kDspDwPreparedSlot + 1;
 inline Refusal dwconv_s8_3x3_dsp_refusal(const DwConvParams& p) {
@@ -331,7 +332,14 @@ inline int32_t dsp_dw3_chunk(const DwConvParams& p) {
   const int32_t all = (p.out_c + 3) & ~3, fit = kDspDw3ScratchBudget / dsp_dw3_channel_bytes(p) & ~3;
   return all <= fit ? all : (fit > 4 ? fit : 4);
 }
-inline int32_t dsp_dw3_scratch_bytes(const DwConvParams& p) { return dsp_dw3_chunk(p) * dsp_dw3_channel_bytes(p); }
+// A chunk's rows, then the larger of the general path's accumulators and DspChannels and the fast
+// path's records with the zero after them (what a run writes: the plan's high water is exact).
+inline int32_t dsp_dw3_scratch_bytes(const DwConvParams& p) {
+  const int32_t chunk = dsp_dw3_chunk(p);
+  const int32_t general = chunk * (dsp_dw3_accumulators(p) * int32_t(sizeof(int32_t)) + int32_t(sizeof(DspChannel)));
+  const int32_t fast = (chunk * kDspDw3RecordWords + 1) * int32_t(sizeof(int32_t));
+  return chunk * 3 * dsp_dw3_row_length(p) * int32_t(sizeof(int16_t)) + (general > fast ? general : fast);
+}
 // The prepared input in order: word(value) for each word, stopping with false as soon as it is.
 template <typename Word>
 bool dsp_dw3_walk_prepared(const DwConvParams& p, const int8_t* weights, Word word) {

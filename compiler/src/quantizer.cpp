@@ -641,10 +641,12 @@ std::vector<std::string> correct_biases(Graph& g, const std::map<int, std::vecto
       }
       bias[size_t(o)] = float(double(bias[size_t(o)]) - shift);
     }
-    // A tensor of its own: another op may read the same bias.
+    // A tensor of its own: another op may read the same bias. (add_constant may move the tensors
+    // that w and x refer to: everything taken from them comes first.)
     const std::string name = (is_constant_input(g, op, 2) ? g.tensors[size_t(op.inputs[2])].name : w.name) + ".corrected";
+    Quant quant = bias_quant(x, w.quant, out_c);
     const int corrected = g.add_constant(name, {out_c}, std::move(bias));
-    g.tensors[size_t(corrected)].quant = bias_quant(x, w.quant, out_c);
+    g.tensors[size_t(corrected)].quant = std::move(quant);
     if (op.inputs.size() > 2) op.inputs[2] = corrected; else op.inputs.push_back(corrected);
     corrected_layers.push_back(g.tensors[size_t(op.outputs[0])].name);
   }
